@@ -1,0 +1,132 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	toxiproxy "github.com/Shopify/toxiproxy/v2"
+	"github.com/rs/zerolog"
+)
+
+// Proxies is an in-process toxiproxy server. It opens no HTTP API: faults are
+// applied by calling [Link] methods directly, so nothing listens beyond the
+// proxies themselves, all on 127.0.0.1.
+type Proxies struct {
+	server *toxiproxy.ApiServer
+	mu     sync.Mutex
+	links  []*Link
+}
+
+// NewProxies returns an empty in-process toxiproxy server.
+func NewProxies() *Proxies {
+	return &Proxies{server: toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())}
+}
+
+// Add starts a proxy named name on a free loopback port forwarding to upstream.
+func (p *Proxies) Add(name, upstream string) (*Link, error) {
+	px := toxiproxy.NewProxy(p.server, name, "127.0.0.1:0", upstream)
+	if err := p.server.Collection.Add(px, true); err != nil {
+		return nil, fmt.Errorf("cluster: proxy %s: %w", name, err)
+	}
+	l := &Link{proxy: px, name: name}
+	p.mu.Lock()
+	p.links = append(p.links, l)
+	p.mu.Unlock()
+	return l, nil
+}
+
+// Close stops every proxy. It is idempotent.
+func (p *Proxies) Close() {
+	p.mu.Lock()
+	links := p.links
+	p.links = nil
+	p.mu.Unlock()
+	for _, l := range links {
+		l.proxy.Toxics.ResetToxics(context.Background())
+		_ = p.server.Collection.Remove(l.name)
+	}
+}
+
+// A Link is one proxied path to a node: clients, or a replica's replication
+// stream. Its faults apply to new and established connections alike.
+type Link struct {
+	proxy *toxiproxy.Proxy
+	name  string
+	mu    sync.Mutex
+	cut   bool
+}
+
+// Name returns the proxy's name, e.g. "n1" or "n1-repl".
+func (l *Link) Name() string { return l.name }
+
+// Addr returns the proxy's listen address, the one clients dial.
+func (l *Link) Addr() string {
+	l.proxy.Lock()
+	defer l.proxy.Unlock()
+	return l.proxy.Listen
+}
+
+// Upstream returns the address the proxy forwards to.
+func (l *Link) Upstream() string { return l.proxy.Upstream }
+
+// Cut closes every connection through the link and refuses new ones until
+// [Link.Restore]. It is idempotent.
+func (l *Link) Cut() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.cut {
+		return
+	}
+	l.proxy.Stop()
+	l.cut = true
+}
+
+// Restore reopens a link closed by [Link.Cut] on the same address. It is idempotent.
+func (l *Link) Restore() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.cut {
+		return nil
+	}
+	if err := l.proxy.Start(); err != nil {
+		return fmt.Errorf("cluster: restore %s: %w", l.name, err)
+	}
+	l.cut = false
+	return nil
+}
+
+// AddToxic adds a toxiproxy toxic of type typ ("latency", "timeout", ...) on
+// stream ("upstream" = towards Redis, "downstream" = replies) with the given
+// attributes, under a unique name.
+func (l *Link) AddToxic(name, typ, stream string, attrs map[string]any) error {
+	body, err := json.Marshal(map[string]any{
+		"name": name, "type": typ, "stream": stream, "toxicity": 1.0, "attributes": attrs,
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := l.proxy.Toxics.AddToxicJson(bytes.NewReader(body)); err != nil {
+		return fmt.Errorf("cluster: toxic %s on %s: %w", name, l.name, err)
+	}
+	return nil
+}
+
+// RemoveToxic removes the named toxic; a missing one is not an error.
+func (l *Link) RemoveToxic(ctx context.Context, name string) {
+	_ = l.proxy.Toxics.RemoveToxic(ctx, name)
+}
+
+// SetUpstream points the link at a new upstream, keeping its listen address.
+// Established connections are closed.
+func (l *Link) SetUpstream(upstream string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	listen := l.Addr()
+	if err := l.proxy.Update(&toxiproxy.Proxy{Listen: listen, Upstream: upstream, Enabled: !l.cut}); err != nil {
+		return fmt.Errorf("cluster: retarget %s: %w", l.name, err)
+	}
+	return nil
+}

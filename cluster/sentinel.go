@@ -1,0 +1,151 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// waitSettled waits until every replica's link is up and every sentinel sees
+// the master with all replicas and all other sentinels.
+func (c *Cluster) waitSettled(ctx context.Context, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for _, r := range c.Nodes[c.topo.Masters:] {
+		if err := poll(ctx, func() error { return replicaLinkUp(ctx, r.Addr()) }); err != nil {
+			return &StartError{Node: r.Name, LogPath: r.Proc.LogPath(), Err: fmt.Errorf("replica never synced: %w", err)}
+		}
+	}
+	for _, s := range c.Sentinels {
+		err := poll(ctx, func() error {
+			m, err := sentinelMaster(ctx, s.Addr())
+			if err != nil {
+				return err
+			}
+			if m["flags"] != "master" || m["num-slaves"] != fmt.Sprint(c.topo.Replicas) ||
+				m["num-other-sentinels"] != fmt.Sprint(len(c.Sentinels)-1) {
+				return fmt.Errorf("sentinel view not settled: flags=%s replicas=%s sentinels=%s",
+					m["flags"], m["num-slaves"], m["num-other-sentinels"])
+			}
+			return nil
+		})
+		if err != nil {
+			return &StartError{Node: s.Name, LogPath: s.Proc.LogPath(), Err: err}
+		}
+	}
+	return nil
+}
+
+// CurrentMaster asks the sentinels which node is the master and returns the
+// answer of the first that replies.
+func (c *Cluster) CurrentMaster(ctx context.Context) (*Node, error) {
+	var last error = ErrNoFailover
+	for _, s := range c.Sentinels {
+		addr, err := MasterAddr(ctx, s.Addr())
+		if err != nil {
+			last = err
+			continue
+		}
+		if n := c.NodeByAddr(addr); n != nil {
+			return n, nil
+		}
+		last = fmt.Errorf("cluster: sentinel %s names unknown master %s", s.Name, addr)
+	}
+	return nil, last
+}
+
+// WaitFailover waits until the sentinels name a master other than old and
+// that node reports role master. It returns [ErrNoFailover] on timeout.
+func (c *Cluster) WaitFailover(ctx context.Context, old *Node, timeout time.Duration) (*Node, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var promoted *Node
+	err := poll(ctx, func() error {
+		n, err := c.CurrentMaster(ctx)
+		if err != nil {
+			return err
+		}
+		if n == old {
+			return ErrNoFailover
+		}
+		if role, err := nodeRole(ctx, n.Addr()); err != nil || role != "master" {
+			return fmt.Errorf("%s not yet master (role %q): %v", n.Name, role, err)
+		}
+		promoted = n
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNoFailover, err)
+	}
+	return promoted, nil
+}
+
+// MasterAddr asks one sentinel for the current master's address.
+func MasterAddr(ctx context.Context, sentinelAddr string) (string, error) {
+	s := redis.NewSentinelClient(&redis.Options{Addr: sentinelAddr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	defer s.Close()
+	hp, err := s.GetMasterAddrByName(ctx, MasterName).Result()
+	if err != nil {
+		return "", fmt.Errorf("cluster: ask sentinel %s: %w", sentinelAddr, err)
+	}
+	return hp[0] + ":" + hp[1], nil
+}
+
+func sentinelMaster(ctx context.Context, addr string) (map[string]string, error) {
+	s := redis.NewSentinelClient(&redis.Options{Addr: addr, MaxRetries: -1})
+	defer s.Close()
+	return s.Master(ctx, MasterName).Result()
+}
+
+func info(ctx context.Context, addr, section string) (map[string]string, error) {
+	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond, ReadTimeout: 500 * time.Millisecond})
+	defer rdb.Close()
+	s, err := rdb.Info(ctx, section).Result()
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]string{}
+	for _, line := range strings.Split(s, "\r\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			m[k] = v
+		}
+	}
+	return m, nil
+}
+
+func replicaLinkUp(ctx context.Context, addr string) error {
+	m, err := info(ctx, addr, "replication")
+	if err != nil {
+		return err
+	}
+	if m["master_link_status"] != "up" {
+		return fmt.Errorf("master_link_status=%s", m["master_link_status"])
+	}
+	return nil
+}
+
+func nodeRole(ctx context.Context, addr string) (string, error) {
+	m, err := info(ctx, addr, "replication")
+	if err != nil {
+		return "", err
+	}
+	return m["role"], nil
+}
+
+// poll calls fn every 20ms until it succeeds or ctx ends, returning fn's last error.
+func poll(ctx context.Context, fn func() error) error {
+	for {
+		err := fn()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}

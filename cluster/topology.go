@@ -1,0 +1,237 @@
+package cluster
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// MasterName is the name sentinels monitor the first master under.
+const MasterName = "lockpick"
+
+// A Topology describes the nodes of a [Cluster].
+type Topology struct {
+	// Masters is the number of independent masters (Redlock uses 5). default: 1.
+	Masters int
+	// Replicas is the number of replicas of the first master. default: 0.
+	Replicas int
+	// Sentinels is the number of sentinels watching the first master. default: 0.
+	Sentinels int
+	// Config holds extra redis-server configuration lines for every node.
+	Config []string
+	// DownAfter is the sentinels' down-after-milliseconds. default: 500ms.
+	DownAfter time.Duration
+	// FailoverTimeout is the sentinels' failover-timeout. default: 3s.
+	FailoverTimeout time.Duration
+
+	_ struct{} // disallow positional literals, for extensibility
+}
+
+func (t Topology) withDefaults() Topology {
+	if t.Masters <= 0 {
+		t.Masters = 1
+	}
+	if t.DownAfter <= 0 {
+		t.DownAfter = 500 * time.Millisecond
+	}
+	if t.FailoverTimeout <= 0 {
+		t.FailoverTimeout = 3 * time.Second
+	}
+	return t
+}
+
+// A Node is one Redis process and the proxies in front of it.
+type Node struct {
+	// Name is "n1".."nN" for redis-server nodes and "s1".. for sentinels.
+	Name string
+	// Proc is the process itself.
+	Proc Proc
+	// Link is the proxy clients (and sentinels) reach the node through.
+	Link *Link
+	// Repl is the proxy a replica replicates from its master through; nil on masters.
+	Repl *Link
+}
+
+// Addr returns the address clients dial: the node's proxy, or the process
+// itself for a node without one (sentinels).
+func (n *Node) Addr() string {
+	if n.Link == nil {
+		return n.Proc.Addr()
+	}
+	return n.Link.Addr()
+}
+
+// A Cluster is a running topology. Close it to stop every process and proxy.
+type Cluster struct {
+	// Nodes lists the redis-server nodes: masters first, then replicas.
+	Nodes []*Node
+	// Sentinels lists the sentinels; they are not proxied (Link is nil).
+	Sentinels []*Node
+
+	topo    Topology
+	backend Backend
+	proxies *Proxies
+}
+
+// Start launches topo on backend and waits until replicas are in sync and
+// every sentinel knows the master, its replicas and the other sentinels.
+// On failure everything started so far is stopped.
+func Start(ctx context.Context, backend Backend, topo Topology) (_ *Cluster, err error) {
+	topo = topo.withDefaults()
+	c := &Cluster{topo: topo, backend: backend, proxies: NewProxies()}
+	defer func() {
+		if err != nil {
+			_ = c.Close()
+		}
+	}()
+	total := topo.Masters + topo.Replicas
+	for i := 1; i <= total; i++ {
+		n := &Node{Name: "n" + strconv.Itoa(i)}
+		if n.Link, err = c.proxies.Add(n.Name, "127.0.0.1:1"); err != nil {
+			return nil, err
+		}
+		c.Nodes = append(c.Nodes, n)
+	}
+	for i, n := range c.Nodes {
+		// A replica must sync at once, not after the default 5s diskless delay.
+		cfg := append([]string{"repl-diskless-sync-delay 0"}, topo.Config...)
+		if i >= topo.Masters {
+			master := c.Nodes[0]
+			if n.Repl, err = c.proxies.Add(n.Name+"-repl", master.Proc.Addr()); err != nil {
+				return nil, err
+			}
+			cfg = append(cfg,
+				"replicaof "+hostPort(n.Repl.Addr()),
+				"replica-announce-ip 127.0.0.1",
+				"replica-announce-port "+port(n.Addr()),
+			)
+		}
+		if n.Proc, err = backend.Launch(ctx, ProcSpec{Name: n.Name, Config: cfg}); err != nil {
+			return nil, err
+		}
+		if err = n.Link.SetUpstream(n.Proc.Addr()); err != nil {
+			return nil, err
+		}
+	}
+	if err = c.startSentinels(ctx); err != nil {
+		return nil, err
+	}
+	if err = c.waitSettled(ctx, 10*time.Second); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Cluster) startSentinels(ctx context.Context) error {
+	type sentinel struct {
+		port int
+		id   string
+	}
+	ss := make([]sentinel, c.topo.Sentinels)
+	for i := range ss {
+		p, err := freePort()
+		if err != nil {
+			return err
+		}
+		ss[i] = sentinel{port: p, id: randomID()}
+	}
+	for i, s := range ss {
+		m := MasterName
+		cfg := []string{
+			"sentinel monitor " + m + " " + hostPort(c.Nodes[0].Addr()) + " " + strconv.Itoa(len(ss)/2+1),
+			"sentinel down-after-milliseconds " + m + " " + strconv.FormatInt(c.topo.DownAfter.Milliseconds(), 10),
+			"sentinel failover-timeout " + m + " " + strconv.FormatInt(c.topo.FailoverTimeout.Milliseconds(), 10),
+			"sentinel parallel-syncs " + m + " 1",
+			"sentinel announce-ip 127.0.0.1",
+			"sentinel myid " + s.id,
+		}
+		for _, r := range c.Nodes[c.topo.Masters:] {
+			cfg = append(cfg, "sentinel known-replica "+m+" "+hostPort(r.Addr()))
+		}
+		for j, o := range ss {
+			if j != i {
+				cfg = append(cfg, fmt.Sprintf("sentinel known-sentinel %s 127.0.0.1 %d %s", m, o.port, o.id))
+			}
+		}
+		name := "s" + strconv.Itoa(i+1)
+		proc, err := c.backend.Launch(ctx, ProcSpec{Name: name, Sentinel: true, Port: s.port, Config: cfg})
+		if err != nil {
+			return err
+		}
+		c.Sentinels = append(c.Sentinels, &Node{Name: name, Proc: proc, })
+	}
+	return nil
+}
+
+// Node returns the redis-server node or sentinel with the given name, or
+// [ErrNoSuchNode].
+func (c *Cluster) Node(name string) (*Node, error) {
+	for _, n := range append(append([]*Node{}, c.Nodes...), c.Sentinels...) {
+		if n.Name == name {
+			return n, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: %q", ErrNoSuchNode, name)
+}
+
+// NodeByAddr returns the node whose proxy or process listens on addr, or nil.
+func (c *Cluster) NodeByAddr(addr string) *Node {
+	for _, n := range c.Nodes {
+		if n.Addr() == addr || n.Proc.Addr() == addr {
+			return n
+		}
+	}
+	return nil
+}
+
+// SentinelAddrs returns the sentinels' addresses.
+func (c *Cluster) SentinelAddrs() []string {
+	addrs := make([]string, len(c.Sentinels))
+	for i, s := range c.Sentinels {
+		addrs[i] = s.Proc.Addr()
+	}
+	return addrs
+}
+
+// LogPaths returns every process's log file by node name.
+func (c *Cluster) LogPaths() map[string]string {
+	m := map[string]string{}
+	for _, n := range append(append([]*Node{}, c.Nodes...), c.Sentinels...) {
+		if n.Proc != nil {
+			m[n.Name] = n.Proc.LogPath()
+		}
+	}
+	return m
+}
+
+// Close stops every proxy and process of the cluster. It is idempotent.
+func (c *Cluster) Close() error {
+	c.proxies.Close()
+	var errs []error
+	for _, n := range append(append([]*Node{}, c.Sentinels...), c.Nodes...) {
+		if n.Proc != nil {
+			errs = append(errs, n.Proc.Kill())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func randomID() string {
+	b := make([]byte, 20)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// hostPort turns "127.0.0.1:6379" into "127.0.0.1 6379", as Redis configs want.
+func hostPort(addr string) string { return strings.Replace(addr, ":", " ", 1) }
+
+func port(addr string) string {
+	_, p, _ := net.SplitHostPort(addr)
+	return p
+}

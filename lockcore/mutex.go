@@ -1,0 +1,162 @@
+package lockcore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The single-instance lock: SET key token NX PX ttl, released by a script that
+// deletes the key only if it still holds our token.
+var (
+	acquireScript = redis.NewScript(`
+if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  if ARGV[3] == '1' then return redis.call('incr', KEYS[2]) end
+  return 1
+end
+return 0`)
+	releaseScript = redis.NewScript(`
+if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
+return 0`)
+	extendScript = redis.NewScript(`
+if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end
+return 0`)
+)
+
+// A Mutex is a lock on one key of one Redis server. It is safe for
+// concurrent use, but holds at most one lease at a time.
+type Mutex struct {
+	rdb redis.Scripter
+	key string
+	opt Options
+
+	mu    sync.Mutex
+	lease *Lease
+}
+
+// NewMutex returns a lock on key through rdb. opt may be nil.
+func NewMutex(rdb redis.Scripter, key string, opt *Options) *Mutex {
+	return &Mutex{rdb: rdb, key: key, opt: opt.withDefaults(key)}
+}
+
+// Key returns the lock's key.
+func (m *Mutex) Key() string { return m.key }
+
+// Lease returns the current lease, or nil when the lock is not held.
+func (m *Mutex) Lease() *Lease {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.lease
+}
+
+// TryLock makes one attempt. It returns [ErrNotAcquired] when the key is
+// held, or an *[OpError] when Redis could not be asked.
+func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
+	token := m.opt.Token()
+	fencing := "0"
+	if m.opt.Fencing {
+		fencing = "1"
+	}
+	sent := m.opt.Clock.Now()
+	n, err := acquireScript.Run(ctx, m.rdb, []string{m.key, m.opt.FenceKey},
+		token, m.opt.TTL.Milliseconds(), fencing).Int64()
+	if err != nil {
+		return nil, opError("acquire", m.key, err)
+	}
+	if n == 0 {
+		return nil, ErrNotAcquired
+	}
+	var fence int64
+	if m.opt.Fencing {
+		fence = n
+	}
+	lease := newLease(m.key, token, fence, sent, m.opt.TTL-m.opt.drift())
+	m.mu.Lock()
+	m.lease = lease
+	m.mu.Unlock()
+	return lease, nil
+}
+
+// Lock retries [Mutex.TryLock] every RetryDelay until it succeeds, fails with
+// something other than [ErrNotAcquired], or ctx ends.
+func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
+	for {
+		lease, err := m.TryLock(ctx)
+		if !errors.Is(err, ErrNotAcquired) {
+			return lease, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w: %w", ErrNotAcquired, ctx.Err())
+		case <-time.After(m.opt.RetryDelay):
+		}
+	}
+}
+
+// Unlock releases the lock if it still holds our token. It returns
+// [ErrReleased] without a lease and [ErrNotHeld] when the key was lost.
+func (m *Mutex) Unlock(ctx context.Context) error {
+	lease := m.take()
+	if lease == nil {
+		return ErrReleased
+	}
+	defer lease.markLost()
+	n, err := releaseScript.Run(ctx, m.rdb, []string{m.key}, lease.Token).Int64()
+	if err != nil {
+		return opError("release", m.key, err)
+	}
+	if n == 0 {
+		return ErrNotHeld
+	}
+	return nil
+}
+
+// Extend resets the key's TTL if it still holds our token and moves the
+// lease's validity deadline. It returns [ErrNotHeld] when the key was lost.
+func (m *Mutex) Extend(ctx context.Context) error {
+	lease := m.Lease()
+	if lease == nil {
+		return ErrReleased
+	}
+	sent := m.opt.Clock.Now()
+	n, err := extendScript.Run(ctx, m.rdb, []string{m.key}, lease.Token, m.opt.TTL.Milliseconds()).Int64()
+	if err != nil {
+		return opError("extend", m.key, err)
+	}
+	if n == 0 {
+		m.take()
+		lease.markLost()
+		return ErrNotHeld
+	}
+	lease.extendTo(sent.Add(m.opt.TTL - m.opt.drift()))
+	return nil
+}
+
+// Abandon forgets the lease without releasing it, as a crashed client would:
+// the key stays until its TTL runs out.
+func (m *Mutex) Abandon() { m.take() }
+
+func (m *Mutex) take() *Lease {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l := m.lease
+	m.lease = nil
+	return l
+}
+
+// opError wraps err from Redis, marking whether the command may have run.
+func opError(op, key string, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return &OpError{Op: op, Key: key, Indeterminate: true, Err: err}
+	}
+	var rerr redis.Error
+	if errors.As(err, &rerr) {
+		return &OpError{Op: op, Key: key, Err: err}
+	}
+	return &OpError{Op: op, Key: key, Indeterminate: !isDialError(err), Err: err}
+}
+

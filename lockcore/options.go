@@ -1,0 +1,67 @@
+package lockcore
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"time"
+)
+
+// Options configures a [Mutex]. Zero fields take their defaults.
+type Options struct {
+	// TTL is the key's time to live, the longest a crashed holder blocks others.
+	// default: 10s.
+	TTL time.Duration
+	// RetryDelay is the pause between attempts in [Mutex.Lock].
+	// default: 50ms.
+	RetryDelay time.Duration
+	// DriftFactor is the share of TTL subtracted from the validity for clock
+	// drift, on top of 2ms. default: 0.01.
+	DriftFactor float64
+	// Fencing hands out a fencing token with every lease: a counter at
+	// FenceKey, incremented in the same script that takes the lock.
+	Fencing bool
+	// FenceKey is the fencing counter's key. default: key + ":fence".
+	FenceKey string
+	// Clock is the client's clock. default: [SystemClock].
+	Clock Clock
+	// Token returns a fresh random token. default: 16 random bytes, hex.
+	Token func() string
+}
+
+func (o *Options) withDefaults(key string) Options {
+	var c Options
+	if o != nil {
+		c = *o
+	}
+	if c.TTL <= 0 {
+		c.TTL = 10 * time.Second
+	}
+	if c.RetryDelay <= 0 {
+		c.RetryDelay = 50 * time.Millisecond
+	}
+	if c.DriftFactor <= 0 {
+		c.DriftFactor = 0.01
+	}
+	if c.FenceKey == "" {
+		c.FenceKey = key + ":fence"
+	}
+	if c.Clock == nil {
+		c.Clock = SystemClock{}
+	}
+	if c.Token == nil {
+		c.Token = RandomToken
+	}
+	return c
+}
+
+// drift is the validity lost to clock drift for a lease of ttl.
+func (o Options) drift() time.Duration {
+	return time.Duration(float64(o.TTL)*o.DriftFactor) + 2*time.Millisecond
+}
+
+// RandomToken returns 16 random bytes in hex, unique enough to prove ownership.
+func RandomToken() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
