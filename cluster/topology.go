@@ -164,7 +164,7 @@ func (c *Cluster) startSentinels(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		c.Sentinels = append(c.Sentinels, &Node{Name: name, Proc: proc, })
+		c.Sentinels = append(c.Sentinels, &Node{Name: name, Proc: proc})
 	}
 	return nil
 }

@@ -159,4 +159,3 @@ func opError(op, key string, err error) error {
 	}
 	return &OpError{Op: op, Key: key, Indeterminate: !isDialError(err), Err: err}
 }
-
