@@ -1,0 +1,126 @@
+package checker
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// duplicateWrites returns a lost-update anomaly for every value that two
+// or more ok writes wrote to key. The counter model only ever increments,
+// so such a history is illegal, and each extra write lost an increment.
+func (r *run) duplicateWrites(key string) []Anomaly {
+	byValue := make(map[int64][]*op)
+	for i := range r.ops {
+		o := &r.ops[i]
+		if o.f == FWrite && o.typ == OK && o.hasValue && o.key == key {
+			byValue[o.value] = append(byValue[o.value], o)
+		}
+	}
+	var out []Anomaly
+	for v, ws := range byValue {
+		if len(ws) < 2 {
+			continue
+		}
+		a := Anomaly{Kind: LostUpdate, Key: key}
+		var who []string
+		for _, w := range ws {
+			a.Processes = append(a.Processes, w.process)
+			a.Ops = append(a.Ops, w.indexes()...)
+			a.Nodes = nodes(append(a.Nodes, w.node)...)
+			who = append(who, fmt.Sprintf("process %d at %s", w.process, r.clock.at(w.call)))
+		}
+		a.Message = fmt.Sprintf("%d writes of %d to %q succeeded (%s); the counter only increments, so %s lost",
+			len(ws), v, key, joinStrings(who), increments(len(ws)-1))
+		out = append(out, a)
+	}
+	slices.SortFunc(out, byFirstOp)
+	return out
+}
+
+func increments(n int) string {
+	if n == 1 {
+		return "an increment was"
+	}
+	return fmt.Sprintf("%d increments were", n)
+}
+
+// what names the search of p for Result.TimedOut.
+func (p *part) what() string {
+	if p.lease {
+		return fmt.Sprintf("lease model on lock %q", p.key)
+	}
+	return fmt.Sprintf("counter model on %q", p.key)
+}
+
+// firstUnordered reruns the search of p verbosely and reports the earliest
+// returning operation that no valid order of the partition reaches.
+func (r *run) firstUnordered(p *part, timeout time.Duration) Anomaly {
+	a := Anomaly{Kind: LostUpdate, Key: p.key,
+		Message: fmt.Sprintf("the reads and writes of %q cannot be ordered as increments of a counter", p.key)}
+	m := model()
+	m.Partition = nil
+	res, info := porcupine.CheckOperationsVerbose(m, p.ops, timeout)
+	if res != porcupine.Illegal {
+		return a
+	}
+	var longest []porcupine.Operation
+	for _, seqs := range info.PartialLinearizationsOperations() {
+		for _, s := range seqs {
+			if len(s) > len(longest) {
+				longest = s
+			}
+		}
+	}
+	done := make(map[int]bool)
+	for _, o := range longest {
+		done[o.Metadata.(opMeta).indexes[0]] = true
+	}
+	var culprit *porcupine.Operation
+	for i := range p.ops {
+		o := &p.ops[i]
+		if !done[o.Metadata.(opMeta).indexes[0]] && (culprit == nil || o.Return < culprit.Return) {
+			culprit = o
+		}
+	}
+	if culprit == nil {
+		return a
+	}
+	ix := culprit.Metadata.(opMeta).indexes
+	o := r.opAt(ix[0])
+	a.Processes = []int{o.process}
+	a.Ops = ix
+	a.Nodes = nodes(o.node)
+	state := "unknown"
+	if n := len(longest); n > 0 {
+		last := longest[n-1]
+		if in := last.Input.(counterInput); in.write {
+			state = fmt.Sprint(in.value)
+		} else {
+			state = fmt.Sprint(last.Output)
+		}
+	}
+	verb := fmt.Sprintf("writing %d", o.value)
+	if o.f == FRead {
+		verb = fmt.Sprintf("reading %d", o.value)
+	}
+	a.Message = fmt.Sprintf("no order of the reads and writes of %q explains process %d %s at %s: the longest consistent order has %d operations and leaves the counter at %s",
+		p.key, o.process, verb, r.clock.at(o.call), len(longest), state)
+	return a
+}
+
+// opAt returns the operation whose invoke has history index ix.
+func (r *run) opAt(ix int) *op {
+	i, ok := slices.BinarySearchFunc(r.ops, ix, func(o op, ix int) int { return o.inv - ix })
+	if ok {
+		return &r.ops[i]
+	}
+	for i := range r.ops { // indexes out of order
+		if r.ops[i].inv == ix {
+			return &r.ops[i]
+		}
+	}
+	return &op{inv: ix, done: -1}
+}

@@ -1,0 +1,157 @@
+package checker
+
+import "math"
+
+// A span is an interval of monotonic nanoseconds during which a lease was
+// certainly held, opened by the ok acquire or extend by.
+type span struct {
+	start, end int64
+	by         *op
+}
+
+// A lease is what an ok acquire granted, with the windows during which its
+// holder certainly held it (see the package comment).
+type lease struct {
+	id       int
+	process  int
+	key      string
+	token    string
+	fence    int64
+	node     string
+	acquire  *op
+	start    int64  // acquire ok time
+	windows  []span // certain ownership, disjoint and sorted; may be empty
+	release  *op    // the release that ended the lease, or nil
+	extends  []*op  // ok extends and re-acquires of the lease
+	deadline int64  // last ValidUntil known; math.MaxInt64 if none
+	lastSeen int64  // last completion of the holder while it held the lease
+	closed   bool
+}
+
+// end returns the end of the lease's certain ownership, or its start if it
+// has no window.
+func (l *lease) end() int64 {
+	if len(l.windows) == 0 {
+		return l.start
+	}
+	return l.windows[len(l.windows)-1].end
+}
+
+// endedByRelease reports whether the lease ended at its release's invoke
+// rather than at its deadline.
+func (l *lease) endedByRelease() bool {
+	return l.release != nil && len(l.windows) > 0 && l.end() == l.release.call
+}
+
+// indexes returns the history indexes of the lease's acquire, extends and
+// release.
+func (l *lease) indexes() []int {
+	ix := l.acquire.indexes()
+	for _, o := range l.extends {
+		ix = append(ix, o.indexes()...)
+	}
+	if l.release != nil {
+		ix = append(ix, l.release.inv)
+	}
+	return ix
+}
+
+// addWindow records certain ownership from the return of o until its
+// ValidUntil (or the last known deadline).
+func (l *lease) addWindow(o *op) {
+	t, vu := o.ret, o.validUntil
+	if vu != 0 {
+		l.deadline = vu
+	}
+	e := l.deadline
+	if e <= t {
+		return
+	}
+	if n := len(l.windows); n > 0 && t <= l.windows[n-1].end {
+		l.windows[n-1].end = max(l.windows[n-1].end, e)
+		return
+	}
+	l.windows = append(l.windows, span{t, e, o})
+}
+
+// cut ends certain ownership at t.
+func (l *lease) cut(t int64) {
+	l.closed = true
+	w := l.windows[:0]
+	for _, s := range l.windows {
+		if s.start >= t {
+			break
+		}
+		s.end = min(s.end, t)
+		w = append(w, s)
+	}
+	l.windows = w
+}
+
+// leases returns the leases granted in os, in order of their acquire's
+// invoke. A process holds at most one lease per key: an ok acquire with the
+// same token (or without tokens) while it holds one re-enters and extends
+// it, and one with another token ends the old lease at its invoke.
+func leases(os []op) []*lease {
+	type pk struct {
+		process int
+		key     string
+	}
+	var all []*lease
+	held := make(map[pk]*lease)
+	holding := make(map[int][]*lease) // process -> its open leases
+	for i := range os {
+		o := &os[i]
+		if o.completed() && o.typ != Info {
+			for _, l := range holding[o.process] {
+				l.lastSeen = max(l.lastSeen, o.ret)
+			}
+		}
+		k := pk{o.process, o.key}
+		l := held[k]
+		switch {
+		case o.f == FAcquire && o.typ == OK:
+			if l != nil && sameOwner(l.token, o.token) {
+				l.extends = append(l.extends, o)
+				l.addWindow(o)
+				continue
+			}
+			if l != nil {
+				l.cut(o.call)
+				holding[o.process] = without(holding[o.process], l)
+			}
+			l = &lease{id: len(all), process: o.process, key: o.key, token: o.token,
+				fence: o.fence, node: o.node, acquire: o, start: o.ret,
+				deadline: math.MaxInt64, lastSeen: o.ret}
+			l.addWindow(o)
+			all = append(all, l)
+			held[k] = l
+			holding[o.process] = append(holding[o.process], l)
+		case o.f == FExtend && o.typ == OK && l != nil:
+			l.extends = append(l.extends, o)
+			l.addWindow(o)
+		case o.f == FRelease && l != nil:
+			l.release = o
+			l.cut(o.call)
+			delete(held, k)
+			holding[o.process] = without(holding[o.process], l)
+		}
+	}
+	for _, l := range all {
+		if !l.closed && l.deadline == math.MaxInt64 {
+			l.cut(l.lastSeen) // no deadline, no release: held while seen alive
+		}
+	}
+	return all
+}
+
+func sameOwner(a, b string) bool { return a == "" || b == "" || a == b }
+
+func without(ls []*lease, l *lease) []*lease {
+	for i, x := range ls {
+		if x == l {
+			return append(ls[:i], ls[i+1:]...)
+		}
+	}
+	return ls
+}

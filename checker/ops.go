@@ -1,0 +1,100 @@
+package checker
+
+import "math"
+
+// An op is an operation rebuilt from its invoke event and its completion.
+type op struct {
+	process    int
+	f          string
+	key        string
+	typ        Type  // completion type; Info if it never completed
+	call       int64 // invoke time
+	ret        int64 // completion time; math.MaxInt64 if it never completed
+	inv, done  int   // Event.Index of invoke and completion; done is -1 if none
+	token      string
+	fence      int64
+	validUntil int64
+	node       string
+	value      int64 // Int() of the completion, else of the invoke
+	hasValue   bool
+	text       string // Text() of the completion, else of the invoke
+	err        string
+}
+
+// completed reports whether o has a completion event.
+func (o *op) completed() bool { return o.done >= 0 }
+
+// indexes returns the history indexes of o's events.
+func (o *op) indexes() []int {
+	if o.done < 0 || o.done == o.inv {
+		return []int{o.inv}
+	}
+	return []int{o.inv, o.done}
+}
+
+// ops pairs the events of h into operations, in invoke order. A completion
+// belongs to the open invoke of its process with the same F; an invoke that
+// is followed by another invoke of its process, or by the end of the
+// history, is left as Info. unmatched counts completions without an invoke,
+// except lone nemesis events, which become operations of their own.
+func ops(h History) (os []op, unmatched int) {
+	os = make([]op, 0, len(h)/2+1)
+	open := make(map[int]int) // process -> position in os
+	for i := range h {
+		e := &h[i]
+		if e.Type == Invoke {
+			os = append(os, op{
+				process: e.Process, f: e.F, key: e.Key, typ: Info,
+				call: e.Time, ret: math.MaxInt64, inv: e.Index, done: -1,
+			})
+			os[len(os)-1].merge(e)
+			open[e.Process] = len(os) - 1
+			continue
+		}
+		j, ok := open[e.Process]
+		if !ok || os[j].f != e.F {
+			if e.F == FNemesis {
+				o := op{process: e.Process, f: e.F, key: e.Key, typ: e.Type,
+					call: e.Time, ret: e.Time, inv: e.Index, done: e.Index}
+				o.merge(e)
+				os = append(os, o)
+			} else {
+				unmatched++
+			}
+			continue
+		}
+		delete(open, e.Process)
+		o := &os[j]
+		o.typ, o.ret, o.done = e.Type, e.Time, e.Index
+		o.merge(e)
+	}
+	return os, unmatched
+}
+
+// merge copies the fields e sets into o; later events win.
+func (o *op) merge(e *Event) {
+	if e.Key != "" {
+		o.key = e.Key
+	}
+	if e.Token != "" {
+		o.token = e.Token
+	}
+	if e.Fence != 0 {
+		o.fence = e.Fence
+	}
+	if e.ValidUntil != 0 {
+		o.validUntil = e.ValidUntil
+	}
+	if e.Node != "" {
+		o.node = e.Node
+	}
+	if e.Error != "" {
+		o.err = e.Error
+	}
+	if n, ok := e.Int(); ok {
+		o.value, o.hasValue = n, true
+	}
+	if len(e.Value) > 0 {
+		o.text = e.Text()
+	}
+}

@@ -1,0 +1,43 @@
+package checker
+
+import "time"
+
+// Options configures [Check]. The zero value, or a nil *Options, means every
+// default.
+type Options struct {
+	// StuckAfter is how long the lock may stay unavailable (acquires
+	// failing) after every lease that could hold it has ended before a
+	// stuck-lock is reported. -1 disables the stuck-lock check.
+	// default: 2s
+	StuckAfter time.Duration
+	// StarveAfter is how long a process must have tried, and failed, to
+	// acquire a key while others were granted it before a starvation is
+	// reported. -1 disables the starvation check.
+	// default: 2s
+	StarveAfter time.Duration
+	// MaxTTL bounds how long an acquire or extend with an unknown outcome
+	// may keep the lock, for the stuck-lock check.
+	// default: the longest lease (ValidUntil minus acquire invoke) observed
+	// in the history
+	MaxTTL time.Duration
+}
+
+const (
+	defaultStuckAfter  = 2 * time.Second
+	defaultStarveAfter = 2 * time.Second
+)
+
+// withDefaults returns a copy of o with the zero fields set to defaults.
+func (o *Options) withDefaults() Options {
+	var c Options
+	if o != nil {
+		c = *o
+	}
+	if c.StuckAfter == 0 {
+		c.StuckAfter = defaultStuckAfter
+	}
+	if c.StarveAfter == 0 {
+		c.StarveAfter = defaultStarveAfter
+	}
+	return c
+}

@@ -1,0 +1,162 @@
+package checker
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// staleWrites returns a stale-write anomaly for every ok write invoked after
+// its writer's lease had expired by the writer's own deadline and after
+// another process had been granted the same lock, and a prevented one for
+// every write the resource rejected by its fencing token (a fail whose error
+// contains "fenced").
+//
+// A write belongs to the latest lease its process was granted before
+// invoking it and had not released; a write carrying a token belongs to the
+// lease with that token. Only the invoke time is certain to precede the
+// write's effect, so a write invoked in time but delayed past the deadline is
+// not reported here; the counter model reports the update it loses.
+func (r *run) staleWrites() (found, prevented []Anomaly) {
+	byProc := make(map[int][]*lease)
+	byKey := make(map[string][]*lease)
+	for _, l := range r.leases {
+		byProc[l.process] = append(byProc[l.process], l)
+		byKey[l.key] = append(byKey[l.key], l)
+	}
+	for _, ls := range byKey {
+		slices.SortStableFunc(ls, func(a, b *lease) int { return cmp.Compare(a.start, b.start) })
+	}
+	for i := range r.ops {
+		w := &r.ops[i]
+		if w.f != FWrite {
+			continue
+		}
+		fenced := w.typ == Fail && strings.Contains(strings.ToLower(w.err), "fenced")
+		if w.typ != OK && !fenced {
+			continue
+		}
+		l := holding(byProc[w.process], w)
+		var m *lease
+		var expired bool
+		var expiredAt int64
+		if l != nil {
+			var held bool
+			expiredAt, held = l.expiry(w.call)
+			if expired = !held; expired {
+				m = successor(byKey[l.key], l, expiredAt, w.call)
+			}
+		}
+		switch {
+		case fenced:
+			prevented = append(prevented, r.staleWrite(w, l, m, expired, expiredAt, true))
+		case m != nil:
+			found = append(found, r.staleWrite(w, l, m, expired, expiredAt, false))
+		}
+	}
+	return found, prevented
+}
+
+// holding returns the lease of ls (one process's leases, in order) that w
+// was written under, or nil.
+func holding(ls []*lease, w *op) *lease {
+	var best *lease
+	for _, l := range ls {
+		if l.start > w.call {
+			break
+		}
+		if l.release != nil && l.release.call <= w.call {
+			continue
+		}
+		if w.token != "" && l.token == w.token {
+			return l
+		}
+		if w.fence != 0 && l.fence == w.fence {
+			return l
+		}
+		best = l
+	}
+	return best
+}
+
+// expiry returns the end of the last certain window of l that started at
+// or before t (l.start if none), and whether l was certainly held at t.
+func (l *lease) expiry(t int64) (end int64, held bool) {
+	end = l.start
+	for _, s := range l.windows {
+		if s.start > t {
+			break
+		}
+		if t < s.end {
+			return s.end, true
+		}
+		end = s.end
+	}
+	return end, false
+}
+
+// successor returns the first lease of ls (one key's leases, by start) held
+// by another owner and granted after l, before t, preferring one granted
+// after l expired at expiredAt.
+func successor(ls []*lease, l *lease, expiredAt, t int64) *lease {
+	i, _ := slices.BinarySearchFunc(ls, l.start, func(x *lease, s int64) int { return cmp.Compare(x.start, s) })
+	var first *lease
+	for ; i < len(ls) && ls[i].start <= t; i++ {
+		m := ls[i]
+		if m.start <= l.start || m.process == l.process || (m.token != "" && m.token == l.token) {
+			continue
+		}
+		if m.start >= expiredAt {
+			return m
+		}
+		if first == nil {
+			first = m
+		}
+	}
+	return first
+}
+
+func (r *run) staleWrite(w *op, l, m *lease, expired bool, expiredAt int64, fenced bool) Anomaly {
+	c := r.clock
+	a := Anomaly{Kind: StaleWrite, Key: w.key, Processes: []int{w.process}, Ops: w.indexes(), Prevented: fenced}
+	var b strings.Builder
+	fmt.Fprintf(&b, "process %d wrote %s to %q at %s", w.process, valueText(w), w.key, c.at(w.call))
+	if l != nil {
+		a.Key = l.key
+		a.Ops = append(a.Ops, l.indexes()...)
+		a.Windows = l.spans()
+		a.Nodes = nodes(l.node)
+		if expired {
+			fmt.Fprintf(&b, ", %s after its lease on lock %q expired (granted%s at %s, valid until %s)",
+				dur(w.call-expiredAt), l.key, on(l.node), c.at(l.start), c.at(expiredAt))
+		} else {
+			fmt.Fprintf(&b, " under its lease on lock %q (granted%s at %s)", l.key, on(l.node), c.at(l.start))
+		}
+	}
+	if m != nil {
+		a.Processes = append(a.Processes, m.process)
+		a.Ops = append(a.Ops, m.indexes()...)
+		a.Windows = append(a.Windows, m.spans()...)
+		a.Nodes = nodes(append(a.Nodes, m.node)...)
+		fmt.Fprintf(&b, ", after process %d was granted the lock%s at %s", m.process, on(m.node), c.at(m.start))
+	}
+	if fenced {
+		fmt.Fprintf(&b, "; the resource rejected it by its fencing token")
+		if w.fence != 0 {
+			fmt.Fprintf(&b, " %d", w.fence)
+		}
+		if m != nil && m.fence != 0 {
+			fmt.Fprintf(&b, " (process %d holds %d)", m.process, m.fence)
+		}
+	}
+	a.Message = b.String()
+	return a
+}
+
+func valueText(o *op) string {
+	if o.hasValue {
+		return fmt.Sprint(o.value)
+	}
+	return "a value"
+}

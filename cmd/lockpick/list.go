@@ -1,0 +1,36 @@
+package main
+
+import (
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lockpick/lockpick/scenarios"
+)
+
+func newListCmd() *cobra.Command {
+	var verbose bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the built-in scenarios with their expected verdicts",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			out := cmd.OutOrStdout()
+			if verbose {
+				for _, s := range scenarios.All() {
+					fmt.Fprintf(out, "%s  [expect %s]\n  %s\n\n", s.Name, s.Expect, wrap(s.Explain, 76, "  "))
+				}
+				return nil
+			}
+			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "SCENARIO\tEXPECT\tWHAT")
+			for _, s := range scenarios.All() {
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Name, s.Expect, s.Summary)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "explain each scenario in a paragraph")
+	return cmd
+}

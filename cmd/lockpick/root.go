@@ -1,0 +1,27 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+)
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "lockpick",
+		Short: "Break distributed locks built on Redis, and prove it with a checked history",
+		Long: `lockpick runs real Redis lock implementations against real redis-server nodes,
+injects the faults known to break them (failover, crash and restart, pauses,
+clock jumps, partitions, lost replies), records every operation and checks the
+history for double grants, stale writes, lost updates and stuck locks.
+
+Exit codes: 0 every verdict matched its expectation (check: no anomaly),
+1 a verdict did not match (check: an anomaly), 2 bad usage or scenario,
+3 the infrastructure failed (a node did not start): never a verdict.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageError(err.Error() + " (see `" + c.CommandPath() + " --help`)")
+	})
+	root.AddCommand(newListCmd(), newRunCmd(), newCheckCmd())
+	return root
+}

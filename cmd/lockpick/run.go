@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/results"
+	"github.com/lockpick/lockpick/scenarios"
+)
+
+type runFlags struct {
+	trials int
+	seed   uint64
+	out    string
+	quiet  bool
+}
+
+func newRunCmd() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run SCENARIO...",
+		Short: "Run scenarios for N trials and write a run folder per scenario",
+		Long: `Run plays each named scenario for --trials trials against real Redis nodes
+started on free loopback ports, checks every trial's history, prints the
+verdict and writes results/runs/<run>/ (scenario.json, history.jsonl,
+verdict.json, trial-NNN/history.jsonl, trial-NNN/nodes/*.log).
+
+Trial i uses seed --seed+i; run a single trial again with its seed to replay it.`,
+		Example: "  lockpick run failover-lock-loss --trials 10\n  lockpick run single-baseline --seed 42",
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageError("run: name at least one scenario (see `lockpick list`)")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runScenarios(cmd.Context(), cmd.OutOrStdout(), args, f) },
+	}
+	cmd.Flags().IntVarP(&f.trials, "trials", "n", 1, "trials per scenario")
+	cmd.Flags().Uint64Var(&f.seed, "seed", 1, "seed of the first trial")
+	cmd.Flags().StringVar(&f.out, "out", "results/runs", "folder to create run folders in")
+	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar")
+	return cmd
+}
+
+func runScenarios(ctx context.Context, out io.Writer, names []string, f runFlags) error {
+	if f.trials < 1 {
+		return usageError("run: --trials must be at least 1")
+	}
+	var list []scenarios.Scenario
+	for _, n := range names {
+		s, err := scenarios.Lookup(n)
+		if err != nil {
+			return usageError(err.Error())
+		}
+		list = append(list, s)
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	defer cluster.KillAll() // whatever a cancelled trial did not stop itself
+
+	failed := 0
+	for _, s := range list {
+		bar := newBar(s.Name, f)
+		v, dir, err := scenarios.Run(ctx, s, &scenarios.Options{Trials: f.trials, Seed: f.seed, Out: f.out,
+			Progress: func(done, _ int) { _ = bar.Set(done) }})
+		_ = bar.Finish()
+		switch {
+		case ctx.Err() != nil:
+			return &exitError{code: 130, err: errors.New("interrupted; every node was stopped and no run folder was kept")}
+		case errors.Is(err, scenarios.ErrBadScenario):
+			return usageError(err.Error())
+		case err != nil:
+			return infraError(err)
+		}
+		printVerdict(out, v, dir)
+		if !v.Matched {
+			failed++
+		}
+	}
+	if failed > 0 {
+		return mismatch("%d of %d scenarios did not match their expectation", failed, len(list))
+	}
+	return nil
+}
+
+func newBar(name string, f runFlags) *progressbar.ProgressBar {
+	return progressbar.NewOptions(f.trials,
+		progressbar.OptionSetWriter(os.Stderr),
+		progressbar.OptionSetVisibility(!f.quiet && isTerminal(os.Stderr)),
+		progressbar.OptionSetDescription(name),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetElapsedTime(true),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionClearOnFinish(),
+		progressbar.OptionThrottle(100*time.Millisecond),
+	)
+}
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func printVerdict(w io.Writer, v *results.Verdict, dir string) {
+	status := "MATCHED"
+	if !v.Matched {
+		status = "NOT MATCHED"
+	}
+	fmt.Fprintf(w, "%s: expect %s, observed %s — %s (%d/%d trials with an anomaly, %.2f s per trial)\n",
+		v.Scenario, v.Expect, v.Observed, status, v.TrialsWithAnomaly, v.Trials, v.WallSecondsPerTrial)
+	for _, e := range v.Examples {
+		fmt.Fprintf(w, "  %s\n", wrap(e, 96, "    "))
+	}
+	fmt.Fprintf(w, "  results: %s\n", dir)
+}

@@ -1,0 +1,53 @@
+package results
+
+import (
+	"encoding/json"
+	"io"
+)
+
+// A Verdict is the outcome of one scenario run over several trials, as
+// written to verdict.json.
+type Verdict struct {
+	Scenario string `json:"scenario"`
+	Seed     uint64 `json:"seed"`
+	Trials   int    `json:"trials"`
+	// Expect is the scenario's expectation: safe, unsafe or stuck.
+	Expect string `json:"expect"`
+	// Observed is what the trials showed: unsafe if any trial had a safety
+	// anomaly, else stuck if any had a stuck lock, else unknown if a check
+	// timed out, else safe.
+	Observed string `json:"observed"`
+	// Matched reports whether Observed meets Expect.
+	Matched bool `json:"matched"`
+	// Anomalies counts anomalies by kind over all trials.
+	Anomalies map[string]int `json:"anomalies"`
+	// TrialsWithAnomaly counts trials whose observation was not safe.
+	TrialsWithAnomaly int `json:"trials_with_anomaly"`
+	// WallSeconds is the wall time of all trials; WallSecondsPerTrial the mean.
+	WallSeconds         float64 `json:"wall_seconds"`
+	WallSecondsPerTrial float64 `json:"wall_seconds_per_trial"`
+	// Examples holds the first anomalies' messages, in plain words.
+	Examples []string `json:"examples,omitempty"`
+	// TrialResults has one entry per trial.
+	TrialResults []Trial `json:"trial_results"`
+
+	_ struct{} // disallow positional literals, for extensibility
+}
+
+// A Trial is the outcome of one trial of a run.
+type Trial struct {
+	Trial       int            `json:"trial"`
+	Seed        uint64         `json:"seed"`
+	Observed    string         `json:"observed"`
+	Anomalies   map[string]int `json:"anomalies,omitempty"`
+	WallSeconds float64        `json:"wall_seconds"`
+	// Dir is the trial's folder, relative to the run folder.
+	Dir string `json:"dir"`
+}
+
+// Write writes v as indented JSON.
+func (v *Verdict) Write(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

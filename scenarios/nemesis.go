@@ -1,0 +1,86 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/lockpick/lockpick/checker"
+	"github.com/lockpick/lockpick/cluster"
+)
+
+// A Step is one fault in a scenario's schedule.
+type Step struct {
+	// At is when the fault is applied, from the start of the trial.
+	At time.Duration `json:"at"`
+	// Jitter adds a random delay in [0, Jitter), drawn from the trial's seed.
+	Jitter time.Duration `json:"jitter,omitempty"`
+	// Fault is what happens: "cut-replication" (node: a replica),
+	// "restore-replication", "kill", "restart", "partition", "heal".
+	Fault string `json:"fault"`
+	// Node names the target node, e.g. "n1".
+	Node string `json:"node"`
+}
+
+func (s Step) String() string { return s.Fault + " " + s.Node }
+
+func (s Step) validate() error {
+	switch s.Fault {
+	case "cut-replication", "restore-replication", "kill", "restart", "partition", "heal":
+		return nil
+	}
+	return fmt.Errorf("%w: unknown fault %q", ErrBadScenario, s.Fault)
+}
+
+// apply performs the step on c.
+func (s Step) apply(ctx context.Context, c *cluster.Cluster) error {
+	n, err := c.Node(s.Node)
+	if err != nil {
+		return err
+	}
+	switch s.Fault {
+	case "cut-replication":
+		if n.Repl == nil {
+			return fmt.Errorf("%w: %s is not a replica", ErrBadScenario, s.Node)
+		}
+		n.Repl.Cut()
+	case "restore-replication":
+		if n.Repl == nil {
+			return fmt.Errorf("%w: %s is not a replica", ErrBadScenario, s.Node)
+		}
+		return n.Repl.Restore()
+	case "kill":
+		return n.Proc.Kill()
+	case "restart":
+		return n.Proc.Start(ctx)
+	case "partition":
+		n.Link.Cut()
+	case "heal":
+		return n.Link.Restore()
+	}
+	return nil
+}
+
+// runNemesis applies the schedule, recording each fault as an info event of
+// process -1, until the schedule ends or ctx is done.
+func runNemesis(ctx context.Context, c *cluster.Cluster, steps []Step, rng *rand.Rand, rec *checker.Recorder, start time.Time) error {
+	for _, s := range steps {
+		at := s.At
+		if s.Jitter > 0 {
+			at += time.Duration(rng.Int64N(int64(s.Jitter)))
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(time.Until(start.Add(at))):
+		}
+		rec.Record(checker.Event{Process: -1, Type: checker.Invoke, F: "nemesis", Value: checker.TextValue(s.String()), Node: s.Node})
+		if err := s.apply(ctx, c); err != nil {
+			rec.Record(checker.Event{Process: -1, Type: checker.Fail, F: "nemesis", Value: checker.TextValue(s.String()), Node: s.Node, Error: err.Error()})
+			return fmt.Errorf("nemesis %s: %w", s, err)
+		}
+		rec.Record(checker.Event{Process: -1, Type: checker.Info, F: "nemesis", Value: checker.TextValue(s.String()), Node: s.Node})
+	}
+	return nil
+}

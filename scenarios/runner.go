@@ -1,0 +1,217 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/lockpick/lockpick/checker"
+	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/results"
+)
+
+// Options configures [Run]. Zero fields take their defaults.
+type Options struct {
+	// Trials is the number of trials. default: 1.
+	Trials int
+	// Seed is the first trial's seed; trial i uses Seed+i. default: 1.
+	Seed uint64
+	// Out is the folder run folders are created in. default: results/runs.
+	Out string
+	// Progress, if set, is called after each trial with the number done.
+	Progress func(done, total int)
+}
+
+func (o *Options) withDefaults() Options {
+	var c Options
+	if o != nil {
+		c = *o
+	}
+	if c.Trials <= 0 {
+		c.Trials = 1
+	}
+	if c.Seed == 0 {
+		c.Seed = 1
+	}
+	if c.Out == "" {
+		c.Out = filepath.Join("results", "runs")
+	}
+	return c
+}
+
+// A TrialResult is what one trial recorded and what the checker made of it.
+type TrialResult struct {
+	Seed     uint64
+	History  checker.History
+	Check    checker.Result
+	Observed string
+	Wall     time.Duration
+}
+
+// Run plays s for opt.Trials trials and writes a run folder. It returns the
+// verdict and the folder's path. Harness failures come back as *[InfraError]
+// and leave no run folder behind.
+func Run(ctx context.Context, s Scenario, opt *Options) (*results.Verdict, string, error) {
+	o := opt.withDefaults()
+	s = s.withDefaults()
+	if err := s.Validate(); err != nil {
+		return nil, "", err
+	}
+	name := fmt.Sprintf("%s-%s-seed%d", time.Now().Format("20060102-150405"), s.Name, o.Seed)
+	dir, err := results.Create(o.Out, name)
+	if err != nil {
+		return nil, "", &InfraError{Err: err}
+	}
+	v, err := runTrials(ctx, s, o, dir)
+	if err != nil {
+		dir.Abort()
+		return nil, "", err
+	}
+	final, err := dir.Commit()
+	if err != nil {
+		dir.Abort()
+		return nil, "", &InfraError{Err: err}
+	}
+	return v, final, nil
+}
+
+func runTrials(ctx context.Context, s Scenario, o Options, dir *results.RunDir) (*results.Verdict, error) {
+	if err := dir.WriteJSON("scenario.json", s); err != nil {
+		return nil, &InfraError{Err: err}
+	}
+	v := &results.Verdict{Scenario: s.Name, Seed: o.Seed, Trials: o.Trials, Expect: string(s.Expect), Anomalies: map[string]int{}}
+	var shown *TrialResult
+	for i := range o.Trials {
+		seed := o.Seed + uint64(i)
+		rel := fmt.Sprintf("trial-%03d", i+1)
+		tr, err := RunTrial(ctx, s, seed, dir.Path(rel))
+		if err != nil {
+			return nil, err
+		}
+		if err := writeTrial(dir, rel, tr); err != nil {
+			return nil, &InfraError{Err: err}
+		}
+		t := results.Trial{Trial: i + 1, Seed: seed, Observed: tr.Observed, Anomalies: map[string]int{},
+			WallSeconds: tr.Wall.Seconds(), Dir: rel}
+		for k, n := range tr.Check.Counts() {
+			t.Anomalies[string(k)] += n
+			v.Anomalies[string(k)] += n
+		}
+		if tr.Observed != string(Safe) {
+			v.TrialsWithAnomaly++
+		}
+		for _, a := range tr.Check.Anomalies {
+			if len(v.Examples) < 3 {
+				v.Examples = append(v.Examples, fmt.Sprintf("trial %d: %s: %s", i+1, a.Kind, a.Message))
+			}
+		}
+		if shown == nil || (shown.Observed == string(Safe) && tr.Observed != string(Safe)) {
+			shown = &tr
+		}
+		v.WallSeconds += tr.Wall.Seconds()
+		v.TrialResults = append(v.TrialResults, t)
+		if o.Progress != nil {
+			o.Progress(i+1, o.Trials)
+		}
+	}
+	v.WallSecondsPerTrial = v.WallSeconds / float64(o.Trials)
+	v.Observed = observedOverall(v.TrialResults)
+	v.Matched = matches(s.Expect, v.Observed)
+	// The top-level history is the first trial with an anomaly, else the first.
+	if err := checker.WriteFile(dir.Path("history.jsonl"), shown.History); err != nil {
+		return nil, &InfraError{Err: err}
+	}
+	if err := dir.WriteJSON("verdict.json", v); err != nil {
+		return nil, &InfraError{Err: err}
+	}
+	return v, nil
+}
+
+func writeTrial(dir *results.RunDir, rel string, tr TrialResult) error {
+	if err := checker.WriteFile(dir.Path(filepath.Join(rel, "history.jsonl")), tr.History); err != nil {
+		return err
+	}
+	return dir.WriteJSON(filepath.Join(rel, "check.json"), tr.Check)
+}
+
+// RunTrial plays one trial of s with the given seed, keeping node files under
+// dir/nodes. It returns an *[InfraError] when the harness fails.
+func RunTrial(ctx context.Context, s Scenario, seed uint64, dir string) (TrialResult, error) {
+	s = s.withDefaults()
+	began := time.Now()
+	backend, err := cluster.NewProcessBackend(filepath.Join(dir, "nodes"))
+	if err != nil {
+		return TrialResult{}, &InfraError{Err: err}
+	}
+	defer backend.Close()
+	c, err := cluster.Start(ctx, backend, s.Topology.cluster())
+	if err != nil {
+		return TrialResult{}, &InfraError{Err: err}
+	}
+	defer c.Close()
+
+	rec := checker.NewRecorder(monoNow)
+	mono := newMonoClock()
+	tgt := newTarget(c)
+	defer tgt.close()
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+
+	runCtx, cancel := context.WithTimeout(ctx, s.Duration)
+	defer cancel()
+	start := time.Now()
+	var wg sync.WaitGroup
+	var nemesisErr error
+	wg.Go(func() { nemesisErr = runNemesis(runCtx, c, s.Faults, rng, rec, start) })
+	for p := 1; p <= s.Clients; p++ {
+		w := &worker{process: p, s: s, tgt: tgt, rec: rec, mono: mono}
+		wg.Go(func() { w.run(runCtx) })
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return TrialResult{}, err
+	}
+	if nemesisErr != nil && !errors.Is(nemesisErr, ErrBadScenario) {
+		return TrialResult{}, &InfraError{Err: nemesisErr}
+	} else if nemesisErr != nil {
+		return TrialResult{}, nemesisErr
+	}
+	h := rec.History()
+	res := checker.CheckTimeout(h, &checker.Options{MaxTTL: s.Lock.TTL}, 30*time.Second)
+	return TrialResult{Seed: seed, History: h, Check: res, Observed: observed(res), Wall: time.Since(began)}, nil
+}
+
+// observed turns a check result into safe, unsafe, stuck or unknown.
+func observed(r checker.Result) string {
+	c := r.Counts()
+	switch {
+	case c[checker.DoubleGrant]+c[checker.StaleWrite]+c[checker.LostUpdate] > 0:
+		return string(Unsafe)
+	case c[checker.StuckLock] > 0:
+		return string(Stuck)
+	case r.Verdict == checker.Unknown:
+		return "unknown"
+	}
+	return string(Safe)
+}
+
+func observedOverall(ts []results.Trial) string {
+	seen := map[string]bool{}
+	for _, t := range ts {
+		seen[t.Observed] = true
+	}
+	for _, o := range []string{string(Unsafe), string(Stuck), "unknown"} {
+		if seen[o] {
+			return o
+		}
+	}
+	return string(Safe)
+}
+
+// matches reports whether an observation meets an expectation: "unsafe" and
+// "stuck" need one trial to show it, "safe" needs every trial clean.
+func matches(e Expect, observed string) bool { return string(e) == observed }
+

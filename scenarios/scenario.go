@@ -1,0 +1,125 @@
+package scenarios
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/lockpick/lockpick/cluster"
+)
+
+// An Expect is what a scenario should show: safe, unsafe or stuck.
+type Expect string
+
+// The expectations of the catalogue.
+const (
+	Safe   Expect = "safe"   // no anomaly in any trial
+	Unsafe Expect = "unsafe" // a safety anomaly (double-grant, stale-write, lost-update)
+	Stuck  Expect = "stuck"  // a stuck-lock
+)
+
+// A Scenario is one attack: where the lock lives, who contends for it, and
+// which faults hit it when.
+type Scenario struct {
+	// Name identifies the scenario on the command line, e.g. "failover-lock-loss".
+	Name string `json:"name"`
+	// Expect is the verdict the scenario should produce.
+	Expect Expect `json:"expect"`
+	// Summary is one line for `lockpick list`.
+	Summary string `json:"summary"`
+	// Explain says in a paragraph why the fault breaks (or does not break) the lock.
+	Explain string `json:"explain"`
+	// Topology is the Redis deployment.
+	Topology Topology `json:"topology"`
+	// Lock is the lock algorithm and its settings.
+	Lock Lock `json:"lock"`
+	// Clients is the number of contending clients. default: 2.
+	Clients int `json:"clients"`
+	// Hold is how long a client keeps the lock once granted. default: 100ms.
+	Hold time.Duration `json:"hold"`
+	// StartAfter delays the clients' first attempt, e.g. until a fault is in place.
+	StartAfter time.Duration `json:"start_after"`
+	// Duration is how long the clients run. default: 2s.
+	Duration time.Duration `json:"duration"`
+	// Faults is the nemesis schedule.
+	Faults []Step `json:"faults,omitempty"`
+}
+
+// A Topology is the serializable form of [cluster.Topology].
+type Topology struct {
+	Masters   int `json:"masters,omitempty"`
+	Replicas  int `json:"replicas,omitempty"`
+	Sentinels int `json:"sentinels,omitempty"`
+	// DownAfter is the sentinels' down-after-milliseconds.
+	DownAfter time.Duration `json:"down_after,omitempty"`
+}
+
+func (t Topology) cluster() cluster.Topology {
+	return cluster.Topology{Masters: t.Masters, Replicas: t.Replicas, Sentinels: t.Sentinels, DownAfter: t.DownAfter}
+}
+
+// A Lock names the algorithm under test and its settings.
+type Lock struct {
+	// Kind is the algorithm: "set-nx" (SET NX PX with compare-and-delete).
+	Kind string `json:"kind"`
+	// Key is the lock's key. default: "lock".
+	Key string `json:"key,omitempty"`
+	// TTL is the lease time to live. default: 2s.
+	TTL time.Duration `json:"ttl"`
+	// RetryDelay is the pause between failed attempts. default: 50ms.
+	RetryDelay time.Duration `json:"retry_delay,omitempty"`
+}
+
+func (s Scenario) withDefaults() Scenario {
+	if s.Clients <= 0 {
+		s.Clients = 2
+	}
+	if s.Hold <= 0 {
+		s.Hold = 100 * time.Millisecond
+	}
+	if s.Duration <= 0 {
+		s.Duration = 2 * time.Second
+	}
+	if s.Lock.Kind == "" {
+		s.Lock.Kind = "set-nx"
+	}
+	if s.Lock.Key == "" {
+		s.Lock.Key = "lock"
+	}
+	if s.Lock.TTL <= 0 {
+		s.Lock.TTL = 2 * time.Second
+	}
+	if s.Lock.RetryDelay <= 0 {
+		s.Lock.RetryDelay = 50 * time.Millisecond
+	}
+	return s
+}
+
+var catalogue = map[string]Scenario{}
+
+func register(s Scenario) {
+	if _, dup := catalogue[s.Name]; dup {
+		panic("scenarios: duplicate scenario " + s.Name)
+	}
+	catalogue[s.Name] = s.withDefaults()
+}
+
+// Lookup returns the built-in scenario with the given name, or an error
+// wrapping [ErrUnknownScenario].
+func Lookup(name string) (Scenario, error) {
+	s, ok := catalogue[name]
+	if !ok {
+		return Scenario{}, fmt.Errorf("%w: %q (see `lockpick list`)", ErrUnknownScenario, name)
+	}
+	return s, nil
+}
+
+// All returns the built-in scenarios sorted by name.
+func All() []Scenario {
+	all := make([]Scenario, 0, len(catalogue))
+	for _, s := range catalogue {
+		all = append(all, s)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
+	return all
+}

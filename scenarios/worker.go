@@ -1,0 +1,93 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/lockpick/lockpick/checker"
+	"github.com/lockpick/lockpick/lockcore"
+)
+
+// A worker is one client looping acquire → hold → release, recording each
+// operation.
+type worker struct {
+	process int
+	s       Scenario
+	tgt     *target
+	rec     *checker.Recorder
+	mono    *monoClock
+}
+
+func (w *worker) run(ctx context.Context) {
+	if !sleep(ctx, w.s.StartAfter) {
+		return
+	}
+	for ctx.Err() == nil {
+		m, node, lease := w.acquire(ctx)
+		if lease == nil {
+			sleep(ctx, w.s.Lock.RetryDelay)
+			continue
+		}
+		sleep(ctx, w.s.Hold)
+		w.release(m, node)
+	}
+}
+
+func (w *worker) acquire(ctx context.Context) (*lockcore.Mutex, string, *lockcore.Lease) {
+	key := w.s.Lock.Key
+	rdb, node, err := w.tgt.master(ctx)
+	if err != nil {
+		return nil, "", nil // no master known: nothing was sent, nothing to record
+	}
+	m := lockcore.NewMutex(rdb, key, &lockcore.Options{TTL: w.s.Lock.TTL, RetryDelay: w.s.Lock.RetryDelay})
+	w.rec.Record(checker.Event{Process: w.process, Type: checker.Invoke, F: "acquire", Key: key, Node: node})
+	lease, err := m.TryLock(ctx)
+	if err != nil {
+		w.rec.Record(checker.Event{Process: w.process, Type: outcome(err), F: "acquire", Key: key, Node: node, Error: err.Error()})
+		return nil, "", nil
+	}
+	w.rec.Record(checker.Event{Process: w.process, Type: checker.OK, F: "acquire", Key: key, Node: node,
+		Token: lease.Token, Fence: lease.Fence, ValidUntil: w.mono.at(lease.ValidUntil())})
+	return m, node, lease
+}
+
+// release runs with its own short context so the last lease of a trial is
+// released (and recorded) even after the trial's context ended.
+func (w *worker) release(m *lockcore.Mutex, node string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	key := w.s.Lock.Key
+	token := m.Lease().Token
+	w.rec.Record(checker.Event{Process: w.process, Type: checker.Invoke, F: "release", Key: key, Node: node, Token: token})
+	if err := m.Unlock(ctx); err != nil {
+		w.rec.Record(checker.Event{Process: w.process, Type: outcome(err), F: "release", Key: key, Node: node, Token: token, Error: err.Error()})
+		return
+	}
+	w.rec.Record(checker.Event{Process: w.process, Type: checker.OK, F: "release", Key: key, Node: node, Token: token})
+}
+
+// outcome maps a lock error to a history type: fail when the operation surely
+// did not take effect, info when it may have.
+func outcome(err error) checker.Type {
+	var oe *lockcore.OpError
+	if errors.As(err, &oe) && oe.Indeterminate {
+		return checker.Info
+	}
+	return checker.Fail
+}
+
+// sleep waits d or until ctx ends; it reports whether the full d passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
