@@ -5,6 +5,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 )
 
@@ -22,21 +23,34 @@ type exitError struct {
 	err  error
 }
 
-func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+
 func (e *exitError) Unwrap() error { return e.err }
 
-func main() {
-	err := newRootCmd().Execute()
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// run executes the command line args and returns the exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	root := newRootCmd()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.Execute()
 	if err == nil {
-		return
+		return exitOK
 	}
 	code := exitUsage // cobra's own errors are all usage errors
 	var ee *exitError
 	if errors.As(err, &ee) {
 		code = ee.code
 	}
-	if code != exitMismatch || ee == nil || ee.err != nil {
-		fmt.Fprintln(os.Stderr, "lockpick:", err)
+	if ee == nil || ee.err != nil {
+		fmt.Fprintln(stderr, "lockpick:", err)
 	}
-	os.Exit(code)
+	return code
 }

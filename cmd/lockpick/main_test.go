@@ -1,0 +1,94 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// lockpick runs the CLI in-process and returns its exit code and output.
+func lockpick(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestRun_UsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "no-such-scenario"},
+		{"run", "--bogus", "single-baseline"},
+		{"run"},
+		{"run", "single-baseline", "--trials", "0"},
+		{"frobnicate"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			code, _, stderr := lockpick(t, args...)
+			if code != exitUsage {
+				t.Errorf("exit %d, want %d", code, exitUsage)
+			}
+			if lines := strings.Count(strings.TrimSpace(stderr), "\n") + 1; stderr == "" || lines != 1 {
+				t.Errorf("stderr = %q, want one line", stderr)
+			}
+		})
+	}
+}
+
+func TestList(t *testing.T) {
+	code, out, _ := lockpick(t, "list")
+	if code != exitOK || !strings.Contains(out, "failover-lock-loss") || !strings.Contains(out, "unsafe") {
+		t.Fatalf("exit %d, output:\n%s", code, out)
+	}
+}
+
+func TestRun_InfraFailureIsExit3(t *testing.T) {
+	// A redis-server that exits at once: the node cannot start.
+	bin := t.TempDir()
+	for _, name := range []string{"redis-server", "redis-sentinel"} {
+		script := "#!/bin/sh\necho 'FATAL: cannot start' >&2\nexit 1\n"
+		if err := os.WriteFile(filepath.Join(bin, name), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	out := t.TempDir()
+	code, stdout, stderr := lockpick(t, "run", "single-baseline", "--out", out)
+	if code != exitInfra {
+		t.Fatalf("exit %d, want %d; stdout %q stderr %q", code, exitInfra, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "n1") || !strings.Contains(stderr, "log:") {
+		t.Errorf("stderr %q does not name the node and its log", stderr)
+	}
+	if strings.Contains(stdout, "observed") {
+		t.Errorf("an infrastructure failure was reported as a verdict: %q", stdout)
+	}
+	if entries, _ := os.ReadDir(out); len(entries) != 0 {
+		t.Errorf("a failed run left %d entries in %s", len(entries), out)
+	}
+}
+
+func TestRun_SingleBaselineWritesRunFolder(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server not installed (make deps)")
+	}
+	out := t.TempDir()
+	code, stdout, stderr := lockpick(t, "run", "single-baseline", "--out", out, "--seed", "7")
+	if code != exitOK {
+		t.Fatalf("exit %d; stdout %q stderr %q", code, stdout, stderr)
+	}
+	runs, _ := filepath.Glob(filepath.Join(out, "*-single-baseline-seed7"))
+	if len(runs) != 1 {
+		t.Fatalf("run folders: %v", runs)
+	}
+	for _, f := range []string{"scenario.json", "verdict.json", "history.jsonl", "trial-001/history.jsonl", "trial-001/nodes/n1.log"} {
+		if _, err := os.Stat(filepath.Join(runs[0], f)); err != nil {
+			t.Errorf("run folder lacks %s", f)
+		}
+	}
+	if code, out, _ := lockpick(t, "check", runs[0]); code != exitOK {
+		t.Errorf("check on a safe run: exit %d\n%s", code, out)
+	}
+}
