@@ -22,12 +22,13 @@ func CheckTimeout(h History, opt *Options, timeout time.Duration) Result {
 // A run is the state of one check: the history, rebuilt into operations and
 // leases.
 type run struct {
-	h      History
-	opt    Options
-	clock  clock
-	ops    []op
-	leases []*lease
-	last   int64 // latest event time
+	h       History
+	opt     Options
+	clock   clock
+	ops     []op
+	leases  []*lease
+	last    int64 // latest event time
+	ignored int   // completions without an invoke
 }
 
 func newRun(h History, opt *Options) *run {
@@ -39,7 +40,7 @@ func newRun(h History, opt *Options) *run {
 		}
 		r.clock, r.last = clock(origin), last
 	}
-	r.ops, _ = ops(h)
+	r.ops, r.ignored = ops(h)
 	r.leases = leases(r.ops)
 	return r
 }
@@ -51,7 +52,7 @@ func check(h History, opt *Options, timeout time.Duration) Result {
 		deadline = start.Add(timeout)
 	}
 	r := newRun(h, opt)
-	res := Result{Origin: int64(r.clock)}
+	res := Result{Origin: int64(r.clock), Ignored: r.ignored}
 	res.Anomalies = doubleGrants(r.leases, r.clock)
 	res.Anomalies = append(res.Anomalies, r.models(res.Anomalies, deadline, &res.TimedOut)...)
 	stale, prevented := r.staleWrites()

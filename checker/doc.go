@@ -1,48 +1,105 @@
 // Package checker reads, writes and checks lockpick histories: the events a
 // trial recorded while clients acquired, extended and released Redis locks
-// and read and wrote the resource the locks protect. [Check] reports every
-// violation of mutual exclusion it can prove, as an [Anomaly] of one of five
-// kinds, and a [Verdict] in the style of porcupine: [Ok], [Illegal] or
-// [Unknown] (a linearizability search timed out; never a guess).
+// and read and wrote the counter the locks protect. [Check] reports every
+// violation it can prove as an [Anomaly] of one of five kinds, with a
+// [Verdict] in the style of porcupine: [Ok], [Illegal], or [Unknown] when a
+// linearizability search timed out (never a guess).
 //
 // The package imports only the standard library and porcupine, so a history
 // recorded by another tool can be checked with it alone.
 //
+// Every rule below is conservative: an anomaly is reported only if it
+// happened in every execution consistent with the history. An operation
+// took effect at an unknown instant between its invoke and its completion,
+// and an info completion (or none) means it may or may not have taken effect
+// at all. Times in messages are relative to the earliest event, as "+1.204s".
+//
 // # Operations
 //
-// A history is a sequence of [Event] values. An invoke event opens an
-// operation of its process, and the next ok, fail or info event of the same
-// process with the same F completes it. An operation whose process invokes
-// again, or whose history ends, before it completes is treated as info: its
-// outcome is unknown. Completions with no open invoke are ignored, except for
-// nemesis events, which may be a lone info event.
+// An invoke event opens an operation of its process, and the next ok, fail
+// or info event of that process with the same F completes it. An operation
+// whose process invokes again, or whose history ends, before it completes is
+// info. Completions without an open invoke are ignored and counted in
+// [Result].Ignored, except lone nemesis events, which are notes of their own.
 //
 // # Leases
 //
-// An acquire completed with ok grants a lease. The lease is certainly held
-// from the acquire's ok time until its end: the earliest of the holder's own
-// deadline (ValidUntil; an ok extend, or an ok re-acquire with the same token,
-// moves it) and the invoke time of the holder's release of the key. A release
-// whose outcome is unknown (info) therefore ends the lease at its invoke too.
-// Without a ValidUntil the lease lasts until the release invoke, or, if the
-// holder never releases, until the holder's last completed operation. An
-// acquire completed with info or fail grants no lease.
+// An ok acquire grants a lease. Its holder certainly holds it from the
+// acquire's ok until the lease's end: the earliest of the holder's own
+// deadline (ValidUntil) and the invoke of the holder's release of the key,
+// whatever the release's outcome. An ok extend, or an ok re-acquire by the
+// holder with the same token (a reentrant lock), adds a window from its own
+// ok to its ValidUntil. A lease without a ValidUntil lasts until the release
+// invoke or, if there is none, until the holder's last completed operation.
+// Info and fail acquires grant no lease.
 //
 // # Double grant
 //
-// Two leases on one key held by different processes (and carrying different
-// tokens) are a double grant when their certain windows [ok, end] overlap by
-// more than zero. The rule is exact for what the history can prove: each
-// grant really happened at an unknown instant between its acquire's invoke
-// and ok, so the latest possible grant times are the ok times, and the
-// shortest possible leases are [ok, end]. If those still overlap, then
-// whatever the real grant instants were, one lease was granted while the other
-// was valid by its holder's own deadline. A grant whose ok comes after the
-// other holder's deadline or release invoke is not reported, even when its
-// invoke came earlier: the grant may have happened after the other lease
-// ended. The same rule, written as a porcupine model over lease operations,
-// cross-checks the direct interval check.
+// Two leases on one key, held by different processes with different
+// tokens, are a double grant when their windows overlap by more than zero.
+// Each grant happened at an unknown instant no later than its ok, so the
+// windows [ok, end] are the shortest the leases can have been; if even those
+// overlap, one lease was granted while the other was valid by its holder's
+// own deadline. A grant whose ok comes after the other lease's deadline or
+// release invoke is never a double grant, even if it was invoked earlier.
 //
-// Times in messages are relative to the earliest event of the history, for
-// example "+1.204s".
+// The porcupine lease model checks the same rule as linearizability: each
+// window is a grant operation, from the invoke to the ok of the acquire or
+// extend that opened it, followed by an end operation at the window's end,
+// on a mutex whose state is its holder. Its grants can be ordered exactly
+// when no two windows overlap, since each window's end is fixed and the
+// latest grant instant is the best one. [Check] runs the model on every key
+// where the interval check found nothing, as a cross-check.
+//
+// # Stale write
+//
+// An ok write is stale when it was invoked after the writer's lease had
+// expired by the writer's own deadline and after another process was
+// granted the same lock (its ok came before the write's invoke). The write
+// belongs to the latest lease its process was granted and had not released
+// when invoking it (the one with the write's token or fence, if it carries
+// one). A write invoked in time but delayed past the deadline is not
+// certainly stale; the counter model reports the update it loses. A write
+// that failed with an error containing "fenced" was rejected by the
+// resource's fencing token: it is reported as a prevented stale write, in
+// [Result].Prevented, and does not affect the verdict.
+//
+// # Lost update
+//
+// Each critical section reads the counter and writes the value read plus
+// one, so a correct history is a sequence of increments. The counter model
+// checks, per resource key, that the ok reads and the ok and info writes are
+// linearizable on a counter whose writes are legal only as increments (an
+// info write may or may not have taken effect; fail writes did not). Two ok
+// writes of the same value are reported directly, one anomaly per value,
+// since the counter only grows; otherwise an illegal search is explained by
+// the first operation that no valid order reaches.
+//
+// # Stuck lock
+//
+// A process may legitimately hold a key from its acquire's invoke until its
+// lease's deadline (until its successful release completes, if earlier), and
+// an acquire or extend with an unknown outcome may hold it from its invoke
+// for [Options].MaxTTL. A stuck lock is a run of two or more failed acquires
+// of a key, with no ok acquire between them, invoked while no process could
+// hold the key, the last failing more than [Options].StuckAfter after the
+// last possible holding ended. Failed acquires hold nothing, even if they
+// left a key behind on some node.
+//
+// # Starvation
+//
+// A process starves on a key when it never acquired the key, tried for at
+// least [Options].StarveAfter (from its first acquire's invoke to its last
+// failure's completion), and other processes were granted the key in that
+// time. Only failures before the process's first info acquire count, since
+// that one may have been granted.
+//
+// # Verdicts and timeouts
+//
+// [CheckTimeout] gives all porcupine searches one time limit. A search that
+// does not finish is named in [Result].TimedOut and makes the verdict
+// Unknown unless an anomaly was found anyway. Searches of illegal histories
+// are the slow ones, so keys with a proven anomaly are not searched again.
+// [CheckVerbose] also writes porcupine's HTML visualization, with the
+// nemesis events and the anomalies as annotations.
 package checker

@@ -61,10 +61,7 @@ func joinInts(xs []int) string {
 	for i, x := range xs {
 		s[i] = fmt.Sprint(x)
 	}
-	if len(s) < 2 {
-		return strings.Join(s, "")
-	}
-	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
+	return joinStrings(s)
 }
 
 // joinStrings returns "a, b and c".

@@ -150,10 +150,13 @@ func model() porcupine.Model {
 // An opMeta tells where a porcupine operation came from.
 type opMeta struct {
 	partition string // e.g. `lock "lock"` or `counter "counter"`
-	indexes   []int  // history indexes
+	process   int
+	indexes   []int // history indexes
 }
 
-func (m opMeta) String() string { return fmt.Sprintf("%s, events %v", m.partition, m.indexes) }
+func (m opMeta) String() string {
+	return fmt.Sprintf("%s, process %d, events %v", m.partition, m.process, m.indexes)
+}
 
 func partition(ops []porcupine.Operation) [][]porcupine.Operation {
 	var names []string

@@ -55,7 +55,7 @@ func (r *run) parts() []*part {
 		for _, w := range l.windows {
 			p.ops = append(p.ops, porcupine.Operation{
 				ClientId: clients[l.process], Input: in, Call: w.by.call, Return: w.start,
-				Metadata: opMeta{p.name, w.by.indexes()},
+				Metadata: opMeta{p.name, l.process, w.by.indexes()},
 			})
 			var ix []int
 			if l.release != nil && w.end == l.release.call {
@@ -65,7 +65,7 @@ func (r *run) parts() []*part {
 			in.end = true
 			p.ops = append(p.ops, porcupine.Operation{
 				ClientId: clients[l.process], Input: in, Call: w.end, Return: w.end,
-				Metadata: opMeta{p.name, ix},
+				Metadata: opMeta{p.name, l.process, ix},
 			})
 		}
 	}
@@ -79,7 +79,7 @@ func (r *run) parts() []*part {
 		}
 		p := get(false, o.key)
 		po := porcupine.Operation{ClientId: clients[o.process], Call: o.call, Return: o.ret,
-			Metadata: opMeta{p.name, o.indexes()}}
+			Metadata: opMeta{p.name, o.process, o.indexes()}}
 		switch {
 		case o.f == FRead:
 			po.Input, po.Output = counterInput{}, o.value

@@ -68,6 +68,9 @@ type Result struct {
 	// TimedOut names the searches that did not finish in time, such as
 	// "lost-update on \"counter\"".
 	TimedOut []string `json:"timed_out,omitempty"`
+	// Ignored counts completion events without a matching invoke, which
+	// the check skipped.
+	Ignored int `json:"ignored,omitempty"`
 	// Origin is the earliest event time in the history (monotonic ns); the
 	// "+1.204s" times in messages are relative to it.
 	Origin int64 `json:"origin"`

@@ -71,7 +71,7 @@ func (r *run) starvations() []Anomaly {
 		msg := fmt.Sprintf("process %d never acquired lock %q: %s from %s to %s failed, while process%s %s %s granted it %d times",
 			k.process, k.key, attempts(len(failed)), c.at(first.call), c.at(last.ret), plural(len(others)), joinInts(others), was(len(others)), n)
 		if last.err != "" {
-			msg += fmt.Sprintf(" (last error: %q)", last.err)
+			msg += fmt.Sprintf("; the last failed with %q", last.err)
 		}
 		out = append(out, Anomaly{
 			Kind: Starvation, Key: k.key, Processes: []int{k.process},

@@ -129,25 +129,24 @@ func (r *run) stuckLock(key string, since hold, free int64, failed []*op, recove
 		a.Nodes = nodes(append(a.Nodes, f.node)...)
 	}
 	slices.Sort(a.Processes)
-	var after string
+	var holder string
 	switch {
 	case since.l != nil:
 		a.Windows = since.l.spans()
 		a.Ops = append(since.l.indexes(), a.Ops...)
-		after = fmt.Sprintf("after the last lease ended at %s (process %d's, granted%s at %s)",
+		holder = fmt.Sprintf("although the last lease ended at %s (process %d's, granted%s at %s)",
 			c.at(free), since.l.process, on(since.l.node), c.at(since.l.start))
 	case since.o != nil:
 		a.Ops = append(since.o.indexes(), a.Ops...)
-		after = fmt.Sprintf("after process %d's %s with an unknown outcome at %s could have ended at %s",
-			since.o.process, since.o.f, c.at(since.o.call), c.at(free))
+		holder = fmt.Sprintf("although the last possible holder could keep it only until %s (process %d's %s with an unknown outcome at %s, for at most %s)",
+			c.at(free), since.o.process, since.o.f, c.at(since.o.call), dur(since.end-since.start))
 	default:
-		after = "since the history began, with no lease ever granted"
+		holder = "although no lease was ever granted"
 	}
-	msg := fmt.Sprintf("lock %q stayed unavailable with no live holder: %d acquires by process%s %s failed from %s to %s, %s later than %s",
-		key, len(failed), plural(len(a.Processes)), joinInts(a.Processes), c.at(first.call), c.at(last.ret),
-		dur(last.ret-free), after)
+	msg := fmt.Sprintf("lock %q stayed unavailable with no live holder for %s: %d acquires by process%s %s failed from %s to %s, %s",
+		key, dur(last.ret-free), len(failed), plural(len(a.Processes)), joinInts(a.Processes), c.at(first.call), c.at(last.ret), holder)
 	if last.err != "" {
-		msg += fmt.Sprintf(" (last error: %q)", last.err)
+		msg += fmt.Sprintf("; the last failed with %q", last.err)
 	}
 	if !recovered {
 		msg += "; it never became available again"

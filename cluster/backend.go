@@ -46,3 +46,16 @@ type Proc interface {
 	// WipeData removes the process's persisted data; call it between Kill and Start.
 	WipeData() error
 }
+
+// A ClockedProc is a [Proc] whose wall clock lockpick can move. The process
+// backend's processes are ClockedProcs; Clock returns nil unless the backend
+// was given a ClockShim.
+type ClockedProc interface {
+	Clock() *Clock
+}
+
+// A PIDProc is a [Proc] running on this host. PID returns 0 while the
+// process is not running.
+type PIDProc interface {
+	PID() int
+}

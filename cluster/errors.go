@@ -16,6 +16,27 @@ var (
 	ErrNoFailover = errors.New("cluster: failover did not complete")
 	// ErrClosed means the cluster was already closed.
 	ErrClosed = errors.New("cluster: closed")
+	// ErrNotRunning means a signal was sent to a node that is not running.
+	ErrNotRunning = errors.New("cluster: process not running")
+	// ErrNoPort means no free loopback port could be reserved.
+	ErrNoPort = errors.New("cluster: no free port")
+	// ErrNoProcess means a process fault was applied to a node without a
+	// process, such as a service added with [Cluster.AddProxy].
+	ErrNoProcess = errors.New("cluster: node has no process")
+	// ErrNoLink means a network fault named a link the node does not have,
+	// such as the replication link of a master.
+	ErrNoLink = errors.New("cluster: node has no such link")
+	// ErrNoClock means a clock fault was applied to a process started without
+	// the clock shim (see [ProcessBackend.ClockShim]).
+	ErrNoClock = errors.New("cluster: node has no clock shim")
+	// ErrNoCompiler means gcc, needed by [BuildClockShim], is not on PATH.
+	ErrNoCompiler = errors.New("cluster: gcc not found")
+	// ErrBadTopology means a [Topology] asks for something impossible.
+	ErrBadTopology = errors.New("cluster: bad topology")
+	// ErrUnknownFault means [NewFault] was given a kind nobody registered.
+	ErrUnknownFault = errors.New("cluster: unknown fault")
+	// ErrBadFault means a fault's parameters are invalid.
+	ErrBadFault = errors.New("cluster: bad fault parameters")
 )
 
 // A StartError reports a node that failed to start, with the log to read.
@@ -23,10 +44,16 @@ type StartError struct {
 	Node    string
 	LogPath string
 	Err     error
+	// LogTail holds the last lines of the log, often the reason itself.
+	LogTail string
 }
 
 func (e *StartError) Error() string {
-	return fmt.Sprintf("cluster: start %s: %v (log: %s)", e.Node, e.Err, e.LogPath)
+	s := fmt.Sprintf("cluster: start %s: %v (log: %s)", e.Node, e.Err, e.LogPath)
+	if e.LogTail != "" {
+		s += "\n" + e.LogTail
+	}
+	return s
 }
 
 func (e *StartError) Unwrap() error { return e.Err }

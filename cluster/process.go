@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -26,6 +27,10 @@ type ProcessBackend struct {
 	// StartTimeout bounds how long a process may take to answer PING.
 	// default: 5s.
 	StartTimeout time.Duration
+	// ClockShim is the path of the clock shim library ([BuildClockShim]).
+	// When set, every process is started with it preloaded, so its clock can
+	// be moved with [ClockJumpFault] and [ClockRateFault]. default: "" (no shim).
+	ClockShim string
 
 	mu    sync.Mutex
 	procs []*process
@@ -47,8 +52,10 @@ func NewProcessBackend(dir string) (*ProcessBackend, error) {
 	return b, os.MkdirAll(dir, 0o755)
 }
 
-// Launch starts the process on a free loopback port. If the port was taken
-// between picking and binding, it tries again with another one.
+// Launch starts the process. With spec.Port zero it reserves a loopback port
+// no other lockpick run can take (see ports.go) and keeps it until Close, so
+// the process can be killed and restarted on it; if something outside
+// lockpick grabbed the port first, it tries again with another one.
 func (b *ProcessBackend) Launch(ctx context.Context, spec ProcSpec) (Proc, error) {
 	dir := filepath.Join(b.Dir, spec.Name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -58,20 +65,33 @@ func (b *ProcessBackend) Launch(ctx context.Context, spec ProcSpec) (Proc, error
 	if spec.Sentinel {
 		bin = b.SentinelBin
 	}
-	p := &process{name: spec.Name, bin: bin, dir: dir, config: spec.Config, timeout: b.StartTimeout}
+	p := &process{name: spec.Name, bin: bin, dir: dir, config: spec.Config, timeout: b.StartTimeout,
+		sentinel: spec.Sentinel, shim: b.ClockShim}
 	p.logPath = filepath.Join(b.Dir, spec.Name+".log")
+	if p.shim != "" {
+		var err error
+		if p.clock, err = newClock(filepath.Join(dir, "clock")); err != nil {
+			return nil, &StartError{Node: p.name, LogPath: p.logPath, Err: err}
+		}
+	}
 	var err error
 	for range 3 {
-		if p.port = spec.Port; p.port == 0 {
-			if p.port, err = freePort(); err != nil {
+		p.port = spec.Port
+		if p.port == 0 {
+			if p.reservation, err = reservePort(); err != nil {
 				return nil, err
 			}
+			p.port = p.reservation.port
 		}
 		if err = p.Start(ctx); err == nil || spec.Port != 0 || !p.portTaken() {
 			break
 		}
+		p.reservation.Release()
 	}
 	if err != nil {
+		if p.reservation != nil {
+			p.reservation.Release()
+		}
 		return nil, err
 	}
 	b.mu.Lock()
@@ -80,7 +100,7 @@ func (b *ProcessBackend) Launch(ctx context.Context, spec ProcSpec) (Proc, error
 	return p, nil
 }
 
-// Close kills every process the backend launched.
+// Close kills every process the backend launched and releases their ports.
 func (b *ProcessBackend) Close() error {
 	b.mu.Lock()
 	procs := b.procs
@@ -89,14 +109,19 @@ func (b *ProcessBackend) Close() error {
 	var errs []error
 	for _, p := range procs {
 		errs = append(errs, p.Kill())
+		p.releasePort()
 	}
 	return errors.Join(errs...)
 }
 
 type process struct {
 	name, bin, dir, logPath string
+	shim                    string
 	config                  []string
+	sentinel                bool
 	port                    int
+	reservation             *portReservation
+	clock                   *Clock
 	timeout                 time.Duration
 
 	mu     sync.Mutex
@@ -104,9 +129,28 @@ type process struct {
 	exited chan struct{}
 }
 
+var (
+	_ Proc        = (*process)(nil)
+	_ ClockedProc = (*process)(nil)
+	_ PIDProc     = (*process)(nil)
+)
+
 func (p *process) Name() string    { return p.name }
 func (p *process) Addr() string    { return net.JoinHostPort("127.0.0.1", strconv.Itoa(p.port)) }
 func (p *process) LogPath() string { return p.logPath }
+
+// Clock returns the process's clock, or nil when the backend has no ClockShim.
+func (p *process) Clock() *Clock { return p.clock }
+
+// PID returns the running process's id, or 0 when it is not running.
+func (p *process) PID() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
 
 func (p *process) writeConfig() (string, error) {
 	lines := []string{
@@ -117,7 +161,7 @@ func (p *process) writeConfig() (string, error) {
 		"daemonize no",
 		"protected-mode no",
 	}
-	if !strings.Contains(p.bin, "sentinel") {
+	if !p.sentinel {
 		lines = append(lines, `save ""`)
 	}
 	lines = append(lines, p.config...)
@@ -129,21 +173,40 @@ func (p *process) Start(ctx context.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.cmd != nil {
-		return nil
+		select {
+		case <-p.exited: // died on its own: start it again
+			reaper.remove(p)
+			p.cmd = nil
+		default:
+			return nil
+		}
 	}
 	conf, err := p.writeConfig()
 	if err != nil {
-		return &StartError{Node: p.name, LogPath: p.logPath, Err: err}
+		return p.startError(err)
 	}
 	args := []string{conf}
-	if strings.Contains(p.bin, "sentinel") {
+	if p.sentinel {
 		args = append(args, "--sentinel")
 	}
+	// Errors before the logfile directive is read (a bad config) go to
+	// stderr, so stderr goes to the same log.
+	logf, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return p.startError(err)
+	}
+	defer logf.Close()
 	cmd := exec.Command(p.bin, args...)
-	// Pdeathsig kills the node if lockpick itself dies without cleaning up.
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if p.clock != nil {
+		cmd.Env = append(os.Environ(), "LD_PRELOAD="+p.shim, "LOCKPICK_CLOCK_FILE="+p.clock.path)
+	}
+	// Pdeathsig kills the node if lockpick itself dies without cleaning up
+	// (SIGKILL, a panic, an unhandled SIGINT); Setpgid keeps a terminal's
+	// Ctrl-C from reaching the node before lockpick decides what to do.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
-		return &StartError{Node: p.name, LogPath: p.logPath, Err: err}
+		return p.startError(err)
 	}
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
@@ -151,9 +214,13 @@ func (p *process) Start(ctx context.Context) error {
 	reaper.add(p)
 	if err := waitReady(ctx, p.Addr(), p.timeout, exited); err != nil {
 		p.killLocked()
-		return &StartError{Node: p.name, LogPath: p.logPath, Err: err}
+		return p.startError(err)
 	}
 	return nil
+}
+
+func (p *process) startError(err error) error {
+	return &StartError{Node: p.name, LogPath: p.logPath, Err: err, LogTail: logTail(p.logPath, 5)}
 }
 
 func (p *process) Kill() error {
@@ -178,7 +245,7 @@ func (p *process) signal(sig syscall.Signal) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.cmd == nil {
-		return fmt.Errorf("cluster: %s is not running", p.name)
+		return fmt.Errorf("%w: %s", ErrNotRunning, p.name)
 	}
 	return p.cmd.Process.Signal(sig)
 }
@@ -195,19 +262,29 @@ func (p *process) WipeData() error {
 	return nil
 }
 
+// releasePort gives up the port reservation once the process is done for.
+func (p *process) releasePort() {
+	if p.reservation != nil {
+		p.reservation.Release()
+	}
+}
+
 func (p *process) portTaken() bool {
 	b, _ := os.ReadFile(p.logPath)
 	return strings.Contains(string(b), "Address already in use")
 }
 
-// freePort asks the kernel for a free loopback port.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+// logTail returns the last n lines of the file at path, or "" if unreadable.
+func logTail(path string, n int) string {
+	b, err := os.ReadFile(path)
 	if err != nil {
-		return 0, fmt.Errorf("cluster: free port: %w", err)
+		return ""
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	lines := bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n"))
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return string(bytes.Join(lines, []byte("\n")))
 }
 
 // waitReady polls addr with PING until it answers +PONG, the process exits,

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
+	"strconv"
 	"sync"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
@@ -25,13 +27,29 @@ func NewProxies() *Proxies {
 	return &Proxies{server: toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())}
 }
 
-// Add starts a proxy named name on a free loopback port forwarding to upstream.
+// Add starts a proxy named name forwarding to upstream, listening on a
+// reserved loopback port (see ports.go), so a cut link reopens on the same
+// address however long it was down.
 func (p *Proxies) Add(name, upstream string) (*Link, error) {
-	px := toxiproxy.NewProxy(p.server, name, "127.0.0.1:0", upstream)
-	if err := p.server.Collection.Add(px, true); err != nil {
+	var (
+		px  *toxiproxy.Proxy
+		res *portReservation
+		err error
+	)
+	for range 3 {
+		if res, err = reservePort(); err != nil {
+			return nil, err
+		}
+		px = toxiproxy.NewProxy(p.server, name, net.JoinHostPort("127.0.0.1", strconv.Itoa(res.port)), upstream)
+		if err = p.server.Collection.Add(px, true); err == nil {
+			break
+		}
+		res.Release()
+	}
+	if err != nil {
 		return nil, fmt.Errorf("cluster: proxy %s: %w", name, err)
 	}
-	l := &Link{proxy: px, name: name}
+	l := &Link{proxy: px, name: name, reservation: res}
 	p.mu.Lock()
 	p.links = append(p.links, l)
 	p.mu.Unlock()
@@ -47,16 +65,18 @@ func (p *Proxies) Close() {
 	for _, l := range links {
 		l.proxy.Toxics.ResetToxics(context.Background())
 		_ = p.server.Collection.Remove(l.name)
+		l.reservation.Release()
 	}
 }
 
 // A Link is one proxied path to a node: clients, or a replica's replication
 // stream. Its faults apply to new and established connections alike.
 type Link struct {
-	proxy *toxiproxy.Proxy
-	name  string
-	mu    sync.Mutex
-	cut   bool
+	proxy       *toxiproxy.Proxy
+	name        string
+	reservation *portReservation
+	mu          sync.Mutex
+	cut         bool
 }
 
 // Name returns the proxy's name, e.g. "n1" or "n1-repl".
@@ -110,6 +130,27 @@ func (l *Link) AddToxic(name, typ, stream string, attrs map[string]any) error {
 	}
 	if _, err := l.proxy.Toxics.AddToxicJson(bytes.NewReader(body)); err != nil {
 		return fmt.Errorf("cluster: toxic %s on %s: %w", name, l.name, err)
+	}
+	return nil
+}
+
+// HasToxic reports whether the link has a toxic of that name.
+func (l *Link) HasToxic(name string) bool {
+	return l.proxy.Toxics.GetToxic(name) != nil
+}
+
+// DropConnections closes every connection established through the link;
+// new ones are accepted as before. On a cut link it does nothing.
+func (l *Link) DropConnections() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.cut {
+		return nil
+	}
+	l.proxy.Stop()
+	if err := l.proxy.Start(); err != nil {
+		l.cut = true
+		return fmt.Errorf("cluster: reopen %s: %w", l.name, err)
 	}
 	return nil
 }

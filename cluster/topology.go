@@ -9,6 +9,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -29,6 +30,14 @@ type Topology struct {
 	DownAfter time.Duration
 	// FailoverTimeout is the sentinels' failover-timeout. default: 3s.
 	FailoverTimeout time.Duration
+	// Persistence is every redis-server node's persistence. default: PersistNone.
+	Persistence Persistence
+	// NodePersistence overrides Persistence for nodes by name, e.g.
+	// {"n3": PersistAOFAlways}.
+	NodePersistence map[string]Persistence
+	// NodeConfig holds extra configuration lines for nodes by name, applied
+	// after Config and persistence.
+	NodeConfig map[string][]string
 
 	_ struct{} // disallow positional literals, for extensibility
 }
@@ -46,16 +55,20 @@ func (t Topology) withDefaults() Topology {
 	return t
 }
 
-// A Node is one Redis process and the proxies in front of it.
+// A Node is one Redis process and the proxies in front of it, or a service
+// added with [Cluster.AddProxy] (Proc nil).
 type Node struct {
-	// Name is "n1".."nN" for redis-server nodes and "s1".. for sentinels.
+	// Name is "n1".."nN" for redis-server nodes, "s1".. for sentinels, and
+	// the caller's name for services.
 	Name string
-	// Proc is the process itself.
+	// Proc is the process itself; nil for a service.
 	Proc Proc
 	// Link is the proxy clients (and sentinels) reach the node through.
 	Link *Link
 	// Repl is the proxy a replica replicates from its master through; nil on masters.
 	Repl *Link
+
+	cluster *Cluster
 }
 
 // Addr returns the address clients dial: the node's proxy, or the process
@@ -67,21 +80,31 @@ func (n *Node) Addr() string {
 	return n.Link.Addr()
 }
 
+// Cluster returns the cluster the node belongs to, or nil for a Node built
+// by hand.
+func (n *Node) Cluster() *Cluster { return n.cluster }
+
 // A Cluster is a running topology. Close it to stop every process and proxy.
 type Cluster struct {
 	// Nodes lists the redis-server nodes: masters first, then replicas.
 	Nodes []*Node
 	// Sentinels lists the sentinels; they are not proxied (Link is nil).
 	Sentinels []*Node
+	// Services lists the proxies added with [Cluster.AddProxy].
+	Services []*Node
 
-	topo    Topology
-	backend Backend
-	proxies *Proxies
+	topo         Topology
+	backend      Backend
+	proxies      *Proxies
+	mu           sync.Mutex // guards Services
+	reservations []*portReservation
 }
 
 // Start launches topo on backend and waits until replicas are in sync and
 // every sentinel knows the master, its replicas and the other sentinels.
-// On failure everything started so far is stopped.
+// On failure everything started so far is stopped. A node that fails to
+// start returns a *[StartError] naming its log; a bad persistence mode
+// returns [ErrBadTopology].
 func Start(ctx context.Context, backend Backend, topo Topology) (_ *Cluster, err error) {
 	topo = topo.withDefaults()
 	c := &Cluster{topo: topo, backend: backend, proxies: NewProxies()}
@@ -92,7 +115,7 @@ func Start(ctx context.Context, backend Backend, topo Topology) (_ *Cluster, err
 	}()
 	total := topo.Masters + topo.Replicas
 	for i := 1; i <= total; i++ {
-		n := &Node{Name: "n" + strconv.Itoa(i)}
+		n := &Node{Name: "n" + strconv.Itoa(i), cluster: c}
 		if n.Link, err = c.proxies.Add(n.Name, "127.0.0.1:1"); err != nil {
 			return nil, err
 		}
@@ -101,6 +124,16 @@ func Start(ctx context.Context, backend Backend, topo Topology) (_ *Cluster, err
 	for i, n := range c.Nodes {
 		// A replica must sync at once, not after the default 5s diskless delay.
 		cfg := append([]string{"repl-diskless-sync-delay 0"}, topo.Config...)
+		p := topo.Persistence
+		if np, ok := topo.NodePersistence[n.Name]; ok {
+			p = np
+		}
+		pcfg, err := p.Config()
+		if err != nil {
+			return nil, err
+		}
+		cfg = append(cfg, pcfg...)
+		cfg = append(cfg, topo.NodeConfig[n.Name]...)
 		if i >= topo.Masters {
 			master := c.Nodes[0]
 			if n.Repl, err = c.proxies.Add(n.Name+"-repl", master.Proc.Addr()); err != nil {
@@ -133,13 +166,16 @@ func (c *Cluster) startSentinels(ctx context.Context) error {
 		port int
 		id   string
 	}
+	// Sentinels are told each other's ports in advance, so the ports are
+	// reserved first and held until Close.
 	ss := make([]sentinel, c.topo.Sentinels)
 	for i := range ss {
-		p, err := freePort()
+		r, err := reservePort()
 		if err != nil {
 			return err
 		}
-		ss[i] = sentinel{port: p, id: randomID()}
+		c.reservations = append(c.reservations, r)
+		ss[i] = sentinel{port: r.port, id: randomID()}
 	}
 	for i, s := range ss {
 		m := MasterName
@@ -164,15 +200,42 @@ func (c *Cluster) startSentinels(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		c.Sentinels = append(c.Sentinels, &Node{Name: name, Proc: proc})
+		c.Sentinels = append(c.Sentinels, &Node{Name: name, Proc: proc, cluster: c})
 	}
 	return nil
 }
 
-// Node returns the redis-server node or sentinel with the given name, or
-// [ErrNoSuchNode].
+// AddProxy puts a proxy named name in front of upstream, a TCP service of
+// the caller's (the runner's protected resource), and returns it as a Node
+// without a process: network faults apply to it like to any node, process
+// faults return [ErrNoProcess]. Clients dial the returned Node's Addr. It
+// returns an error if the name is taken.
+func (c *Cluster) AddProxy(name, upstream string) (*Node, error) {
+	if _, err := c.Node(name); err == nil {
+		return nil, fmt.Errorf("cluster: add proxy: name %q is taken", name)
+	}
+	l, err := c.proxies.Add(name, upstream)
+	if err != nil {
+		return nil, err
+	}
+	n := &Node{Name: name, Link: l, cluster: c}
+	c.mu.Lock()
+	c.Services = append(c.Services, n)
+	c.mu.Unlock()
+	return n, nil
+}
+
+// all returns every node, sentinel and service.
+func (c *Cluster) all() []*Node {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append(append(append([]*Node{}, c.Nodes...), c.Sentinels...), c.Services...)
+}
+
+// Node returns the redis-server node, sentinel or service with the given
+// name, or [ErrNoSuchNode].
 func (c *Cluster) Node(name string) (*Node, error) {
-	for _, n := range append(append([]*Node{}, c.Nodes...), c.Sentinels...) {
+	for _, n := range c.all() {
 		if n.Name == name {
 			return n, nil
 		}
@@ -202,7 +265,7 @@ func (c *Cluster) SentinelAddrs() []string {
 // LogPaths returns every process's log file by node name.
 func (c *Cluster) LogPaths() map[string]string {
 	m := map[string]string{}
-	for _, n := range append(append([]*Node{}, c.Nodes...), c.Sentinels...) {
+	for _, n := range c.all() {
 		if n.Proc != nil {
 			m[n.Name] = n.Proc.LogPath()
 		}
@@ -217,7 +280,13 @@ func (c *Cluster) Close() error {
 	for _, n := range append(append([]*Node{}, c.Sentinels...), c.Nodes...) {
 		if n.Proc != nil {
 			errs = append(errs, n.Proc.Kill())
+			if r, ok := n.Proc.(interface{ releasePort() }); ok {
+				r.releasePort()
+			}
 		}
+	}
+	for _, r := range c.reservations {
+		r.Release()
 	}
 	return errors.Join(errs...)
 }

@@ -13,6 +13,10 @@ var (
 	ErrNotHeld = errors.New("lockcore: lock not held")
 	// ErrReleased means Unlock or Extend was called without a current lease.
 	ErrReleased = errors.New("lockcore: lock already released")
+	// ErrExpired means the lease's validity deadline passed, on the client's
+	// clock, before the call could confirm it: the holder must assume someone
+	// else may hold the lock.
+	ErrExpired = errors.New("lockcore: lease expired")
 )
 
 // An OpError is a failed call to Redis. Indeterminate is true when the

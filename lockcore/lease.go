@@ -15,6 +15,11 @@ type Lease struct {
 	Fence int64
 	// Acquired is when the acquire request was sent, on the client's clock.
 	Acquired time.Time
+	// Nodes lists the nodes that granted the lease, as indexes into the
+	// clients given to [NewRedlock], in order; only those that had answered
+	// when the lease was returned (every node with
+	// [RedlockOptions.WaitAll]). It is nil for single-node locks.
+	Nodes []int
 
 	mu         sync.Mutex
 	validUntil time.Time

@@ -30,9 +30,11 @@ return 0`)
 // A Mutex is a lock on one key of one Redis server. It is safe for
 // concurrent use, but holds at most one lease at a time.
 type Mutex struct {
-	rdb redis.Scripter
-	key string
-	opt Options
+	rdb    redis.Scripter
+	setter setNXer // rdb as a setNXer, or nil
+	key    string
+	keys   []string // key, FenceKey
+	opt    Options
 
 	mu    sync.Mutex
 	lease *Lease
@@ -40,7 +42,10 @@ type Mutex struct {
 
 // NewMutex returns a lock on key through rdb. opt may be nil.
 func NewMutex(rdb redis.Scripter, key string, opt *Options) *Mutex {
-	return &Mutex{rdb: rdb, key: key, opt: opt.withDefaults(key)}
+	m := &Mutex{rdb: rdb, key: key, opt: opt.withDefaults(key)}
+	m.setter, _ = rdb.(setNXer)
+	m.keys = []string{key, m.opt.FenceKey}
+	return m
 }
 
 // Key returns the lock's key.
@@ -57,13 +62,21 @@ func (m *Mutex) Lease() *Lease {
 // held, or an *[OpError] when Redis could not be asked.
 func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
 	token := m.opt.Token()
-	fencing := "0"
-	if m.opt.Fencing {
-		fencing = "1"
-	}
 	sent := m.opt.Clock.Now()
-	n, err := acquireScript.Run(ctx, m.rdb, []string{m.key, m.opt.FenceKey},
-		token, m.opt.TTL.Milliseconds(), fencing).Int64()
+	var n int64
+	var err error
+	switch {
+	case m.opt.Fencing:
+		n, err = acquireScript.Run(ctx, m.rdb, m.keys, token, m.opt.TTL.Milliseconds(), "1").Int64()
+	case m.setter != nil:
+		var ok bool
+		ok, err = m.setter.SetNX(ctx, m.key, token, m.opt.TTL).Result()
+		if ok {
+			n = 1
+		}
+	default:
+		n, err = acquireScript.Run(ctx, m.rdb, m.keys, token, m.opt.TTL.Milliseconds(), "0").Int64()
+	}
 	if err != nil {
 		return nil, opError("acquire", m.key, err)
 	}
@@ -105,7 +118,7 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 		return ErrReleased
 	}
 	defer lease.markLost()
-	n, err := releaseScript.Run(ctx, m.rdb, []string{m.key}, lease.Token).Int64()
+	n, err := releaseScript.Run(ctx, m.rdb, m.keys[:1:1], lease.Token).Int64()
 	if err != nil {
 		return opError("release", m.key, err)
 	}
@@ -123,7 +136,7 @@ func (m *Mutex) Extend(ctx context.Context) error {
 		return ErrReleased
 	}
 	sent := m.opt.Clock.Now()
-	n, err := extendScript.Run(ctx, m.rdb, []string{m.key}, lease.Token, m.opt.TTL.Milliseconds()).Int64()
+	n, err := extendScript.Run(ctx, m.rdb, m.keys[:1:1], lease.Token, m.opt.TTL.Milliseconds()).Int64()
 	if err != nil {
 		return opError("extend", m.key, err)
 	}

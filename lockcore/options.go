@@ -54,9 +54,13 @@ func (o *Options) withDefaults(key string) Options {
 	return c
 }
 
-// drift is the validity lost to clock drift for a lease of ttl.
-func (o Options) drift() time.Duration {
-	return time.Duration(float64(o.TTL)*o.DriftFactor) + 2*time.Millisecond
+// drift is the validity lost to clock drift for a lease of o.TTL.
+func (o Options) drift() time.Duration { return drift(o.TTL, o.DriftFactor) }
+
+// drift is the validity lost to clock drift for a lease of ttl: factor×ttl
+// plus 2ms for the granularity of Redis expiry.
+func drift(ttl time.Duration, factor float64) time.Duration {
+	return time.Duration(float64(ttl)*factor) + 2*time.Millisecond
 }
 
 // RandomToken returns 16 random bytes in hex, unique enough to prove ownership.

@@ -214,4 +214,3 @@ func observedOverall(ts []results.Trial) string {
 // matches reports whether an observation meets an expectation: "unsafe" and
 // "stuck" need one trial to show it, "safe" needs every trial clean.
 func matches(e Expect, observed string) bool { return string(e) == observed }
-

@@ -43,7 +43,9 @@ Trial i uses seed --seed+i; run a single trial again with its seed to replay it.
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, args []string) error { return runScenarios(cmd.Context(), cmd.OutOrStdout(), args, f) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runScenarios(cmd.Context(), cmd.OutOrStdout(), args, f)
+		},
 	}
 	cmd.Flags().IntVarP(&f.trials, "trials", "n", 1, "trials per scenario")
 	cmd.Flags().Uint64Var(&f.seed, "seed", 1, "seed of the first trial")
