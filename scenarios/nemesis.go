@@ -13,14 +13,14 @@ import (
 // A Step is one fault in a scenario's schedule.
 type Step struct {
 	// At is when the fault is applied, from the start of the trial.
-	At time.Duration `json:"at"`
+	At Duration `json:"at" yaml:"at"`
 	// Jitter adds a random delay in [0, Jitter), drawn from the trial's seed.
-	Jitter time.Duration `json:"jitter,omitempty"`
+	Jitter Duration `json:"jitter,omitempty" yaml:"jitter"`
 	// Fault is what happens: "cut-replication" (node: a replica),
 	// "restore-replication", "kill", "restart", "partition", "heal".
-	Fault string `json:"fault"`
+	Fault string `json:"fault" yaml:"fault"`
 	// Node names the target node, e.g. "n1".
-	Node string `json:"node"`
+	Node string `json:"node" yaml:"node"`
 }
 
 func (s Step) String() string { return s.Fault + " " + s.Node }
@@ -30,7 +30,7 @@ func (s Step) validate() error {
 	case "cut-replication", "restore-replication", "kill", "restart", "partition", "heal":
 		return nil
 	}
-	return fmt.Errorf("%w: unknown fault %q", ErrBadScenario, s.Fault)
+	return fmt.Errorf("unknown fault %q", s.Fault)
 }
 
 // apply performs the step on c.
@@ -66,7 +66,7 @@ func (s Step) apply(ctx context.Context, c *cluster.Cluster) error {
 // process -1, until the schedule ends or ctx is done.
 func runNemesis(ctx context.Context, c *cluster.Cluster, steps []Step, rng *rand.Rand, rec *checker.Recorder, start time.Time) error {
 	for _, s := range steps {
-		at := s.At
+		at := s.At.D()
 		if s.Jitter > 0 {
 			at += time.Duration(rng.Int64N(int64(s.Jitter)))
 		}

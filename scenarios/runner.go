@@ -160,14 +160,14 @@ func RunTrial(ctx context.Context, s Scenario, seed uint64, dir string) (TrialRe
 	defer tgt.close()
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 
-	runCtx, cancel := context.WithTimeout(ctx, s.Duration)
+	runCtx, cancel := context.WithTimeout(ctx, s.Duration.D())
 	defer cancel()
 	start := time.Now()
 	var wg sync.WaitGroup
 	var nemesisErr error
 	wg.Go(func() { nemesisErr = runNemesis(runCtx, c, s.Faults, rng, rec, start) })
 	for p := 1; p <= s.Clients; p++ {
-		w := &worker{process: p, s: s, tgt: tgt, rec: rec, mono: mono}
+		w := &worker{process: p, s: s, subj: subjects[s.Lock.Kind](tgt, s.Lock), rec: rec, mono: mono}
 		wg.Go(func() { w.run(runCtx) })
 	}
 	wg.Wait()
@@ -180,7 +180,7 @@ func RunTrial(ctx context.Context, s Scenario, seed uint64, dir string) (TrialRe
 		return TrialResult{}, nemesisErr
 	}
 	h := rec.History()
-	res := checker.CheckTimeout(h, &checker.Options{MaxTTL: s.Lock.TTL}, 30*time.Second)
+	res := checker.CheckTimeout(h, &checker.Options{MaxTTL: s.Lock.TTL.D()}, 30*time.Second)
 	return TrialResult{Seed: seed, History: h, Check: res, Observed: observed(res), Wall: time.Since(began)}, nil
 }
 

@@ -22,52 +22,52 @@ const (
 // which faults hit it when.
 type Scenario struct {
 	// Name identifies the scenario on the command line, e.g. "failover-lock-loss".
-	Name string `json:"name"`
+	Name string `json:"name" yaml:"name"`
 	// Expect is the verdict the scenario should produce.
-	Expect Expect `json:"expect"`
+	Expect Expect `json:"expect" yaml:"expect"`
 	// Summary is one line for `lockpick list`.
-	Summary string `json:"summary"`
+	Summary string `json:"summary" yaml:"summary"`
 	// Explain says in a paragraph why the fault breaks (or does not break) the lock.
-	Explain string `json:"explain"`
+	Explain string `json:"explain" yaml:"explain"`
 	// Topology is the Redis deployment.
-	Topology Topology `json:"topology"`
+	Topology Topology `json:"topology" yaml:"topology"`
 	// Lock is the lock algorithm and its settings.
-	Lock Lock `json:"lock"`
+	Lock Lock `json:"lock" yaml:"lock"`
 	// Clients is the number of contending clients. default: 2.
-	Clients int `json:"clients"`
+	Clients int `json:"clients" yaml:"clients"`
 	// Hold is how long a client keeps the lock once granted. default: 100ms.
-	Hold time.Duration `json:"hold"`
+	Hold Duration `json:"hold" yaml:"hold"`
 	// StartAfter delays the clients' first attempt, e.g. until a fault is in place.
-	StartAfter time.Duration `json:"start_after"`
+	StartAfter Duration `json:"start_after" yaml:"start_after"`
 	// Duration is how long the clients run. default: 2s.
-	Duration time.Duration `json:"duration"`
+	Duration Duration `json:"duration" yaml:"duration"`
 	// Faults is the nemesis schedule.
-	Faults []Step `json:"faults,omitempty"`
+	Faults []Step `json:"faults,omitempty" yaml:"faults"`
 }
 
 // A Topology is the serializable form of [cluster.Topology].
 type Topology struct {
-	Masters   int `json:"masters,omitempty"`
-	Replicas  int `json:"replicas,omitempty"`
-	Sentinels int `json:"sentinels,omitempty"`
+	Masters   int `json:"masters,omitempty" yaml:"masters"`
+	Replicas  int `json:"replicas,omitempty" yaml:"replicas"`
+	Sentinels int `json:"sentinels,omitempty" yaml:"sentinels"`
 	// DownAfter is the sentinels' down-after-milliseconds.
-	DownAfter time.Duration `json:"down_after,omitempty"`
+	DownAfter Duration `json:"down_after,omitempty" yaml:"down_after"`
 }
 
 func (t Topology) cluster() cluster.Topology {
-	return cluster.Topology{Masters: t.Masters, Replicas: t.Replicas, Sentinels: t.Sentinels, DownAfter: t.DownAfter}
+	return cluster.Topology{Masters: t.Masters, Replicas: t.Replicas, Sentinels: t.Sentinels, DownAfter: t.DownAfter.D()}
 }
 
 // A Lock names the algorithm under test and its settings.
 type Lock struct {
 	// Kind is the algorithm: "set-nx" (SET NX PX with compare-and-delete).
-	Kind string `json:"kind"`
+	Kind string `json:"kind" yaml:"kind"`
 	// Key is the lock's key. default: "lock".
-	Key string `json:"key,omitempty"`
+	Key string `json:"key,omitempty" yaml:"key"`
 	// TTL is the lease time to live. default: 2s.
-	TTL time.Duration `json:"ttl"`
+	TTL Duration `json:"ttl" yaml:"ttl"`
 	// RetryDelay is the pause between failed attempts. default: 50ms.
-	RetryDelay time.Duration `json:"retry_delay,omitempty"`
+	RetryDelay Duration `json:"retry_delay,omitempty" yaml:"retry_delay"`
 }
 
 func (s Scenario) withDefaults() Scenario {
@@ -75,10 +75,10 @@ func (s Scenario) withDefaults() Scenario {
 		s.Clients = 2
 	}
 	if s.Hold <= 0 {
-		s.Hold = 100 * time.Millisecond
+		s.Hold = Duration(100 * time.Millisecond)
 	}
 	if s.Duration <= 0 {
-		s.Duration = 2 * time.Second
+		s.Duration = Duration(2 * time.Second)
 	}
 	if s.Lock.Kind == "" {
 		s.Lock.Kind = "set-nx"
@@ -87,10 +87,10 @@ func (s Scenario) withDefaults() Scenario {
 		s.Lock.Key = "lock"
 	}
 	if s.Lock.TTL <= 0 {
-		s.Lock.TTL = 2 * time.Second
+		s.Lock.TTL = Duration(2 * time.Second)
 	}
 	if s.Lock.RetryDelay <= 0 {
-		s.Lock.RetryDelay = 50 * time.Millisecond
+		s.Lock.RetryDelay = Duration(50 * time.Millisecond)
 	}
 	return s
 }

@@ -14,57 +14,52 @@ import (
 type worker struct {
 	process int
 	s       Scenario
-	tgt     *target
+	subj    subject
 	rec     *checker.Recorder
 	mono    *monoClock
 }
 
 func (w *worker) run(ctx context.Context) {
-	if !sleep(ctx, w.s.StartAfter) {
+	if !sleep(ctx, w.s.StartAfter.D()) {
 		return
 	}
 	for ctx.Err() == nil {
-		m, node, lease := w.acquire(ctx)
+		lease := w.acquire(ctx)
 		if lease == nil {
-			sleep(ctx, w.s.Lock.RetryDelay)
+			sleep(ctx, w.s.Lock.RetryDelay.D())
 			continue
 		}
-		sleep(ctx, w.s.Hold)
-		w.release(m, node)
+		sleep(ctx, w.s.Hold.D())
+		w.release(lease)
 	}
 }
 
-func (w *worker) acquire(ctx context.Context) (*lockcore.Mutex, string, *lockcore.Lease) {
+func (w *worker) acquire(ctx context.Context) *lockcore.Lease {
 	key := w.s.Lock.Key
-	rdb, node, err := w.tgt.master(ctx)
-	if err != nil {
-		return nil, "", nil // no master known: nothing was sent, nothing to record
-	}
-	m := lockcore.NewMutex(rdb, key, &lockcore.Options{TTL: w.s.Lock.TTL, RetryDelay: w.s.Lock.RetryDelay})
-	w.rec.Record(checker.Event{Process: w.process, Type: checker.Invoke, F: "acquire", Key: key, Node: node})
-	lease, err := m.TryLock(ctx)
+	w.rec.Record(checker.Event{Process: w.process, Type: checker.Invoke, F: "acquire", Key: key})
+	lease, node, err := w.subj.acquire(ctx)
 	if err != nil {
 		w.rec.Record(checker.Event{Process: w.process, Type: outcome(err), F: "acquire", Key: key, Node: node, Error: err.Error()})
-		return nil, "", nil
+		return nil
 	}
 	w.rec.Record(checker.Event{Process: w.process, Type: checker.OK, F: "acquire", Key: key, Node: node,
 		Token: lease.Token, Fence: lease.Fence, ValidUntil: w.mono.at(lease.ValidUntil())})
-	return m, node, lease
+	return lease
 }
 
 // release runs with its own short context so the last lease of a trial is
 // released (and recorded) even after the trial's context ended.
-func (w *worker) release(m *lockcore.Mutex, node string) {
+func (w *worker) release(lease *lockcore.Lease) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	key := w.s.Lock.Key
-	token := m.Lease().Token
-	w.rec.Record(checker.Event{Process: w.process, Type: checker.Invoke, F: "release", Key: key, Node: node, Token: token})
-	if err := m.Unlock(ctx); err != nil {
-		w.rec.Record(checker.Event{Process: w.process, Type: outcome(err), F: "release", Key: key, Node: node, Token: token, Error: err.Error()})
+	w.rec.Record(checker.Event{Process: w.process, Type: checker.Invoke, F: "release", Key: key, Token: lease.Token})
+	node, err := w.subj.release(ctx)
+	if err != nil {
+		w.rec.Record(checker.Event{Process: w.process, Type: outcome(err), F: "release", Key: key, Node: node, Token: lease.Token, Error: err.Error()})
 		return
 	}
-	w.rec.Record(checker.Event{Process: w.process, Type: checker.OK, F: "release", Key: key, Node: node, Token: token})
+	w.rec.Record(checker.Event{Process: w.process, Type: checker.OK, F: "release", Key: key, Node: node, Token: lease.Token})
 }
 
 // outcome maps a lock error to a history type: fail when the operation surely
@@ -72,6 +67,9 @@ func (w *worker) release(m *lockcore.Mutex, node string) {
 func outcome(err error) checker.Type {
 	var oe *lockcore.OpError
 	if errors.As(err, &oe) && oe.Indeterminate {
+		return checker.Info
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return checker.Info
 	}
 	return checker.Fail

@@ -24,6 +24,7 @@ func TestRun_UsageErrors(t *testing.T) {
 		{"run"},
 		{"run", "single-baseline", "--trials", "0"},
 		{"frobnicate"},
+		{"run", "--file", "testdata/bad-fault.yaml"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			code, _, stderr := lockpick(t, args...)

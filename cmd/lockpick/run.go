@@ -23,24 +23,24 @@ type runFlags struct {
 	seed   uint64
 	out    string
 	quiet  bool
+	files  []string
 }
 
 func newRunCmd() *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "run SCENARIO...",
+		Use:   "run [SCENARIO...] [--file FILE]",
 		Short: "Run scenarios for N trials and write a run folder per scenario",
 		Long: `Run plays each named scenario for --trials trials against real Redis nodes
 started on free loopback ports, checks every trial's history, prints the
 verdict and writes results/runs/<run>/ (scenario.json, history.jsonl,
 verdict.json, trial-NNN/history.jsonl, trial-NNN/nodes/*.log).
 
-Trial i uses seed --seed+i; run a single trial again with its seed to replay it.`,
-		Example: "  lockpick run failover-lock-loss --trials 10\n  lockpick run single-baseline --seed 42",
+Trial i uses seed --seed+i; run a single trial again with its seed to replay it.
+A scenario can also come from a YAML file (--file); see scenarios/catalogue/
+for the format: every built-in scenario is written that way.`,
+		Example: "  lockpick run failover-lock-loss --trials 10\n  lockpick run single-baseline --seed 42\n  lockpick run --file my-scenario.yaml",
 		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return usageError("run: name at least one scenario (see `lockpick list`)")
-			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -51,6 +51,7 @@ Trial i uses seed --seed+i; run a single trial again with its seed to replay it.
 	cmd.Flags().Uint64Var(&f.seed, "seed", 1, "seed of the first trial")
 	cmd.Flags().StringVar(&f.out, "out", "results/runs", "folder to create run folders in")
 	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar")
+	cmd.Flags().StringArrayVarP(&f.files, "file", "f", nil, "run the scenario in this YAML file (repeatable)")
 	return cmd
 }
 
@@ -58,7 +59,17 @@ func runScenarios(ctx context.Context, out io.Writer, names []string, f runFlags
 	if f.trials < 1 {
 		return usageError("run: --trials must be at least 1")
 	}
+	if len(names)+len(f.files) == 0 {
+		return usageError("run: name at least one scenario (see `lockpick list`) or pass --file")
+	}
 	var list []scenarios.Scenario
+	for _, file := range f.files {
+		s, err := scenarios.LoadFile(file)
+		if err != nil {
+			return usageError(err.Error())
+		}
+		list = append(list, s)
+	}
 	for _, n := range names {
 		s, err := scenarios.Lookup(n)
 		if err != nil {

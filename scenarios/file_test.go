@@ -1,0 +1,62 @@
+package scenarios_test
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lockpick/lockpick/scenarios"
+)
+
+func TestParse_Errors(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml string
+		line       int
+		field, msg string
+	}{
+		{"unknown field", "name: x\nexpect: safe\nlokc: {kind: set-nx}\n", 3, "", "field lokc not found"},
+		{"bad expect", "name: x\nexpect: maybe\n", 2, "expect", "must be safe, unsafe or stuck"},
+		{"bad lock", "name: x\nexpect: safe\nlock:\n  kind: spinlock\n", 4, "lock.kind", `unknown lock "spinlock"`},
+		{"bad duration", "name: x\nexpect: safe\nhold: soon\n", 3, "", `bad duration "soon"`},
+		{"bad fault", "name: x\nexpect: unsafe\nfaults:\n  - {at: 1s, fault: kill, node: n1}\n  - {at: 2s, fault: smash, node: n1}\n", 5, "faults[1].fault", `unknown fault "smash"`},
+		{"bad node", "name: x\nexpect: unsafe\nfaults:\n  - {at: 1s, fault: kill, node: n9}\n", 4, "faults[0].node", `no node "n9"`},
+		{"syntax", "name: x\nexpect: [safe\n", -1, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := scenarios.Parse("bad.yaml", []byte(tc.yaml))
+			var fe *scenarios.FileError
+			if !errors.As(err, &fe) {
+				t.Fatalf("err = %v, want *FileError", err)
+			}
+			if !errors.Is(err, scenarios.ErrBadScenario) {
+				t.Errorf("err does not wrap ErrBadScenario")
+			}
+			if got, want := fe.Line, tc.line; got != want && !(want < 0 && got > 0) {
+				t.Errorf("line = %d, want %d (%v)", got, want, err)
+			}
+			if got, want := fe.Field, tc.field; got != want {
+				t.Errorf("field = %q, want %q (%v)", got, want, err)
+			}
+			if !strings.Contains(fe.Msg, tc.msg) || !strings.HasPrefix(err.Error(), "bad.yaml:") {
+				t.Errorf("error %q, want file prefix and %q", err, tc.msg)
+			}
+		})
+	}
+}
+
+func TestLoadFile_RoundTripsBuiltins(t *testing.T) {
+	for _, s := range scenarios.All() {
+		path := filepath.Join("catalogue", s.Name+".yaml")
+		got, err := scenarios.LoadFile(path)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if got.Name != s.Name || got.Expect != s.Expect || got.Lock.TTL != s.Lock.TTL {
+			t.Errorf("%s: loaded %+v, builtin %+v", path, got, s)
+		}
+	}
+	if _, err := scenarios.LoadFile(filepath.Join(t.TempDir(), "missing.yaml")); !errors.Is(err, scenarios.ErrBadScenario) {
+		t.Errorf("missing file: err = %v", err)
+	}
+}
