@@ -2,10 +2,10 @@ package checker
 
 import (
 	"fmt"
-
-	"github.com/anishathalye/porcupine"
 	"slices"
 	"time"
+
+	"github.com/anishathalye/porcupine"
 )
 
 // Check checks h for every anomaly kind with no time limit and returns the
@@ -78,12 +78,13 @@ func (r *run) models(direct []Anomaly, deadline time.Time, timedOut *[]string) [
 	for _, a := range direct {
 		dg[a.Key] = true
 	}
+	writes := r.okWrites()
 	var todo []*part
 	for _, p := range r.parts() {
 		switch {
 		case p.lease && dg[p.key]:
 		case !p.lease:
-			if dups := r.duplicateWrites(p.key); len(dups) > 0 {
+			if dups := r.duplicateWrites(p.key, writes[p.key]); len(dups) > 0 {
 				found = append(found, dups...)
 				continue
 			}

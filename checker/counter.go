@@ -8,16 +8,25 @@ import (
 	"github.com/anishathalye/porcupine"
 )
 
-// duplicateWrites returns a lost-update anomaly for every value that two
-// or more ok writes wrote to key. The counter model only ever increments,
-// so such a history is illegal, and each extra write lost an increment.
-func (r *run) duplicateWrites(key string) []Anomaly {
-	byValue := make(map[int64][]*op)
+// okWrites returns the ok writes with a value, by key.
+func (r *run) okWrites() map[string][]*op {
+	m := make(map[string][]*op)
 	for i := range r.ops {
-		o := &r.ops[i]
-		if o.f == FWrite && o.typ == OK && o.hasValue && o.key == key {
-			byValue[o.value] = append(byValue[o.value], o)
+		if o := &r.ops[i]; o.f == FWrite && o.typ == OK && o.hasValue {
+			m[o.key] = append(m[o.key], o)
 		}
+	}
+	return m
+}
+
+// duplicateWrites returns a lost-update anomaly for every value that two
+// or more of writes (the ok writes to key) wrote. The counter model only
+// ever increments, so such a history is illegal, and each extra write lost
+// an increment.
+func (r *run) duplicateWrites(key string, writes []*op) []Anomaly {
+	byValue := make(map[int64][]*op)
+	for _, o := range writes {
+		byValue[o.value] = append(byValue[o.value], o)
 	}
 	var out []Anomaly
 	for v, ws := range byValue {

@@ -25,7 +25,7 @@ type lease struct {
 	extends  []*op  // ok extends and re-acquires of the lease
 	deadline int64  // last ValidUntil known; math.MaxInt64 if none
 	lastSeen int64  // last completion of the holder while it held the lease
-	closed   bool
+	closedAt int64  // invoke of the release or superseding acquire; math.MaxInt64 if none
 }
 
 // end returns the end of the lease's certain ownership, or its start if it
@@ -76,7 +76,6 @@ func (l *lease) addWindow(o *op) {
 
 // cut ends certain ownership at t.
 func (l *lease) cut(t int64) {
-	l.closed = true
 	w := l.windows[:0]
 	for _, s := range l.windows {
 		if s.start >= t {
@@ -88,11 +87,11 @@ func (l *lease) cut(t int64) {
 	l.windows = w
 }
 
-// leases returns the leases granted in os, in order of their acquire's
+// leases returns the leases granted in list, in order of their acquire's
 // invoke. A process holds at most one lease per key: an ok acquire with the
 // same token (or without tokens) while it holds one re-enters and extends
 // it, and one with another token ends the old lease at its invoke.
-func leases(os []op) []*lease {
+func leases(list []op) []*lease {
 	type pk struct {
 		process int
 		key     string
@@ -100,8 +99,8 @@ func leases(os []op) []*lease {
 	var all []*lease
 	held := make(map[pk]*lease)
 	holding := make(map[int][]*lease) // process -> its open leases
-	for i := range os {
-		o := &os[i]
+	for i := range list {
+		o := &list[i]
 		if o.completed() && o.typ != Info {
 			for _, l := range holding[o.process] {
 				l.lastSeen = max(l.lastSeen, o.ret)
@@ -118,11 +117,12 @@ func leases(os []op) []*lease {
 			}
 			if l != nil {
 				l.cut(o.call)
+				l.closedAt = o.call
 				holding[o.process] = without(holding[o.process], l)
 			}
 			l = &lease{id: len(all), process: o.process, key: o.key, token: o.token,
 				fence: o.fence, node: o.node, acquire: o, start: o.ret,
-				deadline: math.MaxInt64, lastSeen: o.ret}
+				deadline: math.MaxInt64, lastSeen: o.ret, closedAt: math.MaxInt64}
 			l.addWindow(o)
 			all = append(all, l)
 			held[k] = l
@@ -133,12 +133,13 @@ func leases(os []op) []*lease {
 		case o.f == FRelease && l != nil:
 			l.release = o
 			l.cut(o.call)
+			l.closedAt = o.call
 			delete(held, k)
 			holding[o.process] = without(holding[o.process], l)
 		}
 	}
 	for _, l := range all {
-		if !l.closed && l.deadline == math.MaxInt64 {
+		if l.closedAt == math.MaxInt64 && l.deadline == math.MaxInt64 {
 			l.cut(l.lastSeen) // no deadline, no release: held while seen alive
 		}
 	}

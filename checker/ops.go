@@ -37,38 +37,38 @@ func (o *op) indexes() []int {
 // is followed by another invoke of its process, or by the end of the
 // history, is left as Info. unmatched counts completions without an invoke,
 // except lone nemesis events, which become operations of their own.
-func ops(h History) (os []op, unmatched int) {
-	os = make([]op, 0, len(h)/2+1)
-	open := make(map[int]int) // process -> position in os
+func ops(h History) (list []op, unmatched int) {
+	list = make([]op, 0, len(h)/2+1)
+	open := make(map[int]int) // process -> position in list
 	for i := range h {
 		e := &h[i]
 		if e.Type == Invoke {
-			os = append(os, op{
+			list = append(list, op{
 				process: e.Process, f: e.F, key: e.Key, typ: Info,
 				call: e.Time, ret: math.MaxInt64, inv: e.Index, done: -1,
 			})
-			os[len(os)-1].merge(e)
-			open[e.Process] = len(os) - 1
+			list[len(list)-1].merge(e)
+			open[e.Process] = len(list) - 1
 			continue
 		}
 		j, ok := open[e.Process]
-		if !ok || os[j].f != e.F {
+		if !ok || list[j].f != e.F {
 			if e.F == FNemesis {
 				o := op{process: e.Process, f: e.F, key: e.Key, typ: e.Type,
 					call: e.Time, ret: e.Time, inv: e.Index, done: e.Index}
 				o.merge(e)
-				os = append(os, o)
+				list = append(list, o)
 			} else {
 				unmatched++
 			}
 			continue
 		}
 		delete(open, e.Process)
-		o := &os[j]
+		o := &list[j]
 		o.typ, o.ret, o.done = e.Type, e.Time, e.Index
 		o.merge(e)
 	}
-	return os, unmatched
+	return list, unmatched
 }
 
 // merge copies the fields e sets into o; later events win.

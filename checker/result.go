@@ -66,7 +66,7 @@ type Result struct {
 	// They do not affect the verdict.
 	Prevented []Anomaly `json:"prevented,omitempty"`
 	// TimedOut names the searches that did not finish in time, such as
-	// "lost-update on \"counter\"".
+	// "counter model on \"counter\"".
 	TimedOut []string `json:"timed_out,omitempty"`
 	// Ignored counts completion events without a matching invoke, which
 	// the check skipped.

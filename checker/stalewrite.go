@@ -28,6 +28,9 @@ func (r *run) staleWrites() (found, prevented []Anomaly) {
 	for _, ls := range byKey {
 		slices.SortStableFunc(ls, func(a, b *lease) int { return cmp.Compare(a.start, b.start) })
 	}
+	for _, ls := range byProc {
+		slices.SortStableFunc(ls, func(a, b *lease) int { return cmp.Compare(a.start, b.start) })
+	}
 	for i := range r.ops {
 		w := &r.ops[i]
 		if w.f != FWrite {
@@ -58,24 +61,26 @@ func (r *run) staleWrites() (found, prevented []Anomaly) {
 	return found, prevented
 }
 
-// holding returns the lease of ls (one process's leases, in order) that w
-// was written under, or nil.
+// holding returns the lease of ls (one process's leases, by start) that w
+// was written under, or nil: the one with w's token or fence if w carries
+// one, else the latest not yet released or superseded when w was invoked.
 func holding(ls []*lease, w *op) *lease {
+	n, _ := slices.BinarySearchFunc(ls, w.call+1, func(l *lease, t int64) int { return cmp.Compare(l.start, t) })
 	var best *lease
-	for _, l := range ls {
-		if l.start > w.call {
-			break
-		}
-		if l.release != nil && l.release.call <= w.call {
+	for i := n - 1; i >= 0; i-- {
+		l := ls[i]
+		if l.closedAt <= w.call {
 			continue
 		}
-		if w.token != "" && l.token == w.token {
+		if (w.token != "" && l.token == w.token) || (w.fence != 0 && l.fence == w.fence) {
 			return l
 		}
-		if w.fence != 0 && l.fence == w.fence {
-			return l
+		if best == nil {
+			best = l
+			if w.token == "" && w.fence == 0 {
+				return l
+			}
 		}
-		best = l
 	}
 	return best
 }

@@ -83,7 +83,16 @@ func Parse(file string, data []byte) (Scenario, error) {
 		s.Name = strings.TrimSuffix(path.Base(file), path.Ext(file))
 	}
 	s = s.withDefaults()
-	if err := s.Validate(); err != nil {
+	err := s.Validate()
+	for i, a := range s.Arms {
+		if err != nil {
+			break
+		}
+		if _, aerr := s.Arm(a.Name); aerr != nil {
+			err = &fieldError{path: fmt.Sprintf("arms[%d]", i), msg: aerr.Error()}
+		}
+	}
+	if err != nil {
 		var fe *fieldError
 		if errors.As(err, &fe) {
 			return Scenario{}, &FileError{File: file, Line: lineOf(&root, fe.path), Field: fe.path, Msg: fe.msg}

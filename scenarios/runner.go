@@ -22,6 +22,11 @@ type Options struct {
 	Seed uint64
 	// Out is the folder run folders are created in. default: results/runs.
 	Out string
+	// Parallel is how many trials run at once; each has its own nodes and
+	// ports. default: 1.
+	Parallel int
+	// Name is the run folder's name. default: <time>-<scenario>-seed<seed>.
+	Name string
 	// Progress, if set, is called after each trial with the number done.
 	Progress func(done, total int)
 }
@@ -36,6 +41,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if c.Seed == 0 {
 		c.Seed = 1
+	}
+	if c.Parallel <= 0 {
+		c.Parallel = 1
 	}
 	if c.Out == "" {
 		c.Out = filepath.Join("results", "runs")
@@ -61,7 +69,10 @@ func Run(ctx context.Context, s Scenario, opt *Options) (*results.Verdict, strin
 	if err := s.Validate(); err != nil {
 		return nil, "", err
 	}
-	name := fmt.Sprintf("%s-%s-seed%d", time.Now().Format("20060102-150405"), s.Name, o.Seed)
+	name := o.Name
+	if name == "" {
+		name = fmt.Sprintf("%s-%s-seed%d", time.Now().Format("20060102-150405"), s.Name, o.Seed)
+	}
 	dir, err := results.Create(o.Out, name)
 	if err != nil {
 		return nil, "", &InfraError{Err: err}
@@ -84,18 +95,14 @@ func runTrials(ctx context.Context, s Scenario, o Options, dir *results.RunDir) 
 		return nil, &InfraError{Err: err}
 	}
 	v := &results.Verdict{Scenario: s.Name, Seed: o.Seed, Trials: o.Trials, Expect: string(s.Expect), Anomalies: map[string]int{}}
+	trials, err := playTrials(ctx, s, o, dir)
+	if err != nil {
+		return nil, err
+	}
 	var shown *TrialResult
-	for i := range o.Trials {
-		seed := o.Seed + uint64(i)
-		rel := fmt.Sprintf("trial-%03d", i+1)
-		tr, err := RunTrial(ctx, s, seed, dir.Path(rel))
-		if err != nil {
-			return nil, err
-		}
-		if err := writeTrial(dir, rel, tr); err != nil {
-			return nil, &InfraError{Err: err}
-		}
-		t := results.Trial{Trial: i + 1, Seed: seed, Observed: tr.Observed, Anomalies: map[string]int{},
+	for i, tr := range trials {
+		rel := trialDir(i)
+		t := results.Trial{Trial: i + 1, Seed: tr.Seed, Observed: tr.Observed, Anomalies: map[string]int{},
 			WallSeconds: tr.Wall.Seconds(), Dir: rel}
 		for k, n := range tr.Check.Counts() {
 			t.Anomalies[string(k)] += n
@@ -110,13 +117,10 @@ func runTrials(ctx context.Context, s Scenario, o Options, dir *results.RunDir) 
 			}
 		}
 		if shown == nil || (shown.Observed == string(Safe) && tr.Observed != string(Safe)) {
-			shown = &tr
+			shown = &trials[i]
 		}
 		v.WallSeconds += tr.Wall.Seconds()
 		v.TrialResults = append(v.TrialResults, t)
-		if o.Progress != nil {
-			o.Progress(i+1, o.Trials)
-		}
 	}
 	v.WallSecondsPerTrial = v.WallSeconds / float64(o.Trials)
 	v.Observed = observedOverall(v.TrialResults)
@@ -129,6 +133,62 @@ func runTrials(ctx context.Context, s Scenario, o Options, dir *results.RunDir) 
 		return nil, &InfraError{Err: err}
 	}
 	return v, nil
+}
+
+func trialDir(i int) string { return fmt.Sprintf("trial-%03d", i+1) }
+
+// playTrials runs the trials, o.Parallel at a time, writing each trial's
+// files as it ends, and returns them in trial order.
+func playTrials(ctx context.Context, s Scenario, o Options, dir *results.RunDir) ([]TrialResult, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	trials := make([]TrialResult, o.Trials)
+	errs := make([]error, o.Trials)
+	sem := make(chan struct{}, o.Parallel)
+	var mu sync.Mutex
+	done := 0
+	var wg sync.WaitGroup
+	for i := range o.Trials {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			rel := trialDir(i)
+			tr, err := RunTrial(ctx, s, o.Seed+uint64(i), dir.Path(rel))
+			if err == nil {
+				if werr := writeTrial(dir, rel, tr); werr != nil {
+					err = &InfraError{Err: werr}
+				}
+			}
+			if err != nil {
+				errs[i] = err
+				cancel() // one broken trial ends the run
+				return
+			}
+			trials[i] = tr
+			mu.Lock()
+			done++
+			if o.Progress != nil {
+				o.Progress(done, o.Trials)
+			}
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return nil, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return trials, nil
 }
 
 func writeTrial(dir *results.RunDir, rel string, tr TrialResult) error {

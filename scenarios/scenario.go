@@ -41,6 +41,8 @@ type Scenario struct {
 	StartAfter Duration `json:"start_after" yaml:"start_after"`
 	// Duration is how long the clients run. default: 2s.
 	Duration Duration `json:"duration" yaml:"duration"`
+	// Arms are named variants for `lockpick compare`.
+	Arms []Arm `json:"arms,omitempty" yaml:"arms"`
 	// Faults is the nemesis schedule.
 	Faults []Step `json:"faults,omitempty" yaml:"faults"`
 }

@@ -19,11 +19,12 @@ import (
 )
 
 type runFlags struct {
-	trials int
-	seed   uint64
-	out    string
-	quiet  bool
-	files  []string
+	trials   int
+	seed     uint64
+	out      string
+	quiet    bool
+	files    []string
+	parallel int
 }
 
 func newRunCmd() *cobra.Command {
@@ -47,17 +48,22 @@ for the format: every built-in scenario is written that way.`,
 			return runScenarios(cmd.Context(), cmd.OutOrStdout(), args, f)
 		},
 	}
-	cmd.Flags().IntVarP(&f.trials, "trials", "n", 1, "trials per scenario")
-	cmd.Flags().Uint64Var(&f.seed, "seed", 1, "seed of the first trial")
-	cmd.Flags().StringVar(&f.out, "out", "results/runs", "folder to create run folders in")
-	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar")
+	addTrialFlags(cmd, &f)
 	cmd.Flags().StringArrayVarP(&f.files, "file", "f", nil, "run the scenario in this YAML file (repeatable)")
 	return cmd
 }
 
+func addTrialFlags(cmd *cobra.Command, f *runFlags) {
+	cmd.Flags().IntVarP(&f.trials, "trials", "n", 1, "trials per scenario (per arm, for compare)")
+	cmd.Flags().Uint64Var(&f.seed, "seed", 1, "seed of the first trial; trial i uses seed+i-1")
+	cmd.Flags().IntVarP(&f.parallel, "parallel", "p", 1, "trials to run at once (each has its own nodes and ports)")
+	cmd.Flags().StringVar(&f.out, "out", "results/runs", "folder to create run folders in")
+	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar")
+}
+
 func runScenarios(ctx context.Context, out io.Writer, names []string, f runFlags) error {
-	if f.trials < 1 {
-		return usageError("run: --trials must be at least 1")
+	if f.trials < 1 || f.parallel < 1 {
+		return usageError("run: --trials and --parallel must be at least 1")
 	}
 	if len(names)+len(f.files) == 0 {
 		return usageError("run: name at least one scenario (see `lockpick list`) or pass --file")
@@ -86,9 +92,9 @@ func runScenarios(ctx context.Context, out io.Writer, names []string, f runFlags
 
 	failed := 0
 	for _, s := range list {
-		bar := newBar(s.Name, f)
+		bar := newBar(s.Name, f, f.trials)
 		v, dir, err := scenarios.Run(ctx, s, &scenarios.Options{Trials: f.trials, Seed: f.seed, Out: f.out,
-			Progress: func(done, _ int) { _ = bar.Set(done) }})
+			Parallel: f.parallel, Progress: func(done, _ int) { _ = bar.Set(done) }})
 		_ = bar.Finish()
 		switch {
 		case ctx.Err() != nil:
@@ -109,8 +115,8 @@ func runScenarios(ctx context.Context, out io.Writer, names []string, f runFlags
 	return nil
 }
 
-func newBar(name string, f runFlags) *progressbar.ProgressBar {
-	return progressbar.NewOptions(f.trials,
+func newBar(name string, f runFlags, total int) *progressbar.ProgressBar {
+	return progressbar.NewOptions(total,
 		progressbar.OptionSetWriter(os.Stderr),
 		progressbar.OptionSetVisibility(!f.quiet && isTerminal(os.Stderr)),
 		progressbar.OptionSetDescription(name),

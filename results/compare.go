@@ -1,0 +1,84 @@
+package results
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+)
+
+// A Comparison is the outcome of `lockpick compare`: one scenario's arms,
+// N trials each, with violation rates and significance tests.
+type Comparison struct {
+	Scenario string       `json:"scenario"`
+	Seed     uint64       `json:"seed"`
+	Trials   int          `json:"trials"`
+	Arms     []ArmResult  `json:"arms"`
+	Tests    []FisherTest `json:"tests"`
+	// WallSeconds is the wall time of the whole comparison.
+	WallSeconds float64 `json:"wall_seconds"`
+
+	_ struct{} // disallow positional literals, for extensibility
+}
+
+// An ArmResult is one arm's violation rate with its 95% Wilson interval.
+type ArmResult struct {
+	Arm        string  `json:"arm"`
+	Summary    string  `json:"summary,omitempty"`
+	Trials     int     `json:"trials"`
+	Violations int     `json:"violations"` // trials whose observation was not safe
+	Rate       float64 `json:"rate"`
+	Low        float64 `json:"ci95_low"`
+	High       float64 `json:"ci95_high"`
+	Dir        string  `json:"dir"` // the arm's run folder, relative to the comparison's
+}
+
+// A FisherTest compares the violation rates of two arms.
+type FisherTest struct {
+	A string  `json:"a"`
+	B string  `json:"b"`
+	P float64 `json:"p"`
+}
+
+// NewArmResult computes an arm's rate and interval from its verdict.
+func NewArmResult(arm, summary string, v *Verdict, dir string) ArmResult {
+	lo, hi := Wilson(v.TrialsWithAnomaly, v.Trials)
+	return ArmResult{Arm: arm, Summary: summary, Trials: v.Trials, Violations: v.TrialsWithAnomaly,
+		Rate: float64(v.TrialsWithAnomaly) / float64(max(v.Trials, 1)), Low: lo, High: hi, Dir: dir}
+}
+
+// AddTests fills Tests with a Fisher exact test of the first arm against each other arm.
+func (c *Comparison) AddTests() {
+	c.Tests = nil
+	for _, b := range c.Arms[1:] {
+		a := c.Arms[0]
+		p := FisherExact(a.Violations, a.Trials-a.Violations, b.Violations, b.Trials-b.Violations)
+		c.Tests = append(c.Tests, FisherTest{A: a.Arm, B: b.Arm, P: p})
+	}
+}
+
+// WriteTable prints the comparison as a table for a terminal.
+func (c *Comparison) WriteTable(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "%s: %d trials per arm\n", c.Scenario, c.Trials)
+	fmt.Fprintln(tw, "ARM\tVIOLATIONS\tRATE\t95% CI (Wilson)")
+	for _, a := range c.Arms {
+		fmt.Fprintf(tw, "%s\t%d/%d\t%.1f%%\t[%.1f%%, %.1f%%]\n", a.Arm, a.Violations, a.Trials, 100*a.Rate, 100*a.Low, 100*a.High)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, t := range c.Tests {
+		fmt.Fprintf(w, "Fisher exact test, %s vs %s: p = %.3g%s\n", t.A, t.B, t.P, significance(t.P))
+	}
+	return nil
+}
+
+func significance(p float64) string {
+	switch {
+	case p < 0.01:
+		return " (different, p < 0.01)"
+	case p < 0.05:
+		return " (different, p < 0.05)"
+	}
+	return " (no significant difference)"
+}

@@ -1,0 +1,66 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/lockpick/lockpick/results"
+)
+
+// Compare runs each named arm of s for opt.Trials trials (all arms when arms
+// is empty) and writes one run folder holding a folder per arm and
+// compare.json. It returns the comparison and the folder's path.
+func Compare(ctx context.Context, s Scenario, arms []string, opt *Options) (*results.Comparison, string, error) {
+	o := opt.withDefaults()
+	if len(arms) == 0 {
+		arms = s.ArmNames()
+	}
+	if len(arms) < 2 {
+		return nil, "", fmt.Errorf("%w: compare needs two arms; %s has %d", ErrBadScenario, s.Name, len(s.Arms))
+	}
+	variants := make([]Scenario, len(arms))
+	for i, a := range arms {
+		v, err := s.Arm(a)
+		if err != nil {
+			return nil, "", err
+		}
+		variants[i] = v
+	}
+	name := o.Name
+	if name == "" {
+		name = fmt.Sprintf("%s-compare-%s-seed%d", time.Now().Format("20060102-150405"), s.Name, o.Seed)
+	}
+	dir, err := results.Create(o.Out, name)
+	if err != nil {
+		return nil, "", &InfraError{Err: err}
+	}
+	began := time.Now()
+	c := &results.Comparison{Scenario: s.Name, Seed: o.Seed, Trials: o.Trials}
+	progress := o.Progress
+	for i, v := range variants {
+		ao := o
+		ao.Out, ao.Name = dir.Path(""), arms[i]
+		if progress != nil {
+			ao.Progress = func(done, total int) { progress(i*total+done, len(arms)*total) }
+		}
+		verdict, _, err := Run(ctx, v, &ao)
+		if err != nil {
+			dir.Abort()
+			return nil, "", err
+		}
+		c.Arms = append(c.Arms, results.NewArmResult(arms[i], v.Summary, verdict, arms[i]))
+	}
+	c.AddTests()
+	c.WallSeconds = time.Since(began).Seconds()
+	if err := dir.WriteJSON("compare.json", c); err != nil {
+		dir.Abort()
+		return nil, "", &InfraError{Err: err}
+	}
+	final, err := dir.Commit()
+	if err != nil {
+		dir.Abort()
+		return nil, "", &InfraError{Err: err}
+	}
+	return c, final, nil
+}
