@@ -58,7 +58,12 @@ type TrialResult struct {
 	Check    checker.Result
 	Observed string
 	Wall     time.Duration
+
+	checkOptions *checker.Options
 }
+
+// checkTimeout bounds each linearizability search; past it the verdict is unknown.
+const checkTimeout = 30 * time.Second
 
 // Run plays s for opt.Trials trials and writes a run folder. It returns the
 // verdict and the folder's path. Harness failures come back as *[InfraError]
@@ -195,6 +200,13 @@ func writeTrial(dir *results.RunDir, rel string, tr TrialResult) error {
 	if err := checker.WriteFile(dir.Path(filepath.Join(rel, "history.jsonl")), tr.History); err != nil {
 		return err
 	}
+	if tr.Check.Verdict != checker.Ok {
+		// porcupine's own view of the history, with the nemesis events as notes.
+		path := dir.Path(filepath.Join(rel, "linearizability.html"))
+		if _, err := checker.VisualizePath(tr.History, tr.checkOptions, checkTimeout, path); err != nil {
+			return err
+		}
+	}
 	return dir.WriteJSON(filepath.Join(rel, "check.json"), tr.Check)
 }
 
@@ -240,8 +252,9 @@ func RunTrial(ctx context.Context, s Scenario, seed uint64, dir string) (TrialRe
 		return TrialResult{}, nemesisErr
 	}
 	h := rec.History()
-	res := checker.CheckTimeout(h, &checker.Options{MaxTTL: s.Lock.TTL.D()}, 30*time.Second)
-	return TrialResult{Seed: seed, History: h, Check: res, Observed: observed(res), Wall: time.Since(began)}, nil
+	copt := &checker.Options{MaxTTL: s.Lock.TTL.D()}
+	res := checker.CheckTimeout(h, copt, checkTimeout)
+	return TrialResult{Seed: seed, History: h, Check: res, Observed: observed(res), Wall: time.Since(began), checkOptions: copt}, nil
 }
 
 // observed turns a check result into safe, unsafe, stuck or unknown.

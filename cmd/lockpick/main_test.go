@@ -93,3 +93,22 @@ func TestRun_SingleBaselineWritesRunFolder(t *testing.T) {
 		t.Errorf("check on a safe run: exit %d\n%s", code, out)
 	}
 }
+
+func TestCheck_ExitCodes(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		code int
+		want string
+	}{
+		{"../../checker/testdata/grant-after-deadline.jsonl", exitOK, "verdict ok"},
+		{"../../checker/testdata/double-grant.jsonl", exitMismatch, "double-grant"},
+		{"testdata/malformed.jsonl", exitUsage, "line 2"},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			code, out, errOut := lockpick(t, "check", tc.file)
+			if code != tc.code || !strings.Contains(out+errOut, tc.want) {
+				t.Errorf("exit %d (want %d), output %q, want it to mention %q", code, tc.code, out+errOut, tc.want)
+			}
+		})
+	}
+}
