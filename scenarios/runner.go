@@ -104,7 +104,7 @@ func runTrials(ctx context.Context, s Scenario, o Options, dir *results.RunDir) 
 	if err != nil {
 		return nil, err
 	}
-	var shown *TrialResult
+	shown := 0
 	for i, tr := range trials {
 		rel := trialDir(i)
 		t := results.Trial{Trial: i + 1, Seed: tr.Seed, Observed: tr.Observed, Anomalies: map[string]int{},
@@ -121,8 +121,8 @@ func runTrials(ctx context.Context, s Scenario, o Options, dir *results.RunDir) 
 				v.Examples = append(v.Examples, fmt.Sprintf("trial %d: %s: %s", i+1, a.Kind, a.Message))
 			}
 		}
-		if shown == nil || (shown.Observed == string(Safe) && tr.Observed != string(Safe)) {
-			shown = &trials[i]
+		if trials[shown].Observed == string(Safe) && tr.Observed != string(Safe) {
+			shown = i
 		}
 		v.WallSeconds += tr.Wall.Seconds()
 		v.TrialResults = append(v.TrialResults, t)
@@ -131,10 +131,13 @@ func runTrials(ctx context.Context, s Scenario, o Options, dir *results.RunDir) 
 	v.Observed = observedOverall(v.TrialResults)
 	v.Matched = matches(s.Expect, v.Observed)
 	// The top-level history is the first trial with an anomaly, else the first.
-	if err := checker.WriteFile(dir.Path("history.jsonl"), shown.History); err != nil {
+	if err := checker.WriteFile(dir.Path("history.jsonl"), trials[shown].History); err != nil {
 		return nil, &InfraError{Err: err}
 	}
 	if err := dir.WriteJSON("verdict.json", v); err != nil {
+		return nil, &InfraError{Err: err}
+	}
+	if err := writeReport(dir, s, v, trials[shown], shown); err != nil {
 		return nil, &InfraError{Err: err}
 	}
 	return v, nil

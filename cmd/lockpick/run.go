@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -25,6 +26,7 @@ type runFlags struct {
 	quiet    bool
 	files    []string
 	parallel int
+	junit    string
 }
 
 func newRunCmd() *cobra.Command {
@@ -50,6 +52,7 @@ for the format: every built-in scenario is written that way.`,
 	}
 	addTrialFlags(cmd, &f)
 	cmd.Flags().StringArrayVarP(&f.files, "file", "f", nil, "run the scenario in this YAML file (repeatable)")
+	cmd.Flags().StringVar(&f.junit, "junit", "", "also write a JUnit XML report to this file, for CI systems")
 	return cmd
 }
 
@@ -91,6 +94,8 @@ func runScenarios(ctx context.Context, out io.Writer, names []string, f runFlags
 	defer cluster.KillAll() // whatever a cancelled trial did not stop itself
 
 	failed := 0
+	var verdicts []*results.Verdict
+	var dirs []string
 	for _, s := range list {
 		bar := newBar(s.Name, f, f.trials)
 		v, dir, err := scenarios.Run(ctx, s, &scenarios.Options{Trials: f.trials, Seed: f.seed, Out: f.out,
@@ -105,8 +110,14 @@ func runScenarios(ctx context.Context, out io.Writer, names []string, f runFlags
 			return infraError(err)
 		}
 		printVerdict(out, v, dir)
+		verdicts, dirs = append(verdicts, v), append(dirs, dir)
 		if !v.Matched {
 			failed++
+		}
+	}
+	if f.junit != "" {
+		if err := writeJUnit(f.junit, verdicts, dirs); err != nil {
+			return infraError(err)
 		}
 	}
 	if failed > 0 {
@@ -144,4 +155,12 @@ func printVerdict(w io.Writer, v *results.Verdict, dir string) {
 		fmt.Fprintf(w, "  %s\n", wrap(e, 96, "    "))
 	}
 	fmt.Fprintf(w, "  results: %s\n", dir)
+}
+
+func writeJUnit(path string, vs []*results.Verdict, dirs []string) error {
+	var buf bytes.Buffer
+	if err := results.WriteJUnit(&buf, vs, dirs); err != nil {
+		return err
+	}
+	return os.WriteFile(path, buf.Bytes(), 0o644)
 }

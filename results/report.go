@@ -1,0 +1,71 @@
+package results
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/lockpick/lockpick/checker"
+)
+
+// A Report is everything report.html shows about one run.
+type Report struct {
+	Verdict *Verdict
+	// Summary and Explain describe the scenario in a line and a paragraph.
+	Summary, Explain string
+	// Trial is the trial the timeline shows (1-based), and Check its result.
+	Trial    int
+	Timeline Timeline
+	Check    checker.Result
+	// Visualization is the relative link to porcupine's page, if any.
+	Visualization string
+}
+
+//go:embed report.html.tmpl
+var reportHTML string
+
+var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
+	"pct":  func(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) },
+	"sec":  func(ns int64) string { return fmt.Sprintf("%.3fs", float64(ns)/1e9) },
+	"join": func(xs []int) string { return strings.Trim(fmt.Sprint(xs), "[]") },
+	"kinds": func(m map[string]int) []string {
+		ks := make([]string, 0, len(m))
+		for k, n := range m {
+			ks = append(ks, fmt.Sprintf("%s × %d", k, n))
+		}
+		sort.Strings(ks)
+		return ks
+	},
+}).Parse(reportHTML))
+
+// WriteHTML renders the report as a self-contained HTML page.
+func (r *Report) WriteHTML(w io.Writer) error {
+	var buf bytes.Buffer
+	if err := reportTmpl.Execute(&buf, struct {
+		*Report
+		SVG template.HTML
+	}{r, template.HTML(r.Timeline.SVG())}); err != nil {
+		return fmt.Errorf("results: render report: %w", err)
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// WriteHTMLFile writes the report to path atomically.
+func (r *Report) WriteHTMLFile(path string) error {
+	var buf bytes.Buffer
+	if err := r.WriteHTML(&buf); err != nil {
+		return err
+	}
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
+	if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}

@@ -1,0 +1,78 @@
+package results
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// WriteSummary writes a Markdown table of verdicts: scenario, expectation,
+// observation, trials with an anomaly, wall time.
+func WriteSummary(w io.Writer, vs []*Verdict) error {
+	var b strings.Builder
+	b.WriteString("| scenario | expect | observed | matched | trials with anomaly | s per trial |\n")
+	b.WriteString("|---|---|---|---|---|---|\n")
+	for _, v := range vs {
+		m := "yes"
+		if !v.Matched {
+			m = "**no**"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d/%d | %.2f |\n", v.Scenario, v.Expect, v.Observed, m,
+			v.TrialsWithAnomaly, v.Trials, v.WallSecondsPerTrial)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteJUnit writes verdicts as a JUnit XML report: one test case per
+// scenario, failed when its verdict did not match the expectation.
+func WriteJUnit(w io.Writer, vs []*Verdict, dirs []string) error {
+	type failure struct {
+		Message string `xml:"message,attr"`
+		Text    string `xml:",chardata"`
+	}
+	type testcase struct {
+		Name      string   `xml:"name,attr"`
+		Classname string   `xml:"classname,attr"`
+		Time      float64  `xml:"time,attr"`
+		Failure   *failure `xml:"failure,omitempty"`
+		SystemOut string   `xml:"system-out,omitempty"`
+	}
+	type suite struct {
+		XMLName  xml.Name   `xml:"testsuite"`
+		Name     string     `xml:"name,attr"`
+		Tests    int        `xml:"tests,attr"`
+		Failures int        `xml:"failures,attr"`
+		Time     float64    `xml:"time,attr"`
+		Cases    []testcase `xml:"testcase"`
+	}
+	s := suite{Name: "lockpick", Tests: len(vs)}
+	for i, v := range vs {
+		c := testcase{Name: v.Scenario, Classname: "lockpick.scenarios", Time: v.WallSeconds}
+		out := fmt.Sprintf("expect %s, observed %s, %d/%d trials with an anomaly", v.Expect, v.Observed, v.TrialsWithAnomaly, v.Trials)
+		if i < len(dirs) {
+			out += "\nresults: " + dirs[i]
+		}
+		if len(v.Examples) > 0 {
+			out += "\n" + strings.Join(v.Examples, "\n")
+		}
+		c.SystemOut = out
+		if !v.Matched {
+			s.Failures++
+			c.Failure = &failure{Message: fmt.Sprintf("expected %s, observed %s", v.Expect, v.Observed), Text: out}
+		}
+		s.Time += v.WallSeconds
+		s.Cases = append(s.Cases, c)
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(s); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}

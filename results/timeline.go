@@ -1,0 +1,129 @@
+package results
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/lockpick/lockpick/checker"
+)
+
+// A Timeline is the data behind the report's picture of one trial: a lane per
+// client with its leases, the faults, and the overlaps the checker found.
+type Timeline struct {
+	Origin, End int64 // monotonic ns
+	Lanes       []Lane
+	Faults      []FaultWindow
+	Overlaps    []Overlap
+}
+
+// A Lane is one client's leases.
+type Lane struct {
+	Process int
+	Leases  []Bar
+	Fails   []int64 // times of failed or unknown acquires
+}
+
+// A Bar is one lease, from grant to release or deadline.
+type Bar struct {
+	Start, End int64
+	Node       string
+	Label      string
+}
+
+// A FaultWindow is a fault from its injection to its healing (or the end).
+type FaultWindow struct {
+	Start, End int64
+	Label      string
+}
+
+// An Overlap is a span where two leases were both valid, from a double grant.
+type Overlap struct {
+	Start, End int64
+	Processes  []int
+}
+
+// healOf names the fault step that undoes a fault step.
+var healOf = map[string]string{
+	"kill": "restart", "cut-replication": "restore-replication", "partition": "heal", "pause": "resume",
+}
+
+// NewTimeline builds the timeline of h with the anomalies of r.
+func NewTimeline(h checker.History, r checker.Result) Timeline {
+	t := Timeline{Origin: r.Origin}
+	lanes := map[int]*Lane{}
+	lane := func(p int) *Lane {
+		if lanes[p] == nil {
+			lanes[p] = &Lane{Process: p}
+		}
+		return lanes[p]
+	}
+	open := map[int]*Bar{}
+	openFault := map[string]int{}
+	for _, e := range h {
+		t.End = max(t.End, e.Time)
+		if t.Origin == 0 || e.Time < t.Origin {
+			t.Origin = e.Time
+		}
+		switch {
+		case e.F == checker.FNemesis && e.Type == checker.Invoke:
+			verb, target, _ := strings.Cut(e.Text(), " ")
+			for fault, heal := range healOf {
+				if verb == heal {
+					if i, ok := openFault[fault+" "+target]; ok {
+						t.Faults[i].End = e.Time
+						delete(openFault, fault+" "+target)
+					}
+				}
+			}
+			t.Faults = append(t.Faults, FaultWindow{Start: e.Time, End: -1, Label: e.Text()})
+			if _, heals := healOf[verb]; heals {
+				openFault[verb+" "+target] = len(t.Faults) - 1
+			} else {
+				t.Faults[len(t.Faults)-1].End = e.Time
+			}
+		case e.F == checker.FAcquire && e.Type == checker.OK:
+			b := &Bar{Start: e.Time, End: e.ValidUntil, Node: e.Node, Label: fmt.Sprintf("%s fence %d", e.Node, e.Fence)}
+			if e.Fence == 0 {
+				b.Label = e.Node
+			}
+			open[e.Process] = b
+		case e.F == checker.FAcquire && (e.Type == checker.Fail || e.Type == checker.Info):
+			lane(e.Process).Fails = append(lane(e.Process).Fails, e.Time)
+		case e.F == checker.FRelease && e.Type == checker.Invoke:
+			if b := open[e.Process]; b != nil {
+				if b.End == 0 || e.Time < b.End {
+					// the lease ends at its release, or earlier at its deadline
+					b.End = e.Time
+				}
+				lane(e.Process).Leases = append(lane(e.Process).Leases, *b)
+				delete(open, e.Process)
+			}
+		}
+	}
+	for p, b := range open {
+		if b.End == 0 || b.End > t.End {
+			b.End = t.End
+		}
+		lane(p).Leases = append(lane(p).Leases, *b)
+	}
+	for i := range t.Faults {
+		if t.Faults[i].End < 0 {
+			t.Faults[i].End = t.End
+		}
+	}
+	for _, a := range r.Anomalies {
+		if a.Kind != checker.DoubleGrant || len(a.Windows) < 2 {
+			continue
+		}
+		w0, w1 := a.Windows[0], a.Windows[1]
+		if s, e := max(w0.Start, w1.Start), min(w0.End, w1.End); e > s {
+			t.Overlaps = append(t.Overlaps, Overlap{Start: s, End: e, Processes: []int{w0.Process, w1.Process}})
+		}
+	}
+	for _, l := range lanes {
+		t.Lanes = append(t.Lanes, *l)
+	}
+	sort.Slice(t.Lanes, func(i, j int) bool { return t.Lanes[i].Process < t.Lanes[j].Process })
+	return t
+}

@@ -1,0 +1,27 @@
+package scenarios
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/lockpick/lockpick/results"
+)
+
+// writeReport renders report.html and summary.md for a run, showing trial i.
+func writeReport(dir *results.RunDir, s Scenario, v *results.Verdict, tr TrialResult, i int) error {
+	r := &results.Report{Verdict: v, Summary: s.Summary, Explain: s.Explain, Trial: i + 1,
+		Timeline: results.NewTimeline(tr.History, tr.Check), Check: tr.Check}
+	vis := filepath.Join(trialDir(i), "linearizability.html")
+	if _, err := os.Stat(dir.Path(vis)); err == nil {
+		r.Visualization = vis
+	}
+	if err := r.WriteHTMLFile(dir.Path("report.html")); err != nil {
+		return err
+	}
+	f, err := os.Create(dir.Path("summary.md"))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return results.WriteSummary(f, []*results.Verdict{v})
+}
