@@ -2,16 +2,49 @@
 //
 // Every redis-server and redis-sentinel runs as a real process (the process
 // [Backend]) and is reached only through a toxiproxy proxy served in-process,
-// so network faults are proxy toxics: a partition disables the proxy, lost
-// replies drop the downstream stream, delay adds latency. A replica follows
-// its master through a proxy of its own, so the replication link can be cut
-// while clients still reach both nodes.
+// so network faults are proxy toxics: a partition black-holes the proxy's
+// streams (or closes it), lost replies drop the downstream stream, delay adds
+// latency. A replica follows its master through a proxy of its own, so the
+// replication link can be cut while clients still reach both nodes. The
+// runner's own services (the protected resource) go behind a proxy too, with
+// [Cluster.AddProxy], and take the same network faults. No toxiproxy HTTP API
+// is opened: everything listens on 127.0.0.1 only.
 //
-// Sentinels know each other and the replicas from their configuration files,
-// so a fresh topology can fail over within a second or two of the master's
-// death instead of waiting for the two-second hello gossip.
+// # Faults
+//
+// A [Fault] is Inject plus an idempotent Heal on one [Node], one file per
+// fault, named for its effect: [KillFault], [RestartFault] (optionally after
+// a delay and with its data wiped), [PauseFault] and [ProcessPauseFault]
+// (SIGSTOP of a node or of any process, such as a worker), [PartitionFault],
+// [DropRepliesFault], [LatencyFault], [ResetFault], [CutReplicationFault],
+// [ClockJumpFault], [ClockRateFault], [PromoteFault] and
+// [SentinelFailoverFault]. Each registers a kind name, so a scenario file can
+// say {kind: latency, latency: 200ms} and get one from [NewFault];
+// [Cluster.Inject] and [Cluster.Heal] apply a fault by node name. When to
+// inject is the scenario runner's business.
+//
+// Persistence is chosen per node in the [Topology] ([PersistNone],
+// [PersistAOFEverySec], [PersistAOFAlways]); it decides what a killed node
+// still has when it comes back.
+//
+// # Clocks
+//
+// Redis reads its wall clock with gettimeofday (key expiry, TIME) and its
+// monotonic clock with clock_gettime (timers). Debian's libfaketime
+// deadlocks inside Debian's jemalloc-linked redis-server, so lockpick
+// preloads a shim of its own (clockshim/clockshim.c, built by
+// [BuildClockShim] or the Makefile) that reads the real clocks with the raw
+// syscall and maps them through parameters in a small shared file, rewritten
+// by [Clock] while the node runs. Set [ProcessBackend.ClockShim] to start
+// nodes under it.
+//
+// # Cleanup and ports
 //
 // Every process a [Cluster] starts is registered with a process-wide reaper:
-// [Cluster.Close] stops them, and [ReapOnSignal] stops them on SIGINT/SIGTERM,
-// so neither a failing run nor Ctrl-C leaves redis-server behind.
+// [Cluster.Close] stops them, [ReapOnSignal] stops them on SIGINT/SIGTERM,
+// and each is started with a parent-death signal, so neither a failing run,
+// a panic nor a kill -9 of lockpick leaves redis-server behind. Ports are
+// reserved below the kernel's ephemeral range under a file lock shared by
+// all lockpick runs on the host, so two runs never collide and a node that
+// stays down for a while finds its port free when it restarts.
 package cluster

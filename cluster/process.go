@@ -83,7 +83,8 @@ func (b *ProcessBackend) Launch(ctx context.Context, spec ProcSpec) (Proc, error
 			}
 			p.port = p.reservation.port
 		}
-		if err = p.Start(ctx); err == nil || spec.Port != 0 || !p.portTaken() {
+		from := logSize(p.logPath)
+		if err = p.Start(ctx); err == nil || spec.Port != 0 || !p.portTakenSince(from) {
 			break
 		}
 		p.reservation.Release()
@@ -169,6 +170,10 @@ func (p *process) writeConfig() (string, error) {
 	return path, os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
 }
 
+// Start starts the process on its port and waits until it answers PING.
+// If the port is briefly held elsewhere (a forked child of this or another
+// process that has not yet exec'd or exited may still hold a copy of the
+// old listening socket), it tries again for up to a second.
 func (p *process) Start(ctx context.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -181,6 +186,20 @@ func (p *process) Start(ctx context.Context) error {
 			return nil
 		}
 	}
+	deadline := time.Now().Add(time.Second)
+	for {
+		from := logSize(p.logPath)
+		err := p.startLocked(ctx)
+		if err == nil || !p.portTakenSince(from) || time.Now().After(deadline) {
+			return err
+		}
+		if err := sleepCtx(ctx, 20*time.Millisecond); err != nil {
+			return p.startError(err)
+		}
+	}
+}
+
+func (p *process) startLocked(ctx context.Context) error {
 	conf, err := p.writeConfig()
 	if err != nil {
 		return p.startError(err)
@@ -269,9 +288,22 @@ func (p *process) releasePort() {
 	}
 }
 
-func (p *process) portTaken() bool {
+// portTakenSince reports whether the log, from byte offset from on, says
+// the port was in use.
+func (p *process) portTakenSince(from int64) bool {
 	b, _ := os.ReadFile(p.logPath)
-	return strings.Contains(string(b), "Address already in use")
+	if from > int64(len(b)) {
+		from = 0
+	}
+	return strings.Contains(string(b[from:]), "Address already in use")
+}
+
+func logSize(path string) int64 {
+	st, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return st.Size()
 }
 
 // logTail returns the last n lines of the file at path, or "" if unreadable.

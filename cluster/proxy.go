@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
 	"sync"
+	"syscall"
+	"time"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
 	"github.com/rs/zerolog"
@@ -111,7 +114,7 @@ func (l *Link) Restore() error {
 	if !l.cut {
 		return nil
 	}
-	if err := l.proxy.Start(); err != nil {
+	if err := l.relisten(); err != nil {
 		return fmt.Errorf("cluster: restore %s: %w", l.name, err)
 	}
 	l.cut = false
@@ -148,7 +151,7 @@ func (l *Link) DropConnections() error {
 		return nil
 	}
 	l.proxy.Stop()
-	if err := l.proxy.Start(); err != nil {
+	if err := l.relisten(); err != nil {
 		l.cut = true
 		return fmt.Errorf("cluster: reopen %s: %w", l.name, err)
 	}
@@ -166,8 +169,27 @@ func (l *Link) SetUpstream(upstream string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	listen := l.Addr()
-	if err := l.proxy.Update(&toxiproxy.Proxy{Listen: listen, Upstream: upstream, Enabled: !l.cut}); err != nil {
+	err := l.proxy.Update(&toxiproxy.Proxy{Listen: listen, Upstream: upstream, Enabled: !l.cut})
+	if errors.Is(err, syscall.EADDRINUSE) {
+		err = l.relisten()
+	}
+	if err != nil {
 		return fmt.Errorf("cluster: retarget %s: %w", l.name, err)
 	}
 	return nil
+}
+
+// relisten starts the stopped proxy on its address again. The port is
+// reserved, but a child this process is forking at that moment (any
+// exec.Cmd, e.g. a redis-server starting) holds a copy of the old listening
+// socket until it execs, so EADDRINUSE is retried for a while.
+func (l *Link) relisten() error {
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		err := l.proxy.Start()
+		if !errors.Is(err, syscall.EADDRINUSE) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }

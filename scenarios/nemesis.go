@@ -20,21 +20,54 @@ type Step struct {
 	// "restore-replication", "kill", "restart", "partition", "heal".
 	Fault string `json:"fault" yaml:"fault"`
 	// Node names the target node, e.g. "n1".
-	Node string `json:"node" yaml:"node"`
+	Node string `json:"node,omitempty" yaml:"node"`
+	// Client names the target client of pause-client and resume-client.
+	Client int `json:"client,omitempty" yaml:"client"`
 }
 
-func (s Step) String() string { return s.Fault + " " + s.Node }
+func (s Step) String() string {
+	if s.Client > 0 {
+		return fmt.Sprintf("%s c%d", s.Fault, s.Client)
+	}
+	return s.Fault + " " + s.Node
+}
 
 func (s Step) validate() error {
 	switch s.Fault {
-	case "cut-replication", "restore-replication", "kill", "restart", "partition", "heal":
+	case "cut-replication", "restore-replication", "kill", "restart", "partition", "heal", "pause-client", "resume-client":
 		return nil
 	}
 	return fmt.Errorf("unknown fault %q", s.Fault)
 }
 
-// apply performs the step on c.
-func (s Step) apply(ctx context.Context, c *cluster.Cluster) error {
+// A trialEnv is what the nemesis can reach: the cluster, and the process ids
+// of isolated clients.
+type trialEnv struct {
+	c    *cluster.Cluster
+	pids map[int]int
+}
+
+// healAll undoes every pause of an isolated client, so none stays frozen.
+func (e *trialEnv) healAll() {
+	for _, pid := range e.pids {
+		_ = cluster.ResumePID(pid)
+	}
+}
+
+// apply performs the step.
+func (s Step) apply(ctx context.Context, e *trialEnv) error {
+	switch s.Fault {
+	case "pause-client", "resume-client":
+		pid, ok := e.pids[s.Client]
+		if !ok {
+			return fmt.Errorf("%w: client %d is not isolated", ErrBadScenario, s.Client)
+		}
+		if s.Fault == "pause-client" {
+			return cluster.PausePID(pid)
+		}
+		return cluster.ResumePID(pid)
+	}
+	c := e.c
 	n, err := c.Node(s.Node)
 	if err != nil {
 		return err
@@ -64,7 +97,7 @@ func (s Step) apply(ctx context.Context, c *cluster.Cluster) error {
 
 // runNemesis applies the schedule, recording each fault as an info event of
 // process -1, until the schedule ends or ctx is done.
-func runNemesis(ctx context.Context, c *cluster.Cluster, steps []Step, rng *rand.Rand, rec *checker.Recorder, start time.Time) error {
+func runNemesis(ctx context.Context, c *trialEnv, steps []Step, rng *rand.Rand, rec *checker.Recorder, start time.Time) error {
 	for _, s := range steps {
 		at := s.At.D()
 		if s.Jitter > 0 {

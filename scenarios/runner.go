@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"sync"
 	"time"
 
@@ -228,36 +231,84 @@ func RunTrial(ctx context.Context, s Scenario, seed uint64, dir string) (TrialRe
 		return TrialResult{}, &InfraError{Err: err}
 	}
 	defer c.Close()
+	res, err := startResource(s.Fenced)
+	if err != nil {
+		return TrialResult{}, &InfraError{Err: err}
+	}
+	defer res.close()
 
 	rec := checker.NewRecorder(monoNow)
-	mono := newMonoClock()
-	tgt := newTarget(c)
-	defer tgt.close()
+	env := &trialEnv{c: c, pids: map[int]int{}}
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-
 	runCtx, cancel := context.WithTimeout(ctx, s.Duration.D())
 	defer cancel()
-	start := time.Now()
+	start, startMono := time.Now(), monoNow()
+
 	var wg sync.WaitGroup
-	var nemesisErr error
-	wg.Go(func() { nemesisErr = runNemesis(runCtx, c, s.Faults, rng, rec, start) })
+	var procs []*workerProc
+	defer func() {
+		for _, p := range procs {
+			_ = p.wait(0) // only reached with work left on an error path
+		}
+	}()
 	for p := 1; p <= s.Clients; p++ {
-		w := &worker{process: p, s: s, subj: subjects[s.Lock.Kind](tgt, s.Lock), rec: rec, mono: mono}
+		// Each client reaches the resource through its own proxy, r<p>, so
+		// one client's path can be delayed or cut alone.
+		rp, err := c.AddProxy(fmt.Sprintf("r%d", p), res.addr())
+		if err != nil {
+			return TrialResult{}, &InfraError{Err: err}
+		}
+		view := viewOf(c)
+		view.Resource = rp.Addr()
+		if slices.Contains(s.Isolate, p) {
+			wp, err := startWorker(workerSpec{Process: p, Scenario: s, View: view, StartMono: startMono}, rec, os.Stderr)
+			if err != nil {
+				return TrialResult{}, &InfraError{Err: err}
+			}
+			procs = append(procs, wp)
+			env.pids[p] = wp.pid()
+			continue
+		}
+		tgt := newTarget(view)
+		defer tgt.close()
+		w := &worker{process: p, s: s, subj: subjects[s.Lock.Kind](tgt, s.Lock, s.Fenced), res: &resourceClient{addr: view.Resource},
+			mono: newMonoClock(), emit: func(e checker.Event) { rec.Record(e) }}
 		wg.Go(func() { w.run(runCtx) })
 	}
+	var nemesisErr error
+	wg.Go(func() { nemesisErr = runNemesis(runCtx, env, s.Faults, rng, rec, start) })
 	wg.Wait()
+	env.healAll()
+	grace := s.Hold.D() + 3*time.Second
+	for _, p := range procs {
+		if err := p.wait(grace); err != nil {
+			return TrialResult{}, &InfraError{Err: err}
+		}
+	}
+	procs = nil
 	if err := ctx.Err(); err != nil {
 		return TrialResult{}, err
 	}
-	if nemesisErr != nil && !errors.Is(nemesisErr, ErrBadScenario) {
+	if nemesisErr != nil {
+		if errors.Is(nemesisErr, ErrBadScenario) {
+			return TrialResult{}, nemesisErr
+		}
 		return TrialResult{}, &InfraError{Err: nemesisErr}
-	} else if nemesisErr != nil {
-		return TrialResult{}, nemesisErr
 	}
-	h := rec.History()
+	h := inTimeOrder(rec.History())
 	copt := &checker.Options{MaxTTL: s.Lock.TTL.D()}
-	res := checker.CheckTimeout(h, copt, checkTimeout)
-	return TrialResult{Seed: seed, History: h, Check: res, Observed: observed(res), Wall: time.Since(began), checkOptions: copt}, nil
+	r := checker.CheckTimeout(h, copt, checkTimeout)
+	return TrialResult{Seed: seed, History: h, Check: r, Observed: observed(r), Wall: time.Since(began), checkOptions: copt}, nil
+}
+
+// inTimeOrder sorts events from all clients by time and renumbers them:
+// isolated clients' events reach the recorder late, but carry their times.
+func inTimeOrder(h checker.History) checker.History {
+	sort.SliceStable(h, func(i, j int) bool { return h[i].Time < h[j].Time })
+	for i := range h {
+		h[i].Index = i
+	}
+	return h
 }
 
 // observed turns a check result into safe, unsafe, stuck or unknown.

@@ -12,6 +12,13 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if scenarios.IsWorker() { // an isolated client started by a trial in this test binary
+		if err := scenarios.ServeWorker(context.Background(), os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(3)
+		}
+		os.Exit(0)
+	}
 	if _, err := exec.LookPath("redis-sentinel"); err != nil {
 		fmt.Println("skipping scenario tests: redis-server/redis-sentinel not installed (make deps)")
 		os.Exit(0)

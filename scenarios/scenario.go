@@ -39,8 +39,17 @@ type Scenario struct {
 	Hold Duration `json:"hold" yaml:"hold"`
 	// StartAfter delays the clients' first attempt, e.g. until a fault is in place.
 	StartAfter Duration `json:"start_after" yaml:"start_after"`
+	// Stagger delays client p's start by (p-1)×Stagger more, so client 1 is
+	// the first holder.
+	Stagger Duration `json:"stagger,omitempty" yaml:"stagger"`
 	// Duration is how long the clients run. default: 2s.
 	Duration Duration `json:"duration" yaml:"duration"`
+	// Fenced makes the lock hand out fencing tokens and the protected
+	// resource reject writes with a token older than one it has seen.
+	Fenced bool `json:"fenced,omitempty" yaml:"fenced"`
+	// Isolate lists clients (1-based) that run as their own OS processes, so
+	// a pause-client fault freezes the whole client.
+	Isolate []int `json:"isolate,omitempty" yaml:"isolate"`
 	// Arms are named variants for `lockpick compare`.
 	Arms []Arm `json:"arms,omitempty" yaml:"arms"`
 	// Faults is the nemesis schedule.

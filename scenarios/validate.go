@@ -1,6 +1,9 @@
 package scenarios
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Validate reports the first problem with s as an error wrapping
 // [ErrBadScenario] that names the field at fault.
@@ -23,13 +26,22 @@ func (s Scenario) Validate() error {
 		return bad("topology.sentinels", "sentinels need at least one replica to promote")
 	}
 	nodes := max(s.Topology.Masters, 1) + s.Topology.Replicas
+	for i, c := range s.Isolate {
+		if c < 1 || c > s.Clients {
+			return bad(fmt.Sprintf("isolate[%d]", i), "no client %d; clients are 1..%d", c, s.Clients)
+		}
+	}
 	for i, st := range s.Faults {
 		field := fmt.Sprintf("faults[%d]", i)
 		if err := st.validate(); err != nil {
 			return bad(field+".fault", "%v", err)
 		}
-		if !validNode(st.Node, nodes) {
-			return bad(field+".node", "no node %q; the topology has n1..n%d", st.Node, nodes)
+		if st.Fault == "pause-client" || st.Fault == "resume-client" {
+			if !slices.Contains(s.Isolate, st.Client) {
+				return bad(field+".client", "client %d is not in isolate %v; only isolated clients can be paused", st.Client, s.Isolate)
+			}
+		} else if !validNode(st.Node, nodes, s.Clients) {
+			return bad(field+".node", "no node %q; the topology has n1..n%d and the resource paths r1..r%d", st.Node, nodes, s.Clients)
 		}
 		if st.At < 0 || st.Jitter < 0 {
 			return bad(field+".at", "times must not be negative")
@@ -38,9 +50,10 @@ func (s Scenario) Validate() error {
 	return nil
 }
 
-func validNode(name string, n int) bool {
-	for i := 1; i <= n; i++ {
-		if name == fmt.Sprintf("n%d", i) {
+// validNode accepts Redis nodes n1..nN and the clients' resource proxies r1..rC.
+func validNode(name string, nodes, clients int) bool {
+	for i := 1; i <= max(nodes, clients); i++ {
+		if (i <= nodes && name == fmt.Sprintf("n%d", i)) || (i <= clients && name == fmt.Sprintf("r%d", i)) {
 			return true
 		}
 	}

@@ -9,18 +9,24 @@ import (
 	"github.com/lockpick/lockpick/lockcore"
 )
 
-// A worker is one client looping acquire → hold → release, recording each
-// operation.
+// counterKey is the protected resource's key in histories.
+const counterKey = "counter"
+
+// A worker is one client looping acquire → read the counter → hold → write
+// counter+1 → release, emitting an event for every step.
 type worker struct {
 	process int
 	s       Scenario
 	subj    subject
-	rec     *checker.Recorder
+	res     *resourceClient
+	emit    func(checker.Event)
 	mono    *monoClock
+	late    time.Duration // how long after the trial's start the worker began
 }
 
 func (w *worker) run(ctx context.Context) {
-	if !sleep(ctx, w.s.StartAfter.D()) {
+	defer w.res.close()
+	if !sleep(ctx, w.s.StartAfter.D()+time.Duration(w.process-1)*w.s.Stagger.D()-w.late) {
 		return
 	}
 	for ctx.Err() == nil {
@@ -29,22 +35,61 @@ func (w *worker) run(ctx context.Context) {
 			sleep(ctx, w.s.Lock.RetryDelay.D())
 			continue
 		}
-		sleep(ctx, w.s.Hold.D())
+		w.criticalSection(ctx, lease)
 		w.release(lease)
 	}
 }
 
 func (w *worker) acquire(ctx context.Context) *lockcore.Lease {
 	key := w.s.Lock.Key
-	w.rec.Record(checker.Event{Process: w.process, Type: checker.Invoke, F: "acquire", Key: key})
+	w.emit(checker.Event{Process: w.process, Type: checker.Invoke, F: checker.FAcquire, Key: key})
 	lease, node, err := w.subj.acquire(ctx)
 	if err != nil {
-		w.rec.Record(checker.Event{Process: w.process, Type: outcome(err), F: "acquire", Key: key, Node: node, Error: err.Error()})
+		w.emit(checker.Event{Process: w.process, Type: outcome(err), F: checker.FAcquire, Key: key, Node: node, Error: err.Error()})
 		return nil
 	}
-	w.rec.Record(checker.Event{Process: w.process, Type: checker.OK, F: "acquire", Key: key, Node: node,
+	w.emit(checker.Event{Process: w.process, Type: checker.OK, F: checker.FAcquire, Key: key, Node: node,
 		Token: lease.Token, Fence: lease.Fence, ValidUntil: w.mono.at(lease.ValidUntil())})
 	return lease
+}
+
+// criticalSection increments the counter under the lease. It does not check
+// its own deadline before writing, like most code in the wild: a pause
+// between the check and the write would defeat the check anyway.
+func (w *worker) criticalSection(ctx context.Context, lease *lockcore.Lease) {
+	if w.res == nil {
+		sleep(ctx, w.s.Hold.D())
+		return
+	}
+	// Each step gets its own bounded context: the trial's end must not turn
+	// a write already sent into an unknown outcome.
+	op := func() (context.Context, context.CancelFunc) {
+		return context.WithTimeout(context.Background(), 2*time.Second)
+	}
+	rctx, cancel := op()
+	w.emit(checker.Event{Process: w.process, Type: checker.Invoke, F: checker.FRead, Key: counterKey, Token: lease.Token})
+	v, err := w.res.read(rctx)
+	cancel()
+	if err != nil {
+		w.emit(checker.Event{Process: w.process, Type: checker.Fail, F: checker.FRead, Key: counterKey, Token: lease.Token, Error: err.Error()})
+		return
+	}
+	w.emit(checker.Event{Process: w.process, Type: checker.OK, F: checker.FRead, Key: counterKey, Token: lease.Token, Value: checker.IntValue(v)})
+	sleep(ctx, w.s.Hold.D())
+	wctx, cancel := op()
+	defer cancel()
+	ev := checker.Event{Process: w.process, F: checker.FWrite, Key: counterKey, Token: lease.Token, Fence: lease.Fence, Value: checker.IntValue(v + 1)}
+	ev.Type = checker.Invoke
+	w.emit(ev)
+	switch err := w.res.write(wctx, v+1, lease.Fence); {
+	case err == nil:
+		ev.Type = checker.OK
+	case errors.Is(err, errFenced):
+		ev.Type, ev.Error = checker.Fail, "fenced: "+err.Error()
+	default:
+		ev.Type, ev.Error = checker.Info, err.Error()
+	}
+	w.emit(ev)
 }
 
 // release runs with its own short context so the last lease of a trial is
@@ -53,13 +98,13 @@ func (w *worker) release(lease *lockcore.Lease) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	key := w.s.Lock.Key
-	w.rec.Record(checker.Event{Process: w.process, Type: checker.Invoke, F: "release", Key: key, Token: lease.Token})
+	w.emit(checker.Event{Process: w.process, Type: checker.Invoke, F: checker.FRelease, Key: key, Token: lease.Token})
 	node, err := w.subj.release(ctx)
 	if err != nil {
-		w.rec.Record(checker.Event{Process: w.process, Type: outcome(err), F: "release", Key: key, Node: node, Token: lease.Token, Error: err.Error()})
+		w.emit(checker.Event{Process: w.process, Type: outcome(err), F: checker.FRelease, Key: key, Node: node, Token: lease.Token, Error: err.Error()})
 		return
 	}
-	w.rec.Record(checker.Event{Process: w.process, Type: checker.OK, F: "release", Key: key, Node: node, Token: lease.Token})
+	w.emit(checker.Event{Process: w.process, Type: checker.OK, F: checker.FRelease, Key: key, Node: node, Token: lease.Token})
 }
 
 // outcome maps a lock error to a history type: fail when the operation surely

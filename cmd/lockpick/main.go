@@ -3,8 +3,11 @@
 package main
 
 import (
+	"context"
+
 	"errors"
 	"fmt"
+	"github.com/lockpick/lockpick/scenarios"
 	"io"
 	"os"
 )
@@ -32,7 +35,21 @@ func (e *exitError) Error() string {
 
 func (e *exitError) Unwrap() error { return e.err }
 
-func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() {
+	if scenarios.IsWorker() {
+		os.Exit(serveWorker())
+	}
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// serveWorker plays one isolated client of a trial, started by the runner.
+func serveWorker() int {
+	if err := scenarios.ServeWorker(context.Background(), os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "lockpick worker:", err)
+		return exitInfra
+	}
+	return exitOK
+}
 
 // run executes the command line args and returns the exit code.
 func run(args []string, stdout, stderr io.Writer) int {

@@ -1,0 +1,40 @@
+package cluster
+
+import "context"
+
+// A DropRepliesFault lets requests reach the node and throws its replies
+// away: a SET is applied, but the client never learns it and times out.
+// Lost replies are what make an acquire's outcome unknown.
+type DropRepliesFault struct {
+	// Link is "client" or "repl". default: "client".
+	Link string `json:"link"`
+}
+
+var _ Fault = (*DropRepliesFault)(nil)
+
+const dropRepliesToxic = "lockpick-drop-replies"
+
+// Inject starts dropping replies. It returns [ErrNoLink] for a link the
+// node lacks.
+func (f *DropRepliesFault) Inject(ctx context.Context, n *Node) error {
+	l, err := linkOf(n, f.Link)
+	if err != nil {
+		return err
+	}
+	return addToxics(l, dropRepliesToxic, "timeout", []string{"downstream"}, map[string]any{"timeout": 0})
+}
+
+// Heal lets replies through again; connections that lost replies are closed.
+func (f *DropRepliesFault) Heal(ctx context.Context, n *Node) error {
+	l, err := linkOf(n, f.Link)
+	if err != nil {
+		return err
+	}
+	removeToxics(ctx, l, dropRepliesToxic)
+	return nil
+}
+
+// Describe returns "drop replies".
+func (f *DropRepliesFault) Describe() string { return "drop replies " + orClient(f.Link) }
+
+func init() { RegisterFault("drop-replies", func() Fault { return new(DropRepliesFault) }) }

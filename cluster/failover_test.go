@@ -1,0 +1,45 @@
+package cluster_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/lockpick/lockpick/cluster"
+)
+
+func TestCluster_SentinelFailover(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t, cluster.Topology{Replicas: 1, Sentinels: 3})
+	ctx := context.Background()
+	old := c.Nodes[0]
+	if got, err := c.CurrentMaster(ctx); err != nil || got != old {
+		t.Fatalf("CurrentMaster = %v, %v; want n1", got, err)
+	}
+	start := time.Now()
+	inject(t, &cluster.KillFault{}, old)
+	promoted, err := c.WaitFailover(ctx, old, 15*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := promoted.Name, "n2"; got != want {
+		t.Fatalf("promoted %s, want %s", got, want)
+	}
+	t.Logf("failover after kill took %v", time.Since(start))
+}
+
+func TestSentinelFailoverFault_PromotesReplica(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t, cluster.Topology{Replicas: 1, Sentinels: 3})
+	ctx := context.Background()
+	start := time.Now()
+	inject(t, &cluster.SentinelFailoverFault{Timeout: 15 * time.Second}, c.Nodes[0])
+	got, err := c.CurrentMaster(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Name != "n2" || role(ctx, t, got) != "master" {
+		t.Fatalf("master after SENTINEL FAILOVER is %s (role %s), want n2", got.Name, role(ctx, t, got))
+	}
+	t.Logf("SENTINEL FAILOVER took %v", time.Since(start))
+}

@@ -1,0 +1,187 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// A Fault is one thing that can go wrong with a node. Inject makes it
+// happen; Heal undoes it and is idempotent, so a run can heal everything at
+// the end without tracking what is still broken. Faults with parameters
+// keep them in exported fields with json tags, so a scenario file can name
+// them (see [NewFault]).
+type Fault interface {
+	Inject(ctx context.Context, n *Node) error
+	Heal(ctx context.Context, n *Node) error
+}
+
+// A Describer is a [Fault] that can say what it does in a few words, for
+// histories and reports.
+type Describer interface {
+	Describe() string
+}
+
+// Describe returns f's description followed by the node's name, e.g.
+// "latency 200ms±50ms both n1". A fault without Describe is named by its type.
+func Describe(f Fault, n *Node) string {
+	d := strings.TrimPrefix(fmt.Sprintf("%T", f), "*cluster.")
+	if ds, ok := f.(Describer); ok {
+		d = ds.Describe()
+	}
+	if n == nil {
+		return d
+	}
+	return d + " " + n.Name
+}
+
+var (
+	registryMu sync.RWMutex
+	registry   = map[string]func() Fault{}
+)
+
+// RegisterFault makes a fault kind known to [NewFault]. newFault returns a
+// pointer to a fresh, zero-configured fault. Registering a kind twice panics.
+func RegisterFault(kind string, newFault func() Fault) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if _, ok := registry[kind]; ok {
+		panic("cluster: fault kind registered twice: " + kind)
+	}
+	registry[kind] = newFault
+}
+
+// FaultKinds returns the registered fault kinds, sorted.
+func FaultKinds() []string {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	kinds := make([]string, 0, len(registry))
+	for k := range registry {
+		kinds = append(kinds, k)
+	}
+	slices.Sort(kinds)
+	return kinds
+}
+
+// NewFault returns a fault of the registered kind ("kill", "latency", ...)
+// configured from params, keyed by the fields' json names as a YAML or JSON
+// scenario file spells them. A time.Duration parameter is a string
+// ("250ms", "-20s") or a number of nanoseconds. It returns [ErrUnknownFault]
+// for an unknown kind and [ErrBadFault] for an unknown or ill-typed parameter.
+func NewFault(kind string, params map[string]any) (Fault, error) {
+	registryMu.RLock()
+	mk, ok := registry[kind]
+	registryMu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("%w: %q (known: %s)", ErrUnknownFault, kind, strings.Join(FaultKinds(), ", "))
+	}
+	f := mk()
+	if len(params) == 0 {
+		return f, nil
+	}
+	params, err := parseDurations(f, params)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrBadFault, kind, err)
+	}
+	b, err := json.Marshal(params)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrBadFault, kind, err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(f); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrBadFault, kind, err)
+	}
+	return f, nil
+}
+
+// parseDurations replaces string values of time.Duration fields with
+// nanoseconds, which is what encoding/json wants.
+func parseDurations(f Fault, params map[string]any) (map[string]any, error) {
+	t := reflect.TypeOf(f)
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return params, nil
+	}
+	out := make(map[string]any, len(params))
+	for k, v := range params {
+		out[k] = v
+	}
+	for i := range t.NumField() {
+		fld := t.Field(i)
+		name, _, _ := strings.Cut(fld.Tag.Get("json"), ",")
+		if fld.Type != reflect.TypeFor[time.Duration]() || name == "" {
+			continue
+		}
+		if s, ok := out[name].(string); ok {
+			d, err := time.ParseDuration(s)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %v", name, err)
+			}
+			out[name] = int64(d)
+		}
+	}
+	return out, nil
+}
+
+// Inject injects f into the node, sentinel or service named node. It
+// returns [ErrNoSuchNode] for an unknown name and f's error otherwise.
+func (c *Cluster) Inject(ctx context.Context, f Fault, node string) error {
+	n, err := c.Node(node)
+	if err != nil {
+		return err
+	}
+	if err := f.Inject(ctx, n); err != nil {
+		return fmt.Errorf("inject %s: %w", Describe(f, n), err)
+	}
+	return nil
+}
+
+// Heal heals f on the node named node, as [Cluster.Inject] injected it.
+func (c *Cluster) Heal(ctx context.Context, f Fault, node string) error {
+	n, err := c.Node(node)
+	if err != nil {
+		return err
+	}
+	if err := f.Heal(ctx, n); err != nil {
+		return fmt.Errorf("heal %s: %w", Describe(f, n), err)
+	}
+	return nil
+}
+
+// procOf returns the node's process or [ErrNoProcess].
+func procOf(n *Node) (Proc, error) {
+	if n == nil || n.Proc == nil {
+		return nil, fmt.Errorf("%w: %s", ErrNoProcess, nodeName(n))
+	}
+	return n.Proc, nil
+}
+
+func nodeName(n *Node) string {
+	if n == nil {
+		return "<nil>"
+	}
+	return n.Name
+}
+
+// sleepCtx waits d or until ctx ends, returning ctx's error in that case.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,96 @@
+package cluster_test
+
+import (
+	"errors"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/lockpick/lockpick/cluster"
+)
+
+func TestNewFault(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		kind   string
+		params map[string]any
+		want   cluster.Fault
+	}{
+		{"kill", nil, &cluster.KillFault{}},
+		{"restart", map[string]any{"delay": "10s", "wipe": true}, &cluster.RestartFault{Delay: 10 * time.Second, Wipe: true}},
+		{"restart", map[string]any{"delay": 1e9}, &cluster.RestartFault{Delay: time.Second}},
+		{"pause", nil, &cluster.PauseFault{}},
+		{"pause-process", map[string]any{"pid": 42}, &cluster.ProcessPauseFault{PID: 42}},
+		{"partition", map[string]any{"direction": "to-node"}, &cluster.PartitionFault{Direction: cluster.ToNode}},
+		{"partition", map[string]any{"link": "repl", "refuse": true}, &cluster.PartitionFault{Link: "repl", Refuse: true}},
+		{"latency", map[string]any{"latency": "200ms", "jitter": "50ms"}, &cluster.LatencyFault{Latency: 200 * time.Millisecond, Jitter: 50 * time.Millisecond}},
+		{"drop-replies", nil, &cluster.DropRepliesFault{}},
+		{"reset", nil, &cluster.ResetFault{}},
+		{"clock-jump", map[string]any{"offset": "-20s"}, &cluster.ClockJumpFault{Offset: -20 * time.Second}},
+		{"clock-rate", map[string]any{"rate": 1.5}, &cluster.ClockRateFault{Rate: 1.5}},
+		{"cut-replication", nil, &cluster.CutReplicationFault{}},
+		{"promote", map[string]any{"demote": true}, &cluster.PromoteFault{Demote: true}},
+		{"sentinel-failover", map[string]any{"timeout": "5s"}, &cluster.SentinelFailoverFault{Timeout: 5 * time.Second}},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			t.Parallel()
+			got, err := cluster.NewFault(tc.kind, tc.params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("NewFault(%q, %v) = %#v, want %#v", tc.kind, tc.params, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestNewFault_Errors(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		kind   string
+		params map[string]any
+		want   error
+	}{
+		{"unknown kind", "meteor", nil, cluster.ErrUnknownFault},
+		{"unknown param", "latency", map[string]any{"latncy": "1s"}, cluster.ErrBadFault},
+		{"bad duration", "latency", map[string]any{"latency": "soon"}, cluster.ErrBadFault},
+		{"ill-typed", "restart", map[string]any{"wipe": "yes"}, cluster.ErrBadFault},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if _, err := cluster.NewFault(tc.kind, tc.params); !errors.Is(err, tc.want) {
+				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestFaultKinds(t *testing.T) {
+	t.Parallel()
+	kinds := cluster.FaultKinds()
+	for _, k := range []string{"kill", "restart", "pause", "partition", "latency", "drop-replies", "clock-jump", "cut-replication"} {
+		if !slices.Contains(kinds, k) {
+			t.Errorf("FaultKinds() = %v, missing %q", kinds, k)
+		}
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		f    cluster.Fault
+		want string
+	}{
+		{&cluster.LatencyFault{Latency: 200 * time.Millisecond, Jitter: 50 * time.Millisecond}, "latency 200ms±50ms both"},
+		{&cluster.ClockJumpFault{Offset: 20 * time.Second}, "clock jump +20s"},
+		{&cluster.RestartFault{Delay: 5 * time.Second, Wipe: true}, "restart after 5s, wiped"},
+		{&cluster.PartitionFault{Link: "repl", Refuse: true}, "partition repl refuse"},
+	} {
+		if got := cluster.Describe(tc.f, nil); got != tc.want {
+			t.Errorf("Describe(%#v) = %q, want %q", tc.f, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,69 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// A LatencyFault delays traffic through a node's link by Latency ± Jitter,
+// per direction: with Direction Both a round trip takes 2×Latency longer.
+// Toxiproxy works in whole milliseconds, so both round up to one.
+type LatencyFault struct {
+	// Latency is the delay added to each chunk of traffic.
+	Latency time.Duration `json:"latency"`
+	// Jitter is the most the delay varies either way. default: 0.
+	Jitter time.Duration `json:"jitter"`
+	// Direction is the traffic delayed. default: Both.
+	Direction Direction `json:"direction"`
+	// Link is "client" or "repl". default: "client".
+	Link string `json:"link"`
+}
+
+var _ Fault = (*LatencyFault)(nil)
+
+const latencyToxic = "lockpick-latency"
+
+// Inject starts delaying. It returns [ErrBadFault] for a negative latency
+// or jitter and [ErrNoLink] for a link the node lacks.
+func (f *LatencyFault) Inject(ctx context.Context, n *Node) error {
+	streams, err := f.Direction.streams()
+	if err != nil {
+		return err
+	}
+	if f.Latency < 0 || f.Jitter < 0 {
+		return fmt.Errorf("%w: negative latency %v or jitter %v", ErrBadFault, f.Latency, f.Jitter)
+	}
+	l, err := linkOf(n, f.Link)
+	if err != nil {
+		return err
+	}
+	return addToxics(l, latencyToxic, "latency", streams, map[string]any{
+		"latency": ceilMillis(f.Latency), "jitter": ceilMillis(f.Jitter),
+	})
+}
+
+// Heal removes the delay; traffic already delayed is still delivered.
+func (f *LatencyFault) Heal(ctx context.Context, n *Node) error {
+	l, err := linkOf(n, f.Link)
+	if err != nil {
+		return err
+	}
+	removeToxics(ctx, l, latencyToxic)
+	return nil
+}
+
+// Describe returns e.g. "latency 200ms±50ms both".
+func (f *LatencyFault) Describe() string {
+	s := "latency " + f.Latency.String()
+	if f.Jitter > 0 {
+		s += "±" + f.Jitter.String()
+	}
+	return s + " " + f.Direction.String()
+}
+
+func ceilMillis(d time.Duration) int64 {
+	return int64((d + time.Millisecond - 1) / time.Millisecond)
+}
+
+func init() { RegisterFault("latency", func() Fault { return new(LatencyFault) }) }

@@ -1,0 +1,96 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+)
+
+// A Direction says which traffic of a link a network fault affects.
+type Direction string
+
+const (
+	// Both affects requests and replies. It is the default.
+	Both Direction = "both"
+	// ToNode affects requests only (toxiproxy's "upstream").
+	ToNode Direction = "to-node"
+	// FromNode affects replies only (toxiproxy's "downstream").
+	FromNode Direction = "from-node"
+)
+
+// streams returns the toxiproxy streams of d, or [ErrBadFault].
+func (d Direction) streams() ([]string, error) {
+	switch d {
+	case "", Both:
+		return []string{"upstream", "downstream"}, nil
+	case ToNode:
+		return []string{"upstream"}, nil
+	case FromNode:
+		return []string{"downstream"}, nil
+	}
+	return nil, fmt.Errorf("%w: direction %q (want both, to-node or from-node)", ErrBadFault, string(d))
+}
+
+func (d Direction) String() string {
+	if d == "" {
+		return string(Both)
+	}
+	return string(d)
+}
+
+// Link names for network faults' Link field.
+const (
+	// ClientLink is the proxy clients and sentinels reach a node through.
+	ClientLink = "client"
+	// ReplicationLink is the proxy a replica replicates from its master through.
+	ReplicationLink = "repl"
+)
+
+// linkOf returns the node's link named which ("" means [ClientLink]), or
+// [ErrNoLink].
+func linkOf(n *Node, which string) (*Link, error) {
+	if n == nil {
+		return nil, fmt.Errorf("%w: nil node", ErrNoLink)
+	}
+	var l *Link
+	switch which {
+	case "", ClientLink:
+		l = n.Link
+	case ReplicationLink:
+		l = n.Repl
+	default:
+		return nil, fmt.Errorf("%w: %q (want client or repl)", ErrBadFault, which)
+	}
+	if l == nil {
+		return nil, fmt.Errorf("%w: %s has no %s link", ErrNoLink, n.Name, orClient(which))
+	}
+	return l, nil
+}
+
+func orClient(link string) string {
+	if link == "" {
+		return ClientLink
+	}
+	return link
+}
+
+// addToxics adds a toxic of type typ named prefix-stream on each stream
+// unless the link already has it, so injecting twice is harmless.
+func addToxics(l *Link, prefix, typ string, streams []string, attrs map[string]any) error {
+	for _, s := range streams {
+		name := prefix + "-" + s
+		if l.HasToxic(name) {
+			continue
+		}
+		if err := l.AddToxic(name, typ, s, attrs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// removeToxics removes the toxics addToxics added on every stream.
+func removeToxics(ctx context.Context, l *Link, prefix string) {
+	for _, s := range []string{"upstream", "downstream"} {
+		l.RemoveToxic(ctx, prefix+"-"+s)
+	}
+}

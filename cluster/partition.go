@@ -1,0 +1,77 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+)
+
+// A PartitionFault cuts a node off from its clients (and sentinels), or a
+// replica from its master with Link "repl". By default packets are
+// black-holed: connections stay open, requests and/or replies vanish, and
+// clients see timeouts, as across a real partition. With Refuse the proxy
+// instead closes every connection and refuses new ones, which clients see
+// at once. When a black hole heals, the connections that lived through it
+// are closed (toxiproxy's cleanup), and clients reconnect.
+type PartitionFault struct {
+	// Direction is the traffic that vanishes. default: Both.
+	Direction Direction `json:"direction"`
+	// Link is "client" or "repl". default: "client".
+	Link string `json:"link"`
+	// Refuse closes connections and refuses new ones instead of black-holing;
+	// it only goes with Direction Both.
+	Refuse bool `json:"refuse"`
+}
+
+var _ Fault = (*PartitionFault)(nil)
+
+const partitionToxic = "lockpick-partition"
+
+// Inject starts the partition. It returns [ErrNoLink] for a link the node
+// lacks and [ErrBadFault] for Refuse with one direction.
+func (f *PartitionFault) Inject(ctx context.Context, n *Node) error {
+	l, streams, err := f.target(n)
+	if err != nil {
+		return err
+	}
+	if f.Refuse {
+		l.Cut()
+		return nil
+	}
+	return addToxics(l, partitionToxic, "timeout", streams, map[string]any{"timeout": 0})
+}
+
+// Heal ends the partition.
+func (f *PartitionFault) Heal(ctx context.Context, n *Node) error {
+	l, _, err := f.target(n)
+	if err != nil {
+		return err
+	}
+	if f.Refuse {
+		return l.Restore()
+	}
+	removeToxics(ctx, l, partitionToxic)
+	return nil
+}
+
+func (f *PartitionFault) target(n *Node) (*Link, []string, error) {
+	streams, err := f.Direction.streams()
+	if err != nil {
+		return nil, nil, err
+	}
+	if f.Refuse && len(streams) != 2 {
+		return nil, nil, fmt.Errorf("%w: refuse needs direction both", ErrBadFault)
+	}
+	l, err := linkOf(n, f.Link)
+	return l, streams, err
+}
+
+// Describe returns e.g. "partition client both" or "partition repl refuse".
+func (f *PartitionFault) Describe() string {
+	s := "partition " + orClient(f.Link)
+	if f.Refuse {
+		return s + " refuse"
+	}
+	return s + " " + f.Direction.String()
+}
+
+func init() { RegisterFault("partition", func() Fault { return new(PartitionFault) }) }

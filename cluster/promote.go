@@ -1,0 +1,129 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// A PromoteFault makes a replica the master at once, without sentinels: the
+// node gets REPLICAOF NO ONE and every other replica's replication proxy is
+// pointed at it, so they follow the new master. The old master keeps
+// running as a master (split brain) unless Demote is set. Use it on
+// topologies without sentinels, which would fight the change; with
+// sentinels use [SentinelFailoverFault].
+type PromoteFault struct {
+	// Demote makes the old master a replica of the new one, through a new
+	// replication proxy, as sentinels do; it then drops the writes the new
+	// master never saw.
+	Demote bool `json:"demote"`
+}
+
+var _ Fault = (*PromoteFault)(nil)
+
+// Inject promotes the replica n and returns once it reports role master.
+// It returns [ErrNoLink] when n is not a replica.
+func (f *PromoteFault) Inject(ctx context.Context, n *Node) error {
+	if _, err := procOf(n); err != nil {
+		return err
+	}
+	repl, err := linkOf(n, ReplicationLink)
+	if err != nil {
+		return err
+	}
+	c := n.cluster
+	if c == nil {
+		return fmt.Errorf("%w: %s belongs to no cluster", ErrNoSuchNode, n.Name)
+	}
+	var old *Node
+	for _, m := range c.Nodes {
+		if m.Proc != nil && m.Proc.Addr() == repl.Upstream() {
+			old = m
+		}
+	}
+	if err := replicaOf(ctx, n.Proc.Addr(), "NO", "ONE"); err != nil {
+		return fmt.Errorf("cluster: promote %s: %w", n.Name, err)
+	}
+	for _, r := range c.Nodes {
+		if r != n && r != old && r.Repl != nil {
+			if err := r.Repl.SetUpstream(n.Proc.Addr()); err != nil {
+				return err
+			}
+		}
+	}
+	if f.Demote && old != nil {
+		if err := c.demote(ctx, old, n); err != nil {
+			return err
+		}
+	}
+	wait, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	return poll(wait, func() error {
+		role, err := nodeRole(wait, n.Proc.Addr())
+		if err == nil && role != "master" {
+			err = fmt.Errorf("cluster: %s has role %q after promotion", n.Name, role)
+		}
+		return err
+	})
+}
+
+// Heal does nothing: a promotion is not undone.
+func (f *PromoteFault) Heal(ctx context.Context, n *Node) error { return nil }
+
+// Describe returns "promote" or "promote, demote old master".
+func (f *PromoteFault) Describe() string {
+	if f.Demote {
+		return "promote, demote old master"
+	}
+	return "promote"
+}
+
+// demote makes old a replica of master through old's replication proxy,
+// creating the proxy if old never was a replica.
+func (c *Cluster) demote(ctx context.Context, old, master *Node) error {
+	if old.Repl == nil {
+		l, err := c.proxies.Add(old.Name+"-repl", master.Proc.Addr())
+		if err != nil {
+			return err
+		}
+		old.Repl = l
+	} else if err := old.Repl.SetUpstream(master.Proc.Addr()); err != nil {
+		return err
+	}
+	host, rport, err := net.SplitHostPort(old.Repl.Addr())
+	if err != nil {
+		return err
+	}
+	// Announce the client proxy, as configured replicas do, so INFO and
+	// sentinels name the address clients can reach.
+	if err := configSet(ctx, old.Proc.Addr(), "replica-announce-ip", "127.0.0.1", "replica-announce-port", port(old.Addr())); err != nil {
+		return fmt.Errorf("cluster: demote %s: %w", old.Name, err)
+	}
+	if err := replicaOf(ctx, old.Proc.Addr(), host, rport); err != nil {
+		return fmt.Errorf("cluster: demote %s: %w", old.Name, err)
+	}
+	return nil
+}
+
+// replicaOf sends REPLICAOF host port straight to the process at addr.
+func replicaOf(ctx context.Context, addr, host, port string) error {
+	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: time.Second})
+	defer rdb.Close()
+	return rdb.Do(ctx, "REPLICAOF", host, port).Err()
+}
+
+// configSet sends CONFIG SET with name/value pairs straight to the process at addr.
+func configSet(ctx context.Context, addr string, pairs ...string) error {
+	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: time.Second})
+	defer rdb.Close()
+	args := []any{"CONFIG", "SET"}
+	for _, p := range pairs {
+		args = append(args, p)
+	}
+	return rdb.Do(ctx, args...).Err()
+}
+
+func init() { RegisterFault("promote", func() Fault { return new(PromoteFault) }) }

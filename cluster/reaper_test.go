@@ -1,0 +1,167 @@
+package cluster_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lockpick/lockpick/cluster"
+)
+
+// helperEnv, when set, makes the test binary a helper process instead of
+// running tests (see runHelper).
+const helperEnv = "LOCKPICK_CLUSTER_TEST_HELPER"
+
+// helperDirEnv names the directory a helper keeps its nodes' files in.
+const helperDirEnv = "LOCKPICK_CLUSTER_TEST_HELPER_DIR"
+
+// runHelper is the test binary re-executed as a helper:
+//
+//	ticker         prints its wall clock in Unix nanoseconds every 10ms, forever
+//	run-reap       starts a topology, reaps on SIGINT/SIGTERM, prints "ready", blocks
+//	run-plain      the same without ReapOnSignal (Go's default signal death)
+//	run-panic      the same, then panics when a line arrives on stdin
+func runHelper(mode string) int {
+	if mode == "ticker" {
+		for {
+			fmt.Println(time.Now().UnixNano())
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if mode == "run-reap" {
+		defer cluster.ReapOnSignal(func(os.Signal) { os.Exit(1) })()
+	}
+	b, err := cluster.NewProcessBackend(os.Getenv(helperDirEnv))
+	if err != nil {
+		fmt.Println("error:", err)
+		return 2
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := cluster.Start(ctx, b, cluster.Topology{Replicas: 1, Sentinels: 1}); err != nil {
+		fmt.Println("error:", err)
+		return 2
+	}
+	fmt.Println("ready")
+	line, _ := bufio.NewReader(os.Stdin).ReadString('\n')
+	if mode == "run-panic" && line != "" {
+		panic("helper: panicking with nodes running")
+	}
+	select {}
+}
+
+// TestReapOnSignal_NoNodeOutlivesTheRun starts a topology in a child
+// process, ends the child in each way a run can end badly, and checks that
+// none of the redis processes it started survive it.
+func TestReapOnSignal_NoNodeOutlivesTheRun(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, mode string
+		end        func(p *os.Process, stdin *os.File) error
+	}{
+		{"SIGINT", "run-reap", func(p *os.Process, _ *os.File) error { return p.Signal(os.Interrupt) }},
+		{"SIGTERM", "run-reap", func(p *os.Process, _ *os.File) error { return p.Signal(syscall.SIGTERM) }},
+		{"SIGINT without handler", "run-plain", func(p *os.Process, _ *os.File) error { return p.Signal(os.Interrupt) }},
+		{"SIGKILL", "run-plain", func(p *os.Process, _ *os.File) error { return p.Kill() }},
+		{"panic", "run-panic", func(_ *os.Process, stdin *os.File) error {
+			_, err := stdin.WriteString("panic\n")
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), helperEnv+"="+tc.mode, helperDirEnv+"="+t.TempDir())
+			stdinR, stdinW, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stdinW.Close()
+			cmd.Stdin = stdinR
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			stdinR.Close()
+			t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+			line, err := bufio.NewReader(out).ReadString('\n')
+			if err != nil || strings.TrimSpace(line) != "ready" {
+				t.Fatalf("helper said %q, %v; want ready", line, err)
+			}
+			kids := redisChildren(t, cmd.Process.Pid)
+			if got, want := len(kids), 3; got != want {
+				t.Fatalf("helper runs %d redis processes %v, want %d", got, kids, want)
+			}
+			if err := tc.end(cmd.Process, stdinW); err != nil {
+				t.Fatal(err)
+			}
+			_ = cmd.Wait()
+			err = eventually(func() error {
+				for _, pid := range kids {
+					if alive(pid) {
+						return fmt.Errorf("redis pid %d still alive after the run ended", pid)
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// redisChildren returns the pids of redis-server and redis-sentinel
+// processes whose parent is ppid.
+func redisChildren(tb testing.TB, ppid int) []int {
+	tb.Helper()
+	stats, err := filepath.Glob("/proc/[0-9]*/stat")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var pids []int
+	for _, path := range stats {
+		comm, state, parent, ok := procStat(path)
+		if ok && parent == ppid && state != "Z" && strings.HasPrefix(comm, "redis-") {
+			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(path)))
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// alive reports whether pid exists and is not a zombie.
+func alive(pid int) bool {
+	_, state, _, ok := procStat("/proc/" + strconv.Itoa(pid) + "/stat")
+	return ok && state != "Z" && state != "X"
+}
+
+// procStat parses comm, state and ppid from a /proc/<pid>/stat file.
+func procStat(path string) (comm, state string, ppid int, ok bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", "", 0, false
+	}
+	s := string(b)
+	open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+	if open < 0 || end < open {
+		return "", "", 0, false
+	}
+	f := strings.Fields(s[end+1:])
+	if len(f) < 2 {
+		return "", "", 0, false
+	}
+	ppid, _ = strconv.Atoi(f[1])
+	return s[open+1 : end], f[0], ppid, true
+}

@@ -1,0 +1,38 @@
+package cluster_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockpick/lockpick/cluster"
+)
+
+func TestCutReplicationFault_ReplicaMissesWrites(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t, cluster.Topology{Replicas: 1})
+	ctx := context.Background()
+	master, replica := c.Nodes[0], c.Nodes[1]
+	mc, rc := client(t, master.Addr()), client(t, replica.Addr())
+	f := &cluster.CutReplicationFault{}
+	if err := f.Inject(ctx, master); !errors.Is(err, cluster.ErrNoLink) {
+		t.Fatalf("cut replication of a master: err=%v, want ErrNoLink", err)
+	}
+	inject(t, f, replica)
+	if err := mc.Set(ctx, "lock", "token", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if acks, err := mc.Wait(ctx, 1, 200*time.Millisecond).Result(); err != nil || acks != 0 {
+		t.Fatalf("WAIT = %d, %v; want 0 replicas reached", acks, err)
+	}
+	if err := rc.Get(ctx, "lock").Err(); !errors.Is(err, redis.Nil) {
+		t.Fatalf("replica GET lock: err=%v, want redis.Nil", err)
+	}
+	heal(t, f, replica)
+	if err := eventually(func() error { return rc.Get(ctx, "lock").Err() }); err != nil {
+		t.Fatalf("replica never caught up after heal: %v", err)
+	}
+}

@@ -1,0 +1,43 @@
+package cluster
+
+import "context"
+
+// A ResetFault closes every connection through a node's link at once, and
+// until healed resets each new connection (TCP RST) as soon as the client
+// sends anything, so no request gets through.
+type ResetFault struct {
+	// Link is "client" or "repl". default: "client".
+	Link string `json:"link"`
+}
+
+var _ Fault = (*ResetFault)(nil)
+
+const resetToxic = "lockpick-reset"
+
+// Inject drops the established connections and starts resetting new ones.
+// It returns [ErrNoLink] for a link the node lacks.
+func (f *ResetFault) Inject(ctx context.Context, n *Node) error {
+	l, err := linkOf(n, f.Link)
+	if err != nil {
+		return err
+	}
+	if err := addToxics(l, resetToxic, "reset_peer", []string{"upstream"}, map[string]any{"timeout": 0}); err != nil {
+		return err
+	}
+	return l.DropConnections()
+}
+
+// Heal stops resetting connections.
+func (f *ResetFault) Heal(ctx context.Context, n *Node) error {
+	l, err := linkOf(n, f.Link)
+	if err != nil {
+		return err
+	}
+	removeToxics(ctx, l, resetToxic)
+	return nil
+}
+
+// Describe returns "reset connections".
+func (f *ResetFault) Describe() string { return "reset connections " + orClient(f.Link) }
+
+func init() { RegisterFault("reset", func() Fault { return new(ResetFault) }) }

@@ -1,0 +1,127 @@
+package cluster_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockpick/lockpick/cluster"
+)
+
+func TestRestartFault_Persistence(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t, cluster.Topology{Masters: 4, NodePersistence: map[string]cluster.Persistence{
+		"n1": cluster.PersistNone,
+		"n2": cluster.PersistAOFEverySec,
+		"n3": cluster.PersistAOFAlways,
+		"n4": cluster.PersistAOFAlways,
+	}})
+	for _, tc := range []struct {
+		node     string
+		fault    *cluster.RestartFault
+		wantKept bool
+	}{
+		{"n1", &cluster.RestartFault{}, false},
+		// kill -9 loses nothing the process already wrote to the kernel,
+		// which everysec does before it replies.
+		{"n2", &cluster.RestartFault{}, true},
+		{"n3", &cluster.RestartFault{}, true},
+		{"n4", &cluster.RestartFault{Wipe: true}, false},
+	} {
+		t.Run(tc.node, func(t *testing.T) {
+			ctx := context.Background()
+			n := node(t, c, tc.node)
+			rdb := client(t, n.Addr())
+			if err := rdb.Set(ctx, "lock", "token", time.Minute).Err(); err != nil {
+				t.Fatal(err)
+			}
+			inject(t, tc.fault, n)
+			got, err := rdb.Get(ctx, "lock").Result()
+			switch {
+			case tc.wantKept && (err != nil || got != "token"):
+				t.Fatalf("%s after %s: GET = %q, %v; want the key kept", tc.node, cluster.Describe(tc.fault, n), got, err)
+			case !tc.wantKept && !errors.Is(err, redis.Nil):
+				t.Fatalf("%s after %s: GET = %q, %v; want the key lost", tc.node, cluster.Describe(tc.fault, n), got, err)
+			}
+		})
+	}
+}
+
+func TestRestartFault_DelayKeepsNodeDown(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t, cluster.Topology{})
+	n := c.Nodes[0]
+	const delay = time.Second
+	f := &cluster.RestartFault{Delay: delay}
+
+	var (
+		wg        sync.WaitGroup
+		injectErr error
+	)
+	start := time.Now()
+	wg.Add(1)
+	go func() { defer wg.Done(); injectErr = f.Inject(context.Background(), n) }()
+
+	// Probe through the client proxy until the node answers again.
+	rdb := client(t, n.Addr(), 100*time.Millisecond)
+	var lastDown time.Duration
+	err := eventuallyWithin(delay+5*time.Second, func() error {
+		err := rdb.Ping(context.Background()).Err()
+		if err != nil {
+			lastDown = time.Since(start)
+		}
+		return err
+	})
+	up := time.Since(start)
+	wg.Wait()
+	if injectErr != nil || err != nil {
+		t.Fatalf("inject: %v; probe: %v", injectErr, err)
+	}
+	if up < delay {
+		t.Fatalf("node answered %v after the kill, before the %v delay", up, delay)
+	}
+	// The node was seen down right up to the end of the delay (within one
+	// probe interval plus a probe timeout).
+	if lastDown < delay-150*time.Millisecond {
+		t.Fatalf("last failed probe at %v, want one near the end of the %v delay", lastDown, delay)
+	}
+	if up > delay+2*time.Second {
+		t.Fatalf("node came back %v after the kill, want within 2s of the %v delay", up, delay)
+	}
+}
+
+func TestRestartFault_CancelLeavesNodeDownForHeal(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t, cluster.Topology{})
+	n := c.Nodes[0]
+	f := &cluster.RestartFault{Delay: time.Hour}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.Inject(ctx, n) }()
+	rdb := client(t, n.Addr(), 100*time.Millisecond)
+	if err := eventually(func() error {
+		if rdb.Ping(context.Background()).Err() == nil {
+			return errors.New("node still up")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Inject = %v, want context.Canceled", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Inject ignored the cancelled context")
+	}
+	heal(t, f, n)
+	if err := rdb.Ping(context.Background()).Err(); err != nil {
+		t.Fatalf("PING after heal: %v", err)
+	}
+}

@@ -1,0 +1,17 @@
+package main
+
+import (
+	"os"
+	"testing"
+
+	"github.com/lockpick/lockpick/scenarios"
+)
+
+// TestMain lets this test binary serve as an isolated client when a trial
+// started by a test re-executes it.
+func TestMain(m *testing.M) {
+	if scenarios.IsWorker() {
+		os.Exit(serveWorker())
+	}
+	os.Exit(m.Run())
+}
