@@ -43,11 +43,6 @@ type Overlap struct {
 	Processes  []int
 }
 
-// healOf names the fault step that undoes a fault step.
-var healOf = map[string]string{
-	"kill": "restart", "cut-replication": "restore-replication", "partition": "heal", "pause": "resume",
-}
-
 // NewTimeline builds the timeline of h with the anomalies of r.
 func NewTimeline(h checker.History, r checker.Result) Timeline {
 	t := Timeline{Origin: r.Origin}
@@ -67,21 +62,17 @@ func NewTimeline(h checker.History, r checker.Result) Timeline {
 		}
 		switch {
 		case e.F == checker.FNemesis && e.Type == checker.Invoke:
-			verb, target, _ := strings.Cut(e.Text(), " ")
-			for fault, heal := range healOf {
-				if verb == heal {
-					if i, ok := openFault[fault+" "+target]; ok {
-						t.Faults[i].End = e.Time
-						delete(openFault, fault+" "+target)
-					}
+			// "heal X" closes the window "X" opened; a fault never healed
+			// lasts until the end of the trial.
+			if fault, ok := strings.CutPrefix(e.Text(), "heal "); ok {
+				if i, open := openFault[fault]; open {
+					t.Faults[i].End = e.Time
+					delete(openFault, fault)
 				}
+				break
 			}
 			t.Faults = append(t.Faults, FaultWindow{Start: e.Time, End: -1, Label: e.Text()})
-			if _, heals := healOf[verb]; heals {
-				openFault[verb+" "+target] = len(t.Faults) - 1
-			} else {
-				t.Faults[len(t.Faults)-1].End = e.Time
-			}
+			openFault[e.Text()] = len(t.Faults) - 1
 		case e.F == checker.FAcquire && e.Type == checker.OK:
 			b := &Bar{Start: e.Time, End: e.ValidUntil, Node: e.Node, Label: fmt.Sprintf("%s fence %d", e.Node, e.Fence)}
 			if e.Fence == 0 {

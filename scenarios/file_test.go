@@ -19,7 +19,7 @@ func TestParse_Errors(t *testing.T) {
 		{"bad expect", "name: x\nexpect: maybe\n", 2, "expect", "must be safe, unsafe or stuck"},
 		{"bad lock", "name: x\nexpect: safe\nlock:\n  kind: spinlock\n", 4, "lock.kind", `unknown lock "spinlock"`},
 		{"bad duration", "name: x\nexpect: safe\nhold: soon\n", 3, "", `bad duration "soon"`},
-		{"bad fault", "name: x\nexpect: unsafe\nfaults:\n  - {at: 1s, fault: kill, node: n1}\n  - {at: 2s, fault: smash, node: n1}\n", 5, "faults[1].fault", `unknown fault "smash"`},
+		{"bad fault", "name: x\nexpect: unsafe\nfaults:\n  - {at: 1s, fault: kill, node: n1}\n  - {at: 2s, fault: smash, node: n1}\n", 5, "faults[1].fault", `unknown fault: "smash"`},
 		{"bad node", "name: x\nexpect: unsafe\nfaults:\n  - {at: 1s, fault: kill, node: n9}\n", 4, "faults[0].node", `no node "n9"`},
 		{"syntax", "name: x\nexpect: [safe\n", -1, "", ""},
 	} {

@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"sort"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/lockpick/lockpick/checker"
@@ -11,33 +14,52 @@ import (
 )
 
 // A Step is one fault in a scenario's schedule.
+//
+// The fault kinds are cluster's ("kill", "restart", "pause", "partition",
+// "latency", "drop-replies", "reset", "cut-replication", "clock-jump",
+// "clock-rate", "promote", "sentinel-failover"), configured by Params, plus
+// "pause-client", which freezes an isolated client's whole process.
 type Step struct {
-	// At is when the fault is applied, from the start of the trial.
+	// At is when the fault is injected, from the start of the trial.
 	At Duration `json:"at" yaml:"at"`
 	// Jitter adds a random delay in [0, Jitter), drawn from the trial's seed.
 	Jitter Duration `json:"jitter,omitempty" yaml:"jitter"`
-	// Fault is what happens: "cut-replication" (node: a replica),
-	// "restore-replication", "kill", "restart", "partition", "heal".
+	// Fault is the fault kind.
 	Fault string `json:"fault" yaml:"fault"`
-	// Node names the target node, e.g. "n1".
+	// Node names the target: a Redis node "n1".., or client p's path to the
+	// resource "r<p>".
 	Node string `json:"node,omitempty" yaml:"node"`
-	// Client names the target client of pause-client and resume-client.
+	// Client names the isolated client of pause-client.
 	Client int `json:"client,omitempty" yaml:"client"`
+	// For heals the fault this long after it was injected; 0 leaves it until
+	// the end of the trial, when every fault is healed.
+	For Duration `json:"for,omitempty" yaml:"for"`
+	// Params configures the fault, e.g. {delay: 3s} for restart.
+	Params map[string]any `json:"params,omitempty" yaml:"params"`
 }
 
-func (s Step) String() string {
-	if s.Client > 0 {
-		return fmt.Sprintf("%s c%d", s.Fault, s.Client)
+func (s Step) target() string {
+	if s.Fault == "pause-client" {
+		return fmt.Sprintf("c%d", s.Client)
 	}
-	return s.Fault + " " + s.Node
+	return s.Node
+}
+
+// fault builds the step's fault; pause-client needs the worker's pid.
+func (s Step) fault(pids map[int]int) (cluster.Fault, error) {
+	if s.Fault == "pause-client" {
+		pid, ok := pids[s.Client]
+		if !ok && pids != nil {
+			return nil, fmt.Errorf("%w: client %d is not isolated", ErrBadScenario, s.Client)
+		}
+		return &cluster.ProcessPauseFault{PID: pid}, nil
+	}
+	return cluster.NewFault(s.Fault, s.Params)
 }
 
 func (s Step) validate() error {
-	switch s.Fault {
-	case "cut-replication", "restore-replication", "kill", "restart", "partition", "heal", "pause-client", "resume-client":
-		return nil
-	}
-	return fmt.Errorf("unknown fault %q", s.Fault)
+	_, err := s.fault(nil)
+	return err
 }
 
 // A trialEnv is what the nemesis can reach: the cluster, and the process ids
@@ -45,75 +67,121 @@ func (s Step) validate() error {
 type trialEnv struct {
 	c    *cluster.Cluster
 	pids map[int]int
+
+	mu       sync.Mutex
+	injected []injected
 }
 
-// healAll undoes every pause of an isolated client, so none stays frozen.
-func (e *trialEnv) healAll() {
+type injected struct {
+	f    cluster.Fault
+	node *cluster.Node
+}
+
+// An action is an inject or a heal at a point in the trial.
+type action struct {
+	at   time.Duration
+	heal bool
+	step int
+}
+
+// runNemesis plays the schedule, recording each action as a nemesis invoke
+// when it starts and an info (or fail) when it is done. Actions run in
+// their own goroutines, so a fault that takes time (a delayed restart)
+// does not hold up the next one.
+func runNemesis(ctx context.Context, env *trialEnv, steps []Step, rng *rand.Rand, rec *checker.Recorder, start time.Time) error {
+	faults := make([]cluster.Fault, len(steps))
+	nodes := make([]*cluster.Node, len(steps))
+	var plan []action
+	for i, s := range steps {
+		f, err := s.fault(env.pids)
+		if err != nil {
+			return err
+		}
+		faults[i] = f
+		if s.Fault != "pause-client" {
+			if nodes[i], err = env.c.Node(s.Node); err != nil {
+				return fmt.Errorf("%w: %v", ErrBadScenario, err)
+			}
+		}
+		at := s.At.D()
+		if s.Jitter > 0 {
+			at += time.Duration(rng.Int64N(int64(s.Jitter)))
+		}
+		plan = append(plan, action{at: at, step: i})
+		if s.For > 0 {
+			plan = append(plan, action{at: at + s.For.D(), heal: true, step: i})
+		}
+	}
+	sort.SliceStable(plan, func(i, j int) bool { return plan[i].at < plan[j].at })
+
+	var wg sync.WaitGroup
+	errs := make(chan error, len(plan))
+	for _, a := range plan {
+		if !sleep(ctx, time.Until(start.Add(a.at))) {
+			break
+		}
+		f, n := faults[a.step], nodes[a.step]
+		desc := cluster.Describe(f, n)
+		if n == nil {
+			desc += " " + steps[a.step].target()
+		}
+		if a.heal {
+			desc = "heal " + desc
+		}
+		rec.Record(checker.Event{Process: -1, Type: checker.Invoke, F: checker.FNemesis, Value: checker.TextValue(desc), Node: steps[a.step].target()})
+		wg.Go(func() {
+			var err error
+			if a.heal {
+				err = f.Heal(ctx, n)
+			} else {
+				env.remember(f, n)
+				err = f.Inject(ctx, n)
+			}
+			e := checker.Event{Process: -1, Type: checker.Info, F: checker.FNemesis, Value: checker.TextValue(desc), Node: steps[a.step].target()}
+			if err != nil && ctx.Err() == nil {
+				e.Type, e.Error = checker.Fail, err.Error()
+				errs <- fmt.Errorf("nemesis %s: %w", desc, err)
+			}
+			rec.Record(e)
+		})
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+func (e *trialEnv) remember(f cluster.Fault, n *cluster.Node) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.injected = append(e.injected, injected{f, n})
+}
+
+// healAll heals every fault injected, newest first, so no client stays
+// frozen and no node stays down while the trial winds up.
+func (e *trialEnv) healAll(ctx context.Context) {
+	e.mu.Lock()
+	inj := e.injected
+	e.injected = nil
+	e.mu.Unlock()
+	for i := len(inj) - 1; i >= 0; i-- {
+		_ = inj[i].f.Heal(ctx, inj[i].node)
+	}
 	for _, pid := range e.pids {
 		_ = cluster.ResumePID(pid)
 	}
 }
 
-// apply performs the step.
-func (s Step) apply(ctx context.Context, e *trialEnv) error {
-	switch s.Fault {
-	case "pause-client", "resume-client":
-		pid, ok := e.pids[s.Client]
-		if !ok {
-			return fmt.Errorf("%w: client %d is not isolated", ErrBadScenario, s.Client)
+// Schedule lists the scenario's faults in words, e.g. "+300ms kill n1".
+func (sc Scenario) Schedule() string {
+	var b strings.Builder
+	for i, s := range sc.Faults {
+		if i > 0 {
+			b.WriteString("; ")
 		}
-		if s.Fault == "pause-client" {
-			return cluster.PausePID(pid)
+		fmt.Fprintf(&b, "+%v %s %s", s.At.D(), s.Fault, s.target())
+		if s.For > 0 {
+			fmt.Fprintf(&b, " for %v", s.For.D())
 		}
-		return cluster.ResumePID(pid)
 	}
-	c := e.c
-	n, err := c.Node(s.Node)
-	if err != nil {
-		return err
-	}
-	switch s.Fault {
-	case "cut-replication":
-		if n.Repl == nil {
-			return fmt.Errorf("%w: %s is not a replica", ErrBadScenario, s.Node)
-		}
-		n.Repl.Cut()
-	case "restore-replication":
-		if n.Repl == nil {
-			return fmt.Errorf("%w: %s is not a replica", ErrBadScenario, s.Node)
-		}
-		return n.Repl.Restore()
-	case "kill":
-		return n.Proc.Kill()
-	case "restart":
-		return n.Proc.Start(ctx)
-	case "partition":
-		n.Link.Cut()
-	case "heal":
-		return n.Link.Restore()
-	}
-	return nil
-}
-
-// runNemesis applies the schedule, recording each fault as an info event of
-// process -1, until the schedule ends or ctx is done.
-func runNemesis(ctx context.Context, c *trialEnv, steps []Step, rng *rand.Rand, rec *checker.Recorder, start time.Time) error {
-	for _, s := range steps {
-		at := s.At.D()
-		if s.Jitter > 0 {
-			at += time.Duration(rng.Int64N(int64(s.Jitter)))
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(time.Until(start.Add(at))):
-		}
-		rec.Record(checker.Event{Process: -1, Type: checker.Invoke, F: "nemesis", Value: checker.TextValue(s.String()), Node: s.Node})
-		if err := s.apply(ctx, c); err != nil {
-			rec.Record(checker.Event{Process: -1, Type: checker.Fail, F: "nemesis", Value: checker.TextValue(s.String()), Node: s.Node, Error: err.Error()})
-			return fmt.Errorf("nemesis %s: %w", s, err)
-		}
-		rec.Record(checker.Event{Process: -1, Type: checker.Info, F: "nemesis", Value: checker.TextValue(s.String()), Node: s.Node})
-	}
-	return nil
+	return b.String()
 }

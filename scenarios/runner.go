@@ -278,7 +278,7 @@ func RunTrial(ctx context.Context, s Scenario, seed uint64, dir string) (TrialRe
 	var nemesisErr error
 	wg.Go(func() { nemesisErr = runNemesis(runCtx, env, s.Faults, rng, rec, start) })
 	wg.Wait()
-	env.healAll()
+	env.healAll(ctx)
 	grace := s.Hold.D() + 3*time.Second
 	for _, p := range procs {
 		if err := p.wait(grace); err != nil {

@@ -69,3 +69,21 @@ func TestRunTrial_SingleBaseline(t *testing.T) {
 		t.Fatalf("only %d grants in the baseline; the workload did not run", grants)
 	}
 }
+
+func TestRunTrial_GCPause(t *testing.T) {
+	tr := runTrial(t, "gc-pause", 1)
+	if got := tr.Check.Counts()[checker.StaleWrite]; got == 0 {
+		t.Fatalf("no stale write; anomalies: %+v", tr.Check.Anomalies)
+	}
+}
+
+func TestRunTrial_GCPauseFenced(t *testing.T) {
+	tr := runTrial(t, "gc-pause-fenced", 1)
+	if got, want := tr.Observed, "safe"; got != want {
+		t.Fatalf("observed %s, want %s; anomalies: %+v", got, want, tr.Check.Anomalies)
+	}
+	// Safe must mean "the attack happened and fencing stopped it", not "nothing happened".
+	if got := tr.Check.PreventedCounts()[checker.StaleWrite]; got == 0 {
+		t.Fatalf("no prevented stale write: the pause did not hit the holder")
+	}
+}

@@ -36,7 +36,7 @@ func (s Scenario) Validate() error {
 		if err := st.validate(); err != nil {
 			return bad(field+".fault", "%v", err)
 		}
-		if st.Fault == "pause-client" || st.Fault == "resume-client" {
+		if st.Fault == "pause-client" {
 			if !slices.Contains(s.Isolate, st.Client) {
 				return bad(field+".client", "client %d is not in isolate %v; only isolated clients can be paused", st.Client, s.Isolate)
 			}

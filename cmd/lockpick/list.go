@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -19,7 +20,14 @@ func newListCmd() *cobra.Command {
 			out := cmd.OutOrStdout()
 			if verbose {
 				for _, s := range scenarios.All() {
-					fmt.Fprintf(out, "%s  [expect %s]\n  %s\n\n", s.Name, s.Expect, wrap(s.Explain, 76, "  "))
+					fmt.Fprintf(out, "%s  [expect %s]\n  %s\n", s.Name, s.Expect, wrap(s.Explain, 76, "  "))
+					if sched := s.Schedule(); sched != "" {
+						fmt.Fprintf(out, "  faults: %s\n", wrap(sched, 76, "    "))
+					}
+					if len(s.Arms) > 0 {
+						fmt.Fprintf(out, "  arms (lockpick compare): %s\n", strings.Join(s.ArmNames(), ", "))
+					}
+					fmt.Fprintln(out)
 				}
 				return nil
 			}
