@@ -71,3 +71,15 @@ func (s Scenario) ArmNames() []string {
 	}
 	return names
 }
+
+// nodeText returns the scalar values under n, joined, for a quick search.
+func nodeText(n *yaml.Node) string {
+	if n.Kind == yaml.ScalarNode {
+		return n.Value
+	}
+	var parts []string
+	for _, c := range n.Content {
+		parts = append(parts, nodeText(c))
+	}
+	return strings.Join(parts, " ")
+}

@@ -30,6 +30,8 @@ type Options struct {
 	Parallel int
 	// Name is the run folder's name. default: <time>-<scenario>-seed<seed>.
 	Name string
+	// Backend makes each trial's backend. default: [ProcessBackend].
+	Backend BackendFactory
 	// Progress, if set, is called after each trial with the number done.
 	Progress func(done, total int)
 }
@@ -44,6 +46,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if c.Seed == 0 {
 		c.Seed = 1
+	}
+	if c.Backend == nil {
+		c.Backend = ProcessBackend
 	}
 	if c.Parallel <= 0 {
 		c.Parallel = 1
@@ -170,7 +175,7 @@ func playTrials(ctx context.Context, s Scenario, o Options, dir *results.RunDir)
 		wg.Go(func() {
 			defer func() { <-sem }()
 			rel := trialDir(i)
-			tr, err := RunTrial(ctx, s, o.Seed+uint64(i), dir.Path(rel))
+			tr, err := RunTrial(ctx, s, o.Seed+uint64(i), dir.Path(rel), o.Backend)
 			if err == nil {
 				if werr := writeTrial(dir, rel, tr); werr != nil {
 					err = &InfraError{Err: werr}
@@ -216,12 +221,16 @@ func writeTrial(dir *results.RunDir, rel string, tr TrialResult) error {
 	return dir.WriteJSON(filepath.Join(rel, "check.json"), tr.Check)
 }
 
-// RunTrial plays one trial of s with the given seed, keeping node files under
-// dir/nodes. It returns an *[InfraError] when the harness fails.
-func RunTrial(ctx context.Context, s Scenario, seed uint64, dir string) (TrialResult, error) {
+// RunTrial plays one trial of s with the given seed on a backend made by nb
+// (nil: [ProcessBackend]), keeping node files under dir/nodes. It returns an
+// *[InfraError] when the harness fails.
+func RunTrial(ctx context.Context, s Scenario, seed uint64, dir string, nb BackendFactory) (TrialResult, error) {
 	s = s.withDefaults()
 	began := time.Now()
-	backend, err := cluster.NewProcessBackend(filepath.Join(dir, "nodes"))
+	if nb == nil {
+		nb = ProcessBackend
+	}
+	backend, err := nb(filepath.Join(dir, "nodes"), s.needsClock())
 	if err != nil {
 		return TrialResult{}, &InfraError{Err: err}
 	}

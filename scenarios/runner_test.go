@@ -32,7 +32,7 @@ func runTrial(t *testing.T, name string, seed uint64) scenarios.TrialResult {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := scenarios.RunTrial(context.Background(), s, seed, t.TempDir())
+	tr, err := scenarios.RunTrial(context.Background(), s, seed, t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

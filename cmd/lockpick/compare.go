@@ -42,6 +42,10 @@ func compare(ctx context.Context, out io.Writer, name string, arms []string, f r
 	if f.trials < 1 {
 		return usageError("compare: --trials must be at least 1")
 	}
+	nb, err := backendFactory(f.backend, f.image)
+	if err != nil {
+		return usageError("compare: " + err.Error())
+	}
 	s, err := loadScenario(name, f.files)
 	if err != nil {
 		return usageError(err.Error())
@@ -52,7 +56,7 @@ func compare(ctx context.Context, out io.Writer, name string, arms []string, f r
 	total := f.trials * max(len(arms), len(s.Arms))
 	bar := newBar(s.Name, f, total)
 	c, dir, err := scenarios.Compare(ctx, s, arms, &scenarios.Options{Trials: f.trials, Seed: f.seed, Out: f.out,
-		Parallel: f.parallel, Progress: func(done, _ int) { _ = bar.Set(done) }})
+		Parallel: f.parallel, Backend: nb, Progress: func(done, _ int) { _ = bar.Set(done) }})
 	_ = bar.Finish()
 	switch {
 	case ctx.Err() != nil:

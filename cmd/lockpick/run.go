@@ -27,6 +27,8 @@ type runFlags struct {
 	files    []string
 	parallel int
 	junit    string
+	backend  string
+	image    string
 }
 
 func newRunCmd() *cobra.Command {
@@ -62,6 +64,8 @@ func addTrialFlags(cmd *cobra.Command, f *runFlags) {
 	cmd.Flags().IntVarP(&f.parallel, "parallel", "p", 1, "trials to run at once (each has its own nodes and ports)")
 	cmd.Flags().StringVar(&f.out, "out", "results/runs", "folder to create run folders in")
 	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar")
+	cmd.Flags().StringVar(&f.backend, "backend", "process", "where Redis runs: process (redis-server on this host) or docker")
+	cmd.Flags().StringVar(&f.image, "image", "", "with --backend docker: a Redis image to run instead of the locally built one, e.g. redis:7.2")
 }
 
 func runScenarios(ctx context.Context, out io.Writer, names []string, f runFlags) error {
@@ -70,6 +74,10 @@ func runScenarios(ctx context.Context, out io.Writer, names []string, f runFlags
 	}
 	if len(names)+len(f.files) == 0 {
 		return usageError("run: name at least one scenario (see `lockpick list`) or pass --file")
+	}
+	nb, err := backendFactory(f.backend, f.image)
+	if err != nil {
+		return usageError("run: " + err.Error())
 	}
 	var list []scenarios.Scenario
 	for _, file := range f.files {
@@ -99,7 +107,7 @@ func runScenarios(ctx context.Context, out io.Writer, names []string, f runFlags
 	for _, s := range list {
 		bar := newBar(s.Name, f, f.trials)
 		v, dir, err := scenarios.Run(ctx, s, &scenarios.Options{Trials: f.trials, Seed: f.seed, Out: f.out,
-			Parallel: f.parallel, Progress: func(done, _ int) { _ = bar.Set(done) }})
+			Parallel: f.parallel, Backend: nb, Progress: func(done, _ int) { _ = bar.Set(done) }})
 		_ = bar.Finish()
 		switch {
 		case ctx.Err() != nil:
