@@ -62,3 +62,6 @@ func (r *RunDir) Commit() (string, error) {
 
 // Abort removes everything written so far. It is idempotent.
 func (r *RunDir) Abort() { _ = os.RemoveAll(r.tmp) }
+
+// Existing opens a committed run folder for rewriting files in place.
+func Existing(dir string) *RunDir { return &RunDir{final: dir, tmp: dir} }

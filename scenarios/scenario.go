@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -50,6 +51,9 @@ type Scenario struct {
 	// Isolate lists clients (1-based) that run as their own OS processes, so
 	// a pause-client fault freezes the whole client.
 	Isolate []int `json:"isolate,omitempty" yaml:"isolate"`
+	// Suites lists the suites the scenario belongs to besides "default",
+	// which holds every built-in scenario: "quick" for the fast ones.
+	Suites []string `json:"suites,omitempty" yaml:"suites"`
 	// Arms are named variants for `lockpick compare`.
 	Arms []Arm `json:"arms,omitempty" yaml:"arms"`
 	// Faults is the nemesis schedule.
@@ -123,6 +127,22 @@ func Lookup(name string) (Scenario, error) {
 		return Scenario{}, fmt.Errorf("%w: %q (see `lockpick list`)", ErrUnknownScenario, name)
 	}
 	return s, nil
+}
+
+// Suite returns the built-in scenarios of the named suite, sorted by name:
+// "default" is the whole catalogue, and "quick" and "ci" the scenarios that
+// list them. It wraps [ErrUnknownScenario] for a suite with no scenario.
+func Suite(name string) ([]Scenario, error) {
+	var list []Scenario
+	for _, s := range All() {
+		if name == "default" || slices.Contains(s.Suites, name) {
+			list = append(list, s)
+		}
+	}
+	if len(list) == 0 {
+		return nil, fmt.Errorf("%w: no suite %q (default, quick, ci)", ErrUnknownScenario, name)
+	}
+	return list, nil
 }
 
 // All returns the built-in scenarios sorted by name.

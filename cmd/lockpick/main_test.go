@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -91,6 +92,22 @@ func TestRun_SingleBaselineWritesRunFolder(t *testing.T) {
 	}
 	if code, out, _ := lockpick(t, "check", runs[0]); code != exitOK {
 		t.Errorf("check on a safe run: exit %d\n%s", code, out)
+	}
+	report := filepath.Join(runs[0], "report.html")
+	if err := os.Remove(report); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := lockpick(t, "report", runs[0]); code != exitOK {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(report); err != nil {
+		t.Errorf("report did not write report.html: %v", err)
+	}
+
+	rec := httptest.NewRecorder()
+	runsHandler(out).ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+	if body := rec.Body.String(); !strings.Contains(body, filepath.Base(runs[0])) || !strings.Contains(body, "single-baseline") {
+		t.Errorf("serve index does not list the run:\n%s", body)
 	}
 }
 

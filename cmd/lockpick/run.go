@@ -29,12 +29,13 @@ type runFlags struct {
 	junit    string
 	backend  string
 	image    string
+	suite    string
 }
 
 func newRunCmd() *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "run [SCENARIO...] [--file FILE]",
+		Use:   "run [SCENARIO...] [--suite NAME] [--file FILE]",
 		Short: "Run scenarios for N trials and write a run folder per scenario",
 		Long: `Run plays each named scenario for --trials trials against real Redis nodes
 started on free loopback ports, checks every trial's history, prints the
@@ -44,7 +45,7 @@ verdict.json, trial-NNN/history.jsonl, trial-NNN/nodes/*.log).
 Trial i uses seed --seed+i; run a single trial again with its seed to replay it.
 A scenario can also come from a YAML file (--file); see scenarios/catalogue/
 for the format: every built-in scenario is written that way.`,
-		Example: "  lockpick run failover-lock-loss --trials 10\n  lockpick run single-baseline --seed 42\n  lockpick run --file my-scenario.yaml",
+		Example: "  lockpick run failover-lock-loss --trials 10\n  lockpick run --suite quick --junit junit.xml\n  lockpick run single-baseline --seed 42\n  lockpick run --file my-scenario.yaml",
 		Args: func(_ *cobra.Command, args []string) error {
 			return nil
 		},
@@ -54,6 +55,7 @@ for the format: every built-in scenario is written that way.`,
 	}
 	addTrialFlags(cmd, &f)
 	cmd.Flags().StringArrayVarP(&f.files, "file", "f", nil, "run the scenario in this YAML file (repeatable)")
+	cmd.Flags().StringVar(&f.suite, "suite", "", "run a suite: default (every scenario), quick or ci")
 	cmd.Flags().StringVar(&f.junit, "junit", "", "also write a JUnit XML report to this file, for CI systems")
 	return cmd
 }

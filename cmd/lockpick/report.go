@@ -1,0 +1,25 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lockpick/lockpick/scenarios"
+)
+
+func newReportCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "report RUN_FOLDER",
+		Short: "Render report.html and summary.md of a run folder again",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := scenarios.Rerender(args[0]); err != nil {
+				return usageError(err.Error())
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), filepath.Join(args[0], "report.html"))
+			return nil
+		},
+	}
+}

@@ -1,0 +1,41 @@
+package scenarios
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/lockpick/lockpick/checker"
+	"github.com/lockpick/lockpick/results"
+)
+
+// Rerender writes report.html and summary.md of a finished run folder again,
+// from its scenario.json, verdict.json and the shown trial's history.
+func Rerender(runDir string) error {
+	var s Scenario
+	var v results.Verdict
+	for name, into := range map[string]any{"scenario.json": &s, "verdict.json": &v} {
+		b, err := os.ReadFile(filepath.Join(runDir, name))
+		if err != nil {
+			return fmt.Errorf("%s is not a run folder: %w", runDir, err)
+		}
+		if err := json.Unmarshal(b, into); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	shown := 0
+	for i, t := range v.TrialResults {
+		if t.Observed != string(Safe) {
+			shown = i
+			break
+		}
+	}
+	h, err := checker.ReadFile(filepath.Join(runDir, trialDir(shown), checker.HistoryFile))
+	if err != nil {
+		return err
+	}
+	r := checker.CheckTimeout(h, &checker.Options{MaxTTL: s.Lock.TTL.D()}, checkTimeout)
+	dir := results.Existing(runDir)
+	return writeReport(dir, s, &v, TrialResult{History: h, Check: r}, shown)
+}
