@@ -17,6 +17,10 @@ var (
 	// clock, before the call could confirm it: the holder must assume someone
 	// else may hold the lock.
 	ErrExpired = errors.New("lockcore: lease expired")
+	// ErrNotReplicated means the lock was taken on the master but fewer
+	// replicas than [Options.WaitReplicas] acknowledged it in time, so it
+	// was released again: a failover could have lost it.
+	ErrNotReplicated = errors.New("lockcore: lock not acknowledged by enough replicas")
 )
 
 // An OpError is a failed call to Redis. Indeterminate is true when the

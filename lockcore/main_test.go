@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,7 +20,40 @@ func TestMain(m *testing.M) {
 		fmt.Println("skipping lockcore tests: redis-server not installed (make deps)")
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	redis.SetLogger(quietLogger{}) // timeouts on purpose make go-redis chatty
+	code := m.Run()
+	if code == 0 {
+		if leaks := leakedGoroutines(5 * time.Second); leaks != "" {
+			fmt.Println("lockcore goroutines still running after the tests:\n" + leaks)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}
+
+// leakedGoroutines waits up to timeout for every goroutine running lockcore
+// code (node workers idle out after 2s, watchdogs stop with their lease) to
+// exit, and returns the stacks of those that did not.
+func leakedGoroutines(timeout time.Duration) string {
+	deadline := time.Now().Add(timeout)
+	for {
+		buf := make([]byte, 1<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		var leaks []string
+		for _, g := range strings.Split(string(buf), "\n\n") {
+			if strings.Contains(g, "github.com/lockpick/lockpick/lockcore.") {
+				leaks = append(leaks, g)
+			}
+		}
+		if len(leaks) == 0 || time.Now().After(deadline) {
+			return strings.Join(leaks, "\n\n")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // startNodes starts n independent Redis masters and returns a client per node.
@@ -37,7 +72,9 @@ func startNodes(tb testing.TB, n int) (*cluster.Cluster, []*redis.Client) {
 	tb.Cleanup(func() { _ = c.Close() })
 	clients := make([]*redis.Client, n)
 	for i, node := range c.Nodes {
-		clients[i] = redis.NewClient(&redis.Options{Addr: node.Addr(), MaxRetries: -1})
+		// ContextTimeoutEnabled: a request past its context's deadline must
+		// give up its connection at once, not after ReadTimeout.
+		clients[i] = redis.NewClient(&redis.Options{Addr: node.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true})
 		tb.Cleanup(func() { _ = clients[i].Close() })
 	}
 	return c, clients

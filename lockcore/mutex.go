@@ -5,20 +5,24 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
 // The single-instance lock: SET key token NX PX ttl, released by a script that
-// deletes the key only if it still holds our token.
-var (
-	acquireScript = redis.NewScript(`
+// deletes the key only if it still holds our token. With fencing, a script
+// sets the key and increments the fencing counter at once. With WaitReplicas,
+// WAIT follows the acquire on the same connection, so that it waits for
+// exactly that write to reach the replicas.
+const acquireSrc = `
 if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   if ARGV[3] == '1' then return redis.call('incr', KEYS[2]) end
   return 1
 end
-return 0`)
+return 0`
+
+var (
+	acquireScript = redis.NewScript(acquireSrc)
 	releaseScript = redis.NewScript(`
 if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
 return 0`)
@@ -27,11 +31,18 @@ if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[
 return 0`)
 )
 
+// pipeliner is the optional ability to send commands back to back on one
+// connection, which WAIT needs; go-redis clients have it.
+type pipeliner interface {
+	Pipeline() redis.Pipeliner
+}
+
 // A Mutex is a lock on one key of one Redis server. It is safe for
 // concurrent use, but holds at most one lease at a time.
 type Mutex struct {
 	rdb    redis.Scripter
-	setter setNXer // rdb as a setNXer, or nil
+	setter setNXer   // rdb as a setNXer, or nil
+	pipe   pipeliner // rdb as a pipeliner, or nil
 	key    string
 	keys   []string // key, FenceKey
 	opt    Options
@@ -40,10 +51,15 @@ type Mutex struct {
 	lease *Lease
 }
 
-// NewMutex returns a lock on key through rdb. opt may be nil.
+// NewMutex returns a lock on key through rdb. opt may be nil. It panics if
+// opt.WaitReplicas is set and rdb cannot pipeline (go-redis clients can).
 func NewMutex(rdb redis.Scripter, key string, opt *Options) *Mutex {
 	m := &Mutex{rdb: rdb, key: key, opt: opt.withDefaults(key)}
 	m.setter, _ = rdb.(setNXer)
+	m.pipe, _ = rdb.(pipeliner)
+	if m.opt.WaitReplicas > 0 && m.pipe == nil {
+		panic("lockcore: Options.WaitReplicas needs a client with Pipeline()")
+	}
 	m.keys = []string{key, m.opt.FenceKey}
 	return m
 }
@@ -59,13 +75,17 @@ func (m *Mutex) Lease() *Lease {
 }
 
 // TryLock makes one attempt. It returns [ErrNotAcquired] when the key is
-// held, or an *[OpError] when Redis could not be asked.
+// held, an error matching [ErrNotReplicated] when fewer than WaitReplicas
+// replicas acknowledged the lock within WaitTimeout (the key is then
+// released), or an *[OpError] when Redis could not be asked.
 func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
 	token := m.opt.Token()
 	sent := m.opt.Clock.Now()
 	var n int64
 	var err error
 	switch {
+	case m.opt.WaitReplicas > 0:
+		n, err = m.acquireReplicated(ctx, token)
 	case m.opt.Fencing:
 		n, err = acquireScript.Run(ctx, m.rdb, m.keys, token, m.opt.TTL.Milliseconds(), "1").Int64()
 	case m.setter != nil:
@@ -76,6 +96,10 @@ func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
 		}
 	default:
 		n, err = acquireScript.Run(ctx, m.rdb, m.keys, token, m.opt.TTL.Milliseconds(), "0").Int64()
+	}
+	var nr *notReplicated
+	if errors.As(err, &nr) {
+		return nil, nr.error
 	}
 	if err != nil {
 		return nil, opError("acquire", m.key, err)
@@ -94,20 +118,48 @@ func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
 	return lease, nil
 }
 
+// acquireReplicated sends the acquire script and WAIT in one pipeline, and
+// releases the key if too few replicas acknowledged it. It returns the
+// script's reply.
+func (m *Mutex) acquireReplicated(ctx context.Context, token string) (int64, error) {
+	fencing := "0"
+	if m.opt.Fencing {
+		fencing = "1"
+	}
+	pipe := m.pipe.Pipeline()
+	// EVAL, not EVALSHA: a NOSCRIPT reply could not be retried inside the pipeline.
+	acquire := pipe.Eval(ctx, acquireSrc, m.keys, token, m.opt.TTL.Milliseconds(), fencing)
+	wait := pipe.Do(ctx, "wait", m.opt.WaitReplicas, m.opt.WaitTimeout.Milliseconds())
+	_, _ = pipe.Exec(ctx) // the commands carry their own errors
+	n, err := acquire.Int64()
+	if err != nil || n == 0 {
+		return n, err
+	}
+	acked, err := wait.Int64()
+	if err == nil && acked >= int64(m.opt.WaitReplicas) {
+		return n, nil
+	}
+	if err != nil {
+		err = opError("wait", m.key, err)
+	} else {
+		err = fmt.Errorf("%w: %d of %d replicas acknowledged %q", ErrNotReplicated, acked, m.opt.WaitReplicas, m.key)
+	}
+	if _, rerr := releaseScript.Run(ctx, m.rdb, m.keys[:1:1], token).Result(); rerr != nil {
+		err = errors.Join(err, opError("release", m.key, rerr))
+	}
+	return 0, &notReplicated{err}
+}
+
+// notReplicated carries an acquire that was undone for want of replicas
+// through TryLock's error handling unchanged.
+type notReplicated struct{ error }
+
+func (e *notReplicated) Unwrap() error { return e.error }
+
 // Lock retries [Mutex.TryLock] every RetryDelay until it succeeds, fails with
 // something other than [ErrNotAcquired], or ctx ends.
 func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
-	for {
-		lease, err := m.TryLock(ctx)
-		if !errors.Is(err, ErrNotAcquired) {
-			return lease, err
-		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("%w: %w", ErrNotAcquired, ctx.Err())
-		case <-time.After(m.opt.RetryDelay):
-		}
-	}
+	return retry(ctx, m.opt.RetryDelay, m.TryLock)
 }
 
 // Unlock releases the lock if it still holds our token. It returns

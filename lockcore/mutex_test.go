@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/lockcore"
 )
 
@@ -110,5 +113,59 @@ func TestMutex_NodeDownIsDeterminateOpError(t *testing.T) {
 	}
 	if oe.Indeterminate {
 		t.Errorf("refused connection marked indeterminate: %v", err)
+	}
+}
+
+// startReplicated starts a master (node 0) with one replica (node 1) and
+// returns a client for the master.
+func startReplicated(tb testing.TB) (*cluster.Cluster, *redis.Client) {
+	tb.Helper()
+	b, err := cluster.NewProcessBackend(tb.TempDir())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := cluster.Start(ctx, b, cluster.Topology{Replicas: 1})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = c.Close() })
+	rdb := redis.NewClient(&redis.Options{Addr: c.Nodes[0].Addr(), MaxRetries: -1, ContextTimeoutEnabled: true})
+	tb.Cleanup(func() { _ = rdb.Close() })
+	return c, rdb
+}
+
+func TestMutex_WaitReplicas(t *testing.T) {
+	c, rdb := startReplicated(t)
+	ctx := context.Background()
+	for _, fencing := range []bool{false, true} {
+		m := lockcore.NewMutex(rdb, "lock", &lockcore.Options{
+			TTL: 5 * time.Second, WaitReplicas: 1, WaitTimeout: time.Second, Fencing: fencing,
+		})
+		lease, err := m.TryLock(ctx)
+		if err != nil {
+			t.Fatalf("fencing=%v: TryLock with a live replica: %v", fencing, err)
+		}
+		if fencing && lease.Fence < 1 {
+			t.Errorf("fence = %d, want ≥ 1", lease.Fence)
+		}
+		if err := m.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	c.Nodes[1].Repl.Cut()
+	m := lockcore.NewMutex(rdb, "lock", &lockcore.Options{
+		TTL: 5 * time.Second, WaitReplicas: 1, WaitTimeout: 100 * time.Millisecond,
+	})
+	if _, err := m.TryLock(ctx); !errors.Is(err, lockcore.ErrNotReplicated) {
+		t.Fatalf("TryLock with the replication link cut: err = %v, want ErrNotReplicated", err)
+	}
+	if n := rdb.Exists(ctx, "lock").Val(); n != 0 {
+		t.Error("the unreplicated lock was not released")
+	}
+	if m.Lease() != nil {
+		t.Error("Lease() != nil after ErrNotReplicated")
 	}
 }

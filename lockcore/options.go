@@ -22,6 +22,13 @@ type Options struct {
 	Fencing bool
 	// FenceKey is the fencing counter's key. default: key + ":fence".
 	FenceKey string
+	// WaitReplicas makes every acquire wait, with WAIT on the same
+	// connection, until that many replicas have the key; an acquire that
+	// too few replicas acknowledge within WaitTimeout is released and fails
+	// with [ErrNotReplicated]. default: 0, no waiting.
+	WaitReplicas int
+	// WaitTimeout bounds the WAIT. default: 100ms.
+	WaitTimeout time.Duration
 	// Clock is the client's clock. default: [SystemClock].
 	Clock Clock
 	// Token returns a fresh random token. default: 16 random bytes, hex.
@@ -41,6 +48,9 @@ func (o *Options) withDefaults(key string) Options {
 	}
 	if c.DriftFactor <= 0 {
 		c.DriftFactor = 0.01
+	}
+	if c.WaitTimeout <= 0 {
+		c.WaitTimeout = 100 * time.Millisecond
 	}
 	if c.FenceKey == "" {
 		c.FenceKey = key + ":fence"

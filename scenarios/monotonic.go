@@ -14,13 +14,17 @@ func monoNow() int64 {
 	return ts.Nano()
 }
 
-// A monoClock converts time.Time values (with Go's monotonic reading) to
-// CLOCK_MONOTONIC nanoseconds.
+// A monoClock converts a client's time.Time readings to CLOCK_MONOTONIC
+// nanoseconds. skew is how far the client's clock is ahead of the host's,
+// so a deadline read off a skewed clock lands at the real time it means.
 type monoClock struct {
 	base     time.Time
 	baseMono int64
+	skew     time.Duration
 }
 
-func newMonoClock() *monoClock { return &monoClock{base: time.Now(), baseMono: monoNow()} }
+func newMonoClock(skew time.Duration) *monoClock {
+	return &monoClock{base: time.Now(), baseMono: monoNow(), skew: skew}
+}
 
-func (c *monoClock) at(t time.Time) int64 { return c.baseMono + int64(t.Sub(c.base)) }
+func (c *monoClock) at(t time.Time) int64 { return c.baseMono + int64(t.Sub(c.base)-c.skew) }

@@ -280,8 +280,8 @@ func RunTrial(ctx context.Context, s Scenario, seed uint64, dir string, nb Backe
 		}
 		tgt := newTarget(view)
 		defer tgt.close()
-		w := &worker{process: p, s: s, subj: subjects[s.Lock.Kind](tgt, s.Lock, s.Fenced), res: &resourceClient{addr: view.Resource},
-			mono: newMonoClock(), emit: func(e checker.Event) { rec.Record(e) }}
+		w := &worker{process: p, s: s, subj: subjects[s.Lock.Kind](subjectConfig{tgt: tgt, lock: s.Lock, fenced: s.Fenced, process: p}), res: &resourceClient{addr: view.Resource},
+			mono: newMonoClock(s.Lock.skew(p)), emit: func(e checker.Event) { rec.Record(e) }}
 		wg.Go(func() { w.run(runCtx) })
 	}
 	var nemesisErr error
@@ -307,7 +307,7 @@ func RunTrial(ctx context.Context, s Scenario, seed uint64, dir string, nb Backe
 	h := inTimeOrder(rec.History())
 	copt := &checker.Options{MaxTTL: s.Lock.TTL.D()}
 	r := checker.CheckTimeout(h, copt, checkTimeout)
-	return TrialResult{Seed: seed, History: h, Check: r, Observed: observed(r), Wall: time.Since(began), checkOptions: copt}, nil
+	return TrialResult{Seed: seed, History: h, Check: r, Observed: observed(r, s.Tolerate), Wall: time.Since(began), checkOptions: copt}, nil
 }
 
 // inTimeOrder sorts events from all clients by time and renumbers them:
@@ -320,9 +320,13 @@ func inTimeOrder(h checker.History) checker.History {
 	return h
 }
 
-// observed turns a check result into safe, unsafe, stuck or unknown.
-func observed(r checker.Result) string {
+// observed turns a check result into safe, unsafe, stuck or unknown,
+// leaving out the tolerated kinds.
+func observed(r checker.Result, tolerate []string) string {
 	c := r.Counts()
+	for _, k := range tolerate {
+		delete(c, checker.Kind(k))
+	}
 	switch {
 	case c[checker.DoubleGrant]+c[checker.StaleWrite]+c[checker.LostUpdate] > 0:
 		return string(Unsafe)

@@ -40,6 +40,9 @@ type Scenario struct {
 	Hold Duration `json:"hold" yaml:"hold"`
 	// StartAfter delays the clients' first attempt, e.g. until a fault is in place.
 	StartAfter Duration `json:"start_after" yaml:"start_after"`
+	// Cycles[p-1], when above 0, is how many times client p takes the lock
+	// before it stops; default: no limit.
+	Cycles []int `json:"cycles,omitempty" yaml:"cycles"`
 	// Stagger delays client p's start by (p-1)×Stagger more, so client 1 is
 	// the first holder.
 	Stagger Duration `json:"stagger,omitempty" yaml:"stagger"`
@@ -51,6 +54,10 @@ type Scenario struct {
 	// Isolate lists clients (1-based) that run as their own OS processes, so
 	// a pause-client fault freezes the whole client.
 	Isolate []int `json:"isolate,omitempty" yaml:"isolate"`
+	// Tolerate lists anomaly kinds that are reported but do not change the
+	// observed verdict, e.g. stuck-lock where unavailability is the price of
+	// a mitigation (WAIT refusing every lock while replication is cut).
+	Tolerate []string `json:"tolerate,omitempty" yaml:"tolerate"`
 	// Suites lists the suites the scenario belongs to besides "default",
 	// which holds every built-in scenario: "quick" for the fast ones.
 	Suites []string `json:"suites,omitempty" yaml:"suites"`
@@ -67,15 +74,21 @@ type Topology struct {
 	Sentinels int `json:"sentinels,omitempty" yaml:"sentinels"`
 	// DownAfter is the sentinels' down-after-milliseconds.
 	DownAfter Duration `json:"down_after,omitempty" yaml:"down_after"`
+	// Persistence is every node's: none, aof-everysec or aof-always. default: none.
+	Persistence string `json:"persistence,omitempty" yaml:"persistence"`
 }
 
 func (t Topology) cluster() cluster.Topology {
-	return cluster.Topology{Masters: t.Masters, Replicas: t.Replicas, Sentinels: t.Sentinels, DownAfter: t.DownAfter.D()}
+	return cluster.Topology{Masters: t.Masters, Replicas: t.Replicas, Sentinels: t.Sentinels, DownAfter: t.DownAfter.D(),
+		Persistence: cluster.Persistence(t.Persistence)}
 }
 
 // A Lock names the algorithm under test and its settings.
 type Lock struct {
-	// Kind is the algorithm: "set-nx" (SET NX PX with compare-and-delete).
+	// Kind is the algorithm: "set-nx" (SET NX PX, compare-and-delete
+	// release), "redlock" (over every master), "reentrant" (Redisson's hash
+	// lock with its watchdog), "setnx-expire" and "getset" (the legacy
+	// variants).
 	Kind string `json:"kind" yaml:"kind"`
 	// Key is the lock's key. default: "lock".
 	Key string `json:"key,omitempty" yaml:"key"`
@@ -83,6 +96,23 @@ type Lock struct {
 	TTL Duration `json:"ttl" yaml:"ttl"`
 	// RetryDelay is the pause between failed attempts. default: 50ms.
 	RetryDelay Duration `json:"retry_delay,omitempty" yaml:"retry_delay"`
+	// WaitReplicas makes set-nx wait for this many replicas (WAIT) after
+	// each acquire, failing the acquire when they do not confirm.
+	WaitReplicas int `json:"wait_replicas,omitempty" yaml:"wait_replicas"`
+	// WaitTimeout bounds that WAIT. default: lockcore's.
+	WaitTimeout Duration `json:"wait_timeout,omitempty" yaml:"wait_timeout"`
+	// NodeTimeout bounds each Redlock request to one node. default: lockcore's.
+	NodeTimeout Duration `json:"node_timeout,omitempty" yaml:"node_timeout"`
+	// ReleaseAcquiredOnly makes Redlock release only the nodes it believes
+	// granted the lock (Redisson issue 1606) instead of every node.
+	ReleaseAcquiredOnly bool `json:"release_acquired_only,omitempty" yaml:"release_acquired_only"`
+	// NoWatchdog turns the reentrant lock's lease renewal off.
+	NoWatchdog bool `json:"no_watchdog,omitempty" yaml:"no_watchdog"`
+	// ClockSkew offsets client p's clock by ClockSkew[p-1].
+	ClockSkew []Duration `json:"clock_skew,omitempty" yaml:"clock_skew"`
+	// CrashAfterSetNX names an isolated client of setnx-expire whose process
+	// dies between SETNX and EXPIRE on its first acquire.
+	CrashAfterSetNX int `json:"crash_after_setnx,omitempty" yaml:"crash_after_setnx"`
 }
 
 func (s Scenario) withDefaults() Scenario {

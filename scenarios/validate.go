@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"github.com/lockpick/lockpick/checker"
 	"slices"
 )
 
@@ -24,6 +25,24 @@ func (s Scenario) Validate() error {
 	}
 	if s.Topology.Sentinels > 0 && s.Topology.Replicas == 0 {
 		return bad("topology.sentinels", "sentinels need at least one replica to promote")
+	}
+	switch s.Topology.Persistence {
+	case "", "none", "aof-everysec", "aof-always":
+	default:
+		return bad("topology.persistence", "must be none, aof-everysec or aof-always, not %q", s.Topology.Persistence)
+	}
+	for i, k := range s.Tolerate {
+		switch checker.Kind(k) {
+		case checker.DoubleGrant, checker.StaleWrite, checker.LostUpdate, checker.StuckLock, checker.Starvation:
+		default:
+			return bad(fmt.Sprintf("tolerate[%d]", i), "unknown anomaly kind %q", k)
+		}
+	}
+	if s.Lock.CrashAfterSetNX != 0 && (s.Lock.Kind != "setnx-expire" || !slices.Contains(s.Isolate, s.Lock.CrashAfterSetNX)) {
+		return bad("lock.crash_after_setnx", "needs lock kind setnx-expire and an isolated client")
+	}
+	if s.Fenced && s.Lock.Kind != "set-nx" {
+		return bad("fenced", "only the set-nx lock hands out fencing tokens")
 	}
 	nodes := max(s.Topology.Masters, 1) + s.Topology.Replicas
 	for i, c := range s.Isolate {

@@ -29,14 +29,22 @@ func (w *worker) run(ctx context.Context) {
 	if !sleep(ctx, w.s.StartAfter.D()+time.Duration(w.process-1)*w.s.Stagger.D()-w.late) {
 		return
 	}
-	for ctx.Err() == nil {
+	limit := 0
+	if w.process <= len(w.s.Cycles) {
+		limit = w.s.Cycles[w.process-1]
+	}
+	for cycles := 0; ctx.Err() == nil && (limit == 0 || cycles < limit); {
 		lease := w.acquire(ctx)
 		if lease == nil {
 			sleep(ctx, w.s.Lock.RetryDelay.D())
 			continue
 		}
+		cycles++
 		w.criticalSection(ctx, lease)
 		w.release(lease)
+		// Pause before trying again, as a client with other work would, so
+		// the releaser does not win every race for the lock it just freed.
+		sleep(ctx, w.s.Lock.RetryDelay.D())
 	}
 }
 
@@ -110,6 +118,11 @@ func (w *worker) release(lease *lockcore.Lease) {
 // outcome maps a lock error to a history type: fail when the operation surely
 // did not take effect, info when it may have.
 func outcome(err error) checker.Type {
+	if errors.Is(err, lockcore.ErrNotAcquired) {
+		// The lock said no (Redlock after releasing what it got): the
+		// client does not hold it, whatever a node did with a lost reply.
+		return checker.Fail
+	}
 	var oe *lockcore.OpError
 	if errors.As(err, &oe) && oe.Indeterminate {
 		return checker.Info

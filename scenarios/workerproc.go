@@ -52,7 +52,7 @@ func ServeWorker(ctx context.Context, w io.Writer) error {
 	var mu sync.Mutex
 	enc := json.NewEncoder(w)
 	var werr error
-	wk := &worker{process: spec.Process, s: s, late: time.Duration(monoNow() - spec.StartMono), subj: subjects[s.Lock.Kind](tgt, s.Lock, s.Fenced), mono: newMonoClock(),
+	wk := &worker{process: spec.Process, s: s, late: time.Duration(monoNow() - spec.StartMono), subj: subjects[s.Lock.Kind](subjectConfig{tgt: tgt, lock: s.Lock, fenced: s.Fenced, process: spec.Process}), mono: newMonoClock(s.Lock.skew(spec.Process)),
 		emit: func(e checker.Event) {
 			e.Time = monoNow()
 			mu.Lock()

@@ -74,14 +74,21 @@ func runScenarios(ctx context.Context, out io.Writer, names []string, f runFlags
 	if f.trials < 1 || f.parallel < 1 {
 		return usageError("run: --trials and --parallel must be at least 1")
 	}
-	if len(names)+len(f.files) == 0 {
-		return usageError("run: name at least one scenario (see `lockpick list`) or pass --file")
+	if len(names)+len(f.files) == 0 && f.suite == "" {
+		return usageError("run: name at least one scenario (see `lockpick list`), or pass --suite or --file")
 	}
 	nb, err := backendFactory(f.backend, f.image)
 	if err != nil {
 		return usageError("run: " + err.Error())
 	}
 	var list []scenarios.Scenario
+	if f.suite != "" {
+		suite, err := scenarios.Suite(f.suite)
+		if err != nil {
+			return usageError(err.Error())
+		}
+		list = append(list, suite...)
+	}
 	for _, file := range f.files {
 		s, err := scenarios.LoadFile(file)
 		if err != nil {

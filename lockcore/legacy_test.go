@@ -1,0 +1,112 @@
+package lockcore_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/lockpick/lockpick/lockcore"
+)
+
+func TestSetNXExpire_TryLock(t *testing.T) {
+	_, rdb := startNodes(t, 1)
+	ctx := context.Background()
+	a := lockcore.NewSetNXExpire(rdb[0], "lock", &lockcore.LegacyOptions{TTL: 5 * time.Second})
+	b := lockcore.NewSetNXExpire(rdb[0], "lock", nil)
+	if _, err := a.TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := rdb[0].PTTL(ctx, "lock").Val(); got <= 0 || got > 5*time.Second {
+		t.Errorf("PTTL = %v, want the 5s TTL", got)
+	}
+	if _, err := b.TryLock(ctx); !errors.Is(err, lockcore.ErrNotAcquired) {
+		t.Fatalf("second TryLock: err = %v, want ErrNotAcquired", err)
+	}
+	if err := a.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.TryLock(ctx); err != nil {
+		t.Fatalf("TryLock after release: %v", err)
+	}
+}
+
+// TestSetNXExpire_CrashBetween: a client that dies between SETNX and EXPIRE
+// leaves a key without TTL, and nobody gets the lock again.
+func TestSetNXExpire_CrashBetween(t *testing.T) {
+	_, rdb := startNodes(t, 1)
+	ctx := context.Background()
+	errCrash := errors.New("crashed")
+	a := lockcore.NewSetNXExpire(rdb[0], "lock", &lockcore.LegacyOptions{
+		TTL:        100 * time.Millisecond,
+		AfterSetNX: func(context.Context) error { return errCrash },
+	})
+	if _, err := a.TryLock(ctx); !errors.Is(err, errCrash) {
+		t.Fatalf("err = %v, want the hook's error", err)
+	}
+	if got, want := rdb[0].PTTL(ctx, "lock").Val(), time.Duration(-1); got != want {
+		t.Errorf("PTTL = %v, want %v (no expiry)", got, want)
+	}
+	b := lockcore.NewSetNXExpire(rdb[0], "lock", &lockcore.LegacyOptions{RetryDelay: 10 * time.Millisecond})
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond) // 3× the TTL a would have set
+	defer cancel()
+	if _, err := b.Lock(short); !errors.Is(err, lockcore.ErrNotAcquired) {
+		t.Fatalf("Lock on the stuck key: err = %v, want ErrNotAcquired", err)
+	}
+}
+
+func TestGetSetLock_TryLock(t *testing.T) {
+	_, rdb := startNodes(t, 1)
+	ctx := context.Background()
+	a := lockcore.NewGetSetLock(rdb[0], "lock", &lockcore.LegacyOptions{TTL: 5 * time.Second})
+	b := lockcore.NewGetSetLock(rdb[0], "lock", &lockcore.LegacyOptions{TTL: 5 * time.Second})
+	lease, err := a.TryLock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rdb[0].Get(ctx, "lock").Val(); got != lease.Token {
+		t.Errorf("value = %q, want the timestamp %q", got, lease.Token)
+	}
+	if _, err := b.TryLock(ctx); !errors.Is(err, lockcore.ErrNotAcquired) {
+		t.Fatalf("second TryLock: err = %v, want ErrNotAcquired", err)
+	}
+	if err := a.Extend(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.TryLock(ctx); err != nil {
+		t.Fatalf("TryLock after release: %v", err)
+	}
+}
+
+// TestGetSetLock_SkewedClock: a client whose clock runs ahead judges a
+// valid lock expired and takes it over; the first holder, still inside its
+// own deadline, then deletes the new holder's lock with its bare DEL.
+func TestGetSetLock_SkewedClock(t *testing.T) {
+	_, rdb := startNodes(t, 1)
+	ctx := context.Background()
+	a := lockcore.NewGetSetLock(rdb[0], "lock", &lockcore.LegacyOptions{TTL: 5 * time.Second})
+	b := lockcore.NewGetSetLock(rdb[0], "lock", &lockcore.LegacyOptions{
+		TTL:   5 * time.Second,
+		Clock: lockcore.SkewedClock{Base: lockcore.SystemClock{}, Offset: 10 * time.Second},
+	})
+	la, err := a.TryLock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb, err := b.TryLock(ctx)
+	if err != nil {
+		t.Fatalf("skewed client's TryLock: %v, want a takeover", err)
+	}
+	if now := time.Now(); !la.ValidUntil().After(now) {
+		t.Fatalf("a's lease already expired at the takeover; the test proves nothing")
+	}
+	if err := a.Unlock(ctx); err != nil {
+		t.Fatalf("a.Unlock: %v", err)
+	}
+	if n := rdb[0].Exists(ctx, "lock").Val(); n != 0 {
+		t.Errorf("key still there: want a's DEL to have removed b's lock (%s)", lb.Token)
+	}
+}
