@@ -30,6 +30,7 @@ type runFlags struct {
 	backend  string
 	image    string
 	suite    string
+	summary  string
 }
 
 func newRunCmd() *cobra.Command {
@@ -56,6 +57,7 @@ for the format: every built-in scenario is written that way.`,
 	addTrialFlags(cmd, &f)
 	cmd.Flags().StringArrayVarP(&f.files, "file", "f", nil, "run the scenario in this YAML file (repeatable)")
 	cmd.Flags().StringVar(&f.suite, "suite", "", "run a suite: default (every scenario), quick or ci")
+	cmd.Flags().StringVar(&f.summary, "summary", "", "also write a Markdown table of the verdicts to this file")
 	cmd.Flags().StringVar(&f.junit, "junit", "", "also write a JUnit XML report to this file, for CI systems")
 	return cmd
 }
@@ -134,6 +136,15 @@ func runScenarios(ctx context.Context, out io.Writer, names []string, f runFlags
 	}
 	if f.junit != "" {
 		if err := writeJUnit(f.junit, verdicts, dirs); err != nil {
+			return infraError(err)
+		}
+	}
+	if f.summary != "" {
+		var buf bytes.Buffer
+		if err := results.WriteSummary(&buf, verdicts); err != nil {
+			return err
+		}
+		if err := os.WriteFile(f.summary, buf.Bytes(), 0o644); err != nil {
 			return infraError(err)
 		}
 	}
