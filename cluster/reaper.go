@@ -27,8 +27,14 @@ func (s *procSet) remove(p *process) {
 	s.mu.Unlock()
 }
 
+// reapHooks stop what backends other than the process backend started
+// (docker.go registers one that removes this process's containers); they
+// are appended only from init functions.
+var reapHooks []func()
+
 // KillAll kills every process any backend in this program started and not
-// yet stopped. It is safe to call from a signal handler goroutine.
+// yet stopped, and removes every container it started and not yet
+// removed. It is safe to call from a signal handler goroutine.
 func KillAll() {
 	reaper.mu.Lock()
 	procs := make([]*process, 0, len(reaper.procs))
@@ -38,6 +44,9 @@ func KillAll() {
 	reaper.mu.Unlock()
 	for _, p := range procs {
 		_ = p.Kill()
+	}
+	for _, h := range reapHooks {
+		h()
 	}
 }
 

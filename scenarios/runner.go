@@ -249,17 +249,13 @@ func RunTrial(ctx context.Context, s Scenario, seed uint64, dir string, nb Backe
 	rec := checker.NewRecorder(monoNow)
 	env := &trialEnv{c: c, pids: map[int]int{}}
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	runCtx, cancel := context.WithTimeout(ctx, s.Duration.D())
-	defer cancel()
-	start, startMono := time.Now(), monoNow()
-
-	var wg sync.WaitGroup
 	var procs []*workerProc
 	defer func() {
 		for _, p := range procs {
 			_ = p.wait(0) // only reached with work left on an error path
 		}
 	}()
+	var inproc []*worker
 	for p := 1; p <= s.Clients; p++ {
 		// Each client reaches the resource through its own proxy, r<p>, so
 		// one client's path can be delayed or cut alone.
@@ -270,7 +266,7 @@ func RunTrial(ctx context.Context, s Scenario, seed uint64, dir string, nb Backe
 		view := viewOf(c)
 		view.Resource = rp.Addr()
 		if slices.Contains(s.Isolate, p) {
-			wp, err := startWorker(workerSpec{Process: p, Scenario: s, View: view, StartMono: startMono}, rec, os.Stderr)
+			wp, err := startWorker(workerSpec{Process: p, Scenario: s, View: view}, rec, os.Stderr)
 			if err != nil {
 				return TrialResult{}, &InfraError{Err: err}
 			}
@@ -280,8 +276,25 @@ func RunTrial(ctx context.Context, s Scenario, seed uint64, dir string, nb Backe
 		}
 		tgt := newTarget(view)
 		defer tgt.close()
-		w := &worker{process: p, s: s, subj: subjects[s.Lock.Kind](subjectConfig{tgt: tgt, lock: s.Lock, fenced: s.Fenced, process: p}), res: &resourceClient{addr: view.Resource},
-			mono: newMonoClock(s.Lock.skew(p)), emit: func(e checker.Event) { rec.Record(e) }}
+		inproc = append(inproc, &worker{process: p, s: s, subj: subjects[s.Lock.Kind](subjectConfig{tgt: tgt, lock: s.Lock, fenced: s.Fenced, process: p}),
+			res: &resourceClient{addr: view.Resource}, mono: newMonoClock(s.Lock.skew(p)), emit: func(e checker.Event) { rec.Record(e) }})
+	}
+	// The trial's clock starts once every isolated client is up.
+	for _, wp := range procs {
+		if err := wp.waitReady(10 * time.Second); err != nil {
+			return TrialResult{}, &InfraError{Err: err}
+		}
+	}
+	start, startMono := time.Now(), monoNow()
+	for _, wp := range procs {
+		if err := wp.start(startMono); err != nil {
+			return TrialResult{}, &InfraError{Err: err}
+		}
+	}
+	runCtx, cancel := context.WithTimeout(ctx, s.Duration.D())
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, w := range inproc {
 		wg.Go(func() { w.run(runCtx) })
 	}
 	var nemesisErr error

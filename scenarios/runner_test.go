@@ -3,6 +3,7 @@ package scenarios_test
 import (
 	"context"
 	"fmt"
+	"github.com/redis/go-redis/v9"
 	"os"
 	"os/exec"
 	"strings"
@@ -14,18 +15,23 @@ import (
 
 func TestMain(m *testing.M) {
 	if scenarios.IsWorker() { // an isolated client started by a trial in this test binary
-		if err := scenarios.ServeWorker(context.Background(), os.Stdout); err != nil {
+		if err := scenarios.ServeWorker(context.Background(), os.Stdin, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(3)
 		}
 		os.Exit(0)
 	}
+	redis.SetLogger(quiet{}) // go-redis logs every connection a fault breaks
 	if _, err := exec.LookPath("redis-sentinel"); err != nil {
 		fmt.Println("skipping scenario tests: redis-server/redis-sentinel not installed (make deps)")
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }
+
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
 
 // evidence checks, per scenario, that the trial did what the scenario says
 // beyond the verdict: a "safe" mitigation must have met the attack, an

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/redis/go-redis/v9"
 	"io"
 	"os"
 	"os/exec"
@@ -36,12 +37,21 @@ type workerSpec struct {
 // IsWorker reports whether this process was started as an isolated client.
 func IsWorker() bool { return os.Getenv(WorkerEnv) != "" }
 
-// ServeWorker runs the isolated client described by $LOCKPICK_WORKER until
-// the trial's duration has passed, writing its events to w as JSON lines.
-func ServeWorker(ctx context.Context, w io.Writer) error {
+// ServeWorker runs the isolated client described by $LOCKPICK_WORKER,
+// writing its events to w as JSON lines. It first writes "ready" and waits
+// for the runner's "go <start>" on in, so the trial's clock starts only when
+// every client is up, whatever exec took.
+func ServeWorker(ctx context.Context, in io.Reader, w io.Writer) error {
+	redis.SetLogger(quietLogger{})
 	var spec workerSpec
 	if err := json.Unmarshal([]byte(os.Getenv(WorkerEnv)), &spec); err != nil {
 		return fmt.Errorf("worker: bad spec: %w", err)
+	}
+	if _, err := fmt.Fprintln(w, "ready"); err != nil {
+		return err
+	}
+	if _, err := fmt.Fscanf(in, "go %d\n", &spec.StartMono); err != nil {
+		return fmt.Errorf("worker: no start signal: %w", err)
 	}
 	s := spec.Scenario.withDefaults()
 	left := s.Duration.D() - time.Duration(monoNow()-spec.StartMono)
@@ -70,8 +80,10 @@ func ServeWorker(ctx context.Context, w io.Writer) error {
 
 // A workerProc is an isolated client as seen by the runner.
 type workerProc struct {
-	cmd  *exec.Cmd
-	done chan struct{}
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	ready chan struct{}
+	done  chan struct{}
 }
 
 // startWorker starts an isolated client and feeds its events to rec.
@@ -92,14 +104,21 @@ func startWorker(spec workerSpec, rec *checker.Recorder, stderr io.Writer) (*wor
 	if err != nil {
 		return nil, err
 	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start worker %d: %w", spec.Process, err)
 	}
-	p := &workerProc{cmd: cmd, done: make(chan struct{})}
+	p := &workerProc{cmd: cmd, stdin: stdin, ready: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
 		sc := bufio.NewScanner(out)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		if sc.Scan() && sc.Text() == "ready" {
+			close(p.ready)
+		}
 		for sc.Scan() {
 			var e checker.Event
 			if json.Unmarshal(sc.Bytes(), &e) == nil {
@@ -112,6 +131,24 @@ func startWorker(spec workerSpec, rec *checker.Recorder, stderr io.Writer) (*wor
 }
 
 func (p *workerProc) pid() int { return p.cmd.Process.Pid }
+
+// waitReady waits until the worker is up and waiting for the start signal.
+func (p *workerProc) waitReady(timeout time.Duration) error {
+	select {
+	case <-p.ready:
+		return nil
+	case <-p.done:
+		return errors.New("worker exited before it was ready")
+	case <-time.After(timeout):
+		return errors.New("worker not ready in time")
+	}
+}
+
+// start tells the worker the trial began at startMono.
+func (p *workerProc) start(startMono int64) error {
+	_, err := fmt.Fprintf(p.stdin, "go %d\n", startMono)
+	return err
+}
 
 // wait resumes the worker if it is paused and waits up to grace for it to
 // finish its last operation, then kills it.
@@ -126,3 +163,9 @@ func (p *workerProc) wait(grace time.Duration) error {
 		return errors.New("worker did not stop in time and was killed")
 	}
 }
+
+// quietLogger drops go-redis's log lines: in a worker, they would mix with
+// the runner's output, and the history records what matters.
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}

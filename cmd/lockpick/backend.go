@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
+	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/scenarios"
 )
 
@@ -14,6 +16,31 @@ func backendFactory(name, image string) (scenarios.BackendFactory, error) {
 			return nil, fmt.Errorf("--image needs --backend docker")
 		}
 		return scenarios.ProcessBackend, nil
+	case "docker":
+		return dockerBackend(image), nil
 	}
 	return nil, fmt.Errorf("unknown backend %q (process or docker)", name)
+}
+
+// dockerBackend returns a factory of docker backends running image, or an
+// image built from this host's redis-server when image is "". Scenarios
+// that move a clock get the clock shim, copied into the built image or
+// bind-mounted into image.
+func dockerBackend(image string) scenarios.BackendFactory {
+	return func(dir string, clock bool) (cluster.Backend, error) {
+		b, err := cluster.NewDockerBackend(dir)
+		if err != nil {
+			return nil, err
+		}
+		b.Image = image
+		if clock {
+			if b.ClockShim, err = cluster.BuildClockShim(scenarios.ShimCache()); err != nil {
+				if errors.Is(err, cluster.ErrNoCompiler) && image != "" {
+					return nil, fmt.Errorf("%w: the clock shim cannot be built for --image %s", err, image)
+				}
+				return nil, err
+			}
+		}
+		return b, nil
+	}
 }

@@ -52,7 +52,7 @@ func (quietLogger) Printf(context.Context, string, ...any) {}
 
 // serveWorker plays one isolated client of a trial, started by the runner.
 func serveWorker() int {
-	if err := scenarios.ServeWorker(context.Background(), os.Stdout); err != nil {
+	if err := scenarios.ServeWorker(context.Background(), os.Stdin, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "lockpick worker:", err)
 		return exitInfra
 	}

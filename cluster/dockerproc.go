@@ -1,0 +1,355 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+	"github.com/testcontainers/testcontainers-go"
+)
+
+// A dockerProc is one container running one redis-server or redis-sentinel.
+type dockerProc struct {
+	name, dir, logPath string
+	config             []string
+	sentinel           bool
+	port               int
+	reservation        *portReservation
+	clock              *Clock
+	timeout            time.Duration
+	b                  *DockerBackend
+	api                client.APIClient
+
+	mu     sync.Mutex
+	ctr    *testcontainers.DockerContainer
+	exited chan struct{} // nil while stopped; closed when the container stops
+	paused bool
+}
+
+var (
+	_ Proc        = (*dockerProc)(nil)
+	_ ClockedProc = (*dockerProc)(nil)
+)
+
+func (p *dockerProc) Name() string    { return p.name }
+func (p *dockerProc) Addr() string    { return net.JoinHostPort("127.0.0.1", strconv.Itoa(p.port)) }
+func (p *dockerProc) LogPath() string { return p.logPath }
+
+// Clock returns the process's clock, or nil when the backend has no ClockShim.
+func (p *dockerProc) Clock() *Clock { return p.clock }
+
+// create creates the container, not yet started.
+func (p *dockerProc) create(ctx context.Context, prov *testcontainers.DockerProvider, img string) error {
+	conf := filepath.Join(p.dir, "redis.conf")
+	bin := "redis-server"
+	if p.sentinel {
+		bin = "redis-sentinel"
+	}
+	if p.b.Image == "" {
+		bin = imageServerBin
+		if p.sentinel {
+			bin = imageSentinelBin
+		}
+	}
+	cmd := []string{conf}
+	if p.sentinel {
+		cmd = append(cmd, "--sentinel")
+	}
+	env := map[string]string{}
+	binds := []string{p.b.Dir + ":" + p.b.Dir}
+	if p.clock != nil {
+		env["LD_PRELOAD"] = imageClockShim
+		env["LOCKPICK_CLOCK_FILE"] = p.clock.path
+		if p.b.Image != "" {
+			binds = append(binds, p.b.ClockShim+":"+imageClockShim+":ro")
+		}
+	}
+	labels := ownerLabels()
+	labels[labelRun] = p.b.id
+	labels[labelNode] = p.name
+	req := testcontainers.ContainerRequest{
+		Image:      img,
+		Name:       "lockpick-" + p.b.id + "-" + p.name,
+		Entrypoint: []string{bin},
+		Cmd:        cmd,
+		Env:        env,
+		Labels:     labels,
+		ConfigModifier: func(c *container.Config) {
+			c.User = strconv.Itoa(os.Getuid()) + ":" + strconv.Itoa(os.Getgid())
+			c.WorkingDir = p.dir
+		},
+		HostConfigModifier: func(h *container.HostConfig) {
+			h.NetworkMode = "host"
+			h.Binds = binds
+			h.PortBindings = nil
+		},
+	}
+	c, err := prov.CreateContainer(ctx, req)
+	if dc, ok := c.(*testcontainers.DockerContainer); ok && dc != nil {
+		p.ctr = dc
+		trackContainer(dc.GetContainerID())
+	}
+	if err != nil {
+		// The engine may have created the container although the call
+		// failed (a cancelled ctx): remove it by name.
+		rctx, cancel := context.WithTimeout(context.Background(), dockerTimeout)
+		defer cancel()
+		_ = removeContainer(rctx, p.api, req.Name)
+		if p.ctr != nil {
+			_ = p.remove()
+		}
+		return &StartError{Node: p.name, LogPath: p.logPath, Err: fmt.Errorf("create container: %w", err)}
+	}
+	if p.ctr == nil {
+		return &StartError{Node: p.name, LogPath: p.logPath, Err: fmt.Errorf("create container: unexpected %T", c)}
+	}
+	return nil
+}
+
+func (p *dockerProc) writeConfig() error {
+	lines := []string{
+		"bind 127.0.0.1",
+		"port " + strconv.Itoa(p.port),
+		"dir " + p.dir,
+		"logfile " + p.logPath,
+		"daemonize no",
+		"protected-mode no",
+	}
+	if !p.sentinel {
+		lines = append(lines, `save ""`)
+	}
+	lines = append(lines, p.config...)
+	return os.WriteFile(filepath.Join(p.dir, "redis.conf"), []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+}
+
+// Start starts the stopped container again (`docker start`) and waits
+// until the process answers PING. A running container is left alone; one
+// that exited on its own is started again.
+func (p *dockerProc) Start(ctx context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.exited != nil {
+		select {
+		case <-p.exited:
+			p.exited, p.paused = nil, false
+		default:
+			return nil
+		}
+	}
+	if err := p.writeConfig(); err != nil {
+		return p.startError(ctx, err)
+	}
+	if err := p.ctr.Start(ctx); err != nil {
+		return p.startError(ctx, err)
+	}
+	p.exited = p.watch()
+	if err := waitReady(ctx, p.Addr(), p.timeout, p.exited); err != nil {
+		p.killLocked()
+		return p.startError(ctx, err)
+	}
+	return nil
+}
+
+// watch returns a channel closed when the running container stops (or the
+// backend closes).
+func (p *dockerProc) watch() chan struct{} {
+	ch := make(chan struct{})
+	id := p.ctr.GetContainerID()
+	go func() {
+		defer close(ch)
+		w := p.api.ContainerWait(p.b.ctx, id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
+		select {
+		case <-w.Result:
+		case <-w.Error:
+		}
+	}()
+	return ch
+}
+
+// startError appends the container's own output (ld.so complaints, config
+// errors printed before the logfile directive is read) to the log and
+// returns a *StartError with its tail.
+func (p *dockerProc) startError(ctx context.Context, err error) error {
+	if out := p.containerOutput(ctx); len(out) > 0 {
+		if f, ferr := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); ferr == nil {
+			_, _ = f.Write(out)
+			_ = f.Close()
+		}
+	}
+	return &StartError{Node: p.name, LogPath: p.logPath, Err: err, LogTail: logTail(p.logPath, 5)}
+}
+
+// containerOutput returns what the container printed to stdout and stderr.
+func (p *dockerProc) containerOutput(ctx context.Context) []byte {
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+	}
+	rc, err := p.ctr.Logs(ctx)
+	if err != nil {
+		return nil
+	}
+	defer rc.Close()
+	out, _ := io.ReadAll(io.LimitReader(rc, 64<<10))
+	return bytes.TrimSpace(out)
+}
+
+// checkShim returns an error wrapping [ErrNoClockShim] unless the running
+// process has mapped its clock file, which the shim does on the first clock
+// read (Redis reads the clock long before it answers PING). When the
+// process's memory map cannot be read (another pid namespace), it trusts
+// the shim.
+func (p *dockerProc) checkShim(ctx context.Context) error {
+	insp, err := p.api.ContainerInspect(ctx, p.ctr.GetContainerID(), client.ContainerInspectOptions{})
+	if err != nil || insp.Container.State == nil || insp.Container.State.Pid == 0 {
+		return nil
+	}
+	maps, err := os.ReadFile("/proc/" + strconv.Itoa(insp.Container.State.Pid) + "/maps")
+	if err != nil || bytes.Contains(maps, []byte(p.clock.path)) {
+		return nil
+	}
+	why := "the image's redis may be static, use another C library than this host's, or ignore LD_PRELOAD"
+	if out := p.containerOutput(ctx); len(out) > 0 {
+		why = string(out)
+	}
+	return fmt.Errorf("%w: %s in image %s did not load %s (%s); clock faults need the image lockpick builds from this host's redis (no --image)",
+		ErrNoClockShim, p.name, p.b.Image, p.b.ClockShim, why)
+}
+
+// portTakenSince reports whether the log, from byte offset from on, says
+// the port was in use.
+func (p *dockerProc) portTakenSince(from int64) bool {
+	b, _ := os.ReadFile(p.logPath)
+	if from > int64(len(b)) {
+		from = 0
+	}
+	return strings.Contains(string(b[from:]), "Address already in use")
+}
+
+// Kill kills the container with SIGKILL (`docker kill`) and waits until it
+// has stopped. A paused container is thawed first, so it dies at once.
+func (p *dockerProc) Kill() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.killLocked()
+}
+
+func (p *dockerProc) killLocked() error {
+	if p.exited == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), dockerTimeout)
+	defer cancel()
+	id := p.ctr.GetContainerID()
+	if p.paused {
+		_, _ = p.api.ContainerUnpause(ctx, id, client.ContainerUnpauseOptions{})
+	}
+	_, err := p.api.ContainerKill(ctx, id, client.ContainerKillOptions{Signal: "KILL"})
+	select {
+	case <-p.exited:
+	case <-ctx.Done():
+		return fmt.Errorf("cluster: kill %s: %w (kill: %v)", p.name, ctx.Err(), err)
+	}
+	p.exited, p.paused = nil, false
+	return nil
+}
+
+// Pause freezes the container (`docker pause`). It returns [ErrNotRunning]
+// when the container is stopped.
+func (p *dockerProc) Pause() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.runningLocked() {
+		return fmt.Errorf("%w: %s", ErrNotRunning, p.name)
+	}
+	if p.paused {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), dockerTimeout)
+	defer cancel()
+	if _, err := p.api.ContainerPause(ctx, p.ctr.GetContainerID(), client.ContainerPauseOptions{}); err != nil {
+		return fmt.Errorf("cluster: pause %s: %w", p.name, err)
+	}
+	p.paused = true
+	return nil
+}
+
+// Resume thaws a paused container (`docker unpause`); a running container
+// that is not paused is left alone. It returns [ErrNotRunning] when the
+// container is stopped.
+func (p *dockerProc) Resume() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.runningLocked() {
+		return fmt.Errorf("%w: %s", ErrNotRunning, p.name)
+	}
+	if !p.paused {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), dockerTimeout)
+	defer cancel()
+	if _, err := p.api.ContainerUnpause(ctx, p.ctr.GetContainerID(), client.ContainerUnpauseOptions{}); err != nil {
+		return fmt.Errorf("cluster: resume %s: %w", p.name, err)
+	}
+	p.paused = false
+	return nil
+}
+
+func (p *dockerProc) runningLocked() bool {
+	if p.exited == nil {
+		return false
+	}
+	select {
+	case <-p.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// WipeData removes the process's persisted data, which lives in the
+// bind-mounted directory on the host.
+func (p *dockerProc) WipeData() error {
+	for _, f := range []string{"dump.rdb", "appendonlydir", "appendonly.aof"} {
+		if err := os.RemoveAll(filepath.Join(p.dir, f)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// releasePort gives up the port reservation; [Cluster.Close] calls it.
+func (p *dockerProc) releasePort() {
+	if p.reservation != nil {
+		p.reservation.Release()
+	}
+}
+
+// remove force-removes the container and releases the port. It is
+// idempotent.
+func (p *dockerProc) remove() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	defer p.releasePort()
+	if p.ctr == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), dockerTimeout)
+	defer cancel()
+	if err := removeContainer(ctx, p.api, p.ctr.GetContainerID()); err != nil {
+		return err
+	}
+	p.exited, p.paused = nil, false
+	return nil
+}
