@@ -276,7 +276,7 @@ func RunTrial(ctx context.Context, s Scenario, seed uint64, dir string, nb Backe
 		}
 		tgt := newTarget(view)
 		defer tgt.close()
-		inproc = append(inproc, &worker{process: p, s: s, subj: subjects[s.Lock.Kind](subjectConfig{tgt: tgt, lock: s.Lock, fenced: s.Fenced, process: p}),
+		inproc = append(inproc, &worker{process: p, s: s, subj: newSubject(SubjectConfig{tgt: tgt, Lock: s.Lock, Fenced: s.Fenced, Process: p}),
 			res: &resourceClient{addr: view.Resource}, mono: newMonoClock(s.Lock.skew(p)), emit: func(e checker.Event) { rec.Record(e) }})
 	}
 	// The trial's clock starts once every isolated client is up.

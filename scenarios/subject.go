@@ -2,8 +2,10 @@ package scenarios
 
 import (
 	"context"
-	"os"
+	"fmt"
+	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -11,24 +13,53 @@ import (
 	"github.com/lockpick/lockpick/lockcore"
 )
 
-// A subject is the lock under test as one client sees it. Node names which
-// node(s) served the call, for the history.
-type subject interface {
-	acquire(ctx context.Context) (lease *lockcore.Lease, node string, err error)
-	release(ctx context.Context) (node string, err error)
+// A Subject is the lock under test as one client sees it: lockpick's own
+// locks, other libraries' through adapters, or a user's. Each client gets its
+// own Subject and calls it from one goroutine.
+type Subject interface {
+	// Acquire makes one attempt. An error matching [lockcore.ErrNotAcquired]
+	// means the lock said no; a *[lockcore.OpError] with Indeterminate set
+	// (or a context error) means the attempt may have taken effect.
+	Acquire(ctx context.Context) (Grant, error)
+	// Release releases the last grant and names the node(s) it talked to.
+	Release(ctx context.Context) (node string, err error)
 }
 
-// A subjectConfig is what building one client's subject takes.
-type subjectConfig struct {
-	tgt     *target
-	lock    Lock
-	fenced  bool
-	process int
+// A Grant is what a Subject reports of a successful acquire.
+type Grant struct {
+	Token string
+	// Fence is the fencing token, 0 if the lock has none.
+	Fence int64
+	// ValidUntil is the deadline the lock gave the holder, on its clock.
+	ValidUntil time.Time
+	// Node names the node(s) that granted it, e.g. "n1" or "n1,n2,n4".
+	Node string
 }
 
-// clock returns the client's clock, skewed as the scenario says.
-func (c subjectConfig) clock() lockcore.Clock {
-	if skew := c.lock.skew(c.process); skew != 0 {
+// A SubjectConfig is what building one client's Subject takes.
+type SubjectConfig struct {
+	// Lock is the scenario's lock section.
+	Lock Lock
+	// Fenced asks for fencing tokens.
+	Fenced bool
+	// Process is the client's number, from 1.
+	Process int
+
+	tgt *target
+}
+
+// Master returns a client for the current master (the first node, or the one
+// the sentinels name) and its node name.
+func (c SubjectConfig) Master(ctx context.Context) (*redis.Client, string, error) {
+	return c.tgt.master(ctx)
+}
+
+// Masters returns a client per node and the nodes' names, in order.
+func (c SubjectConfig) Masters() ([]*redis.Client, []string) { return c.tgt.masters() }
+
+// Clock returns the client's clock, skewed as the scenario says.
+func (c SubjectConfig) Clock() lockcore.Clock {
+	if skew := c.Lock.skew(c.Process); skew != 0 {
 		return lockcore.SkewedClock{Base: lockcore.SystemClock{}, Offset: skew}
 	}
 	return lockcore.SystemClock{}
@@ -42,67 +73,67 @@ func (l Lock) skew(p int) time.Duration {
 	return 0
 }
 
-// subjects builds a client's subject by lock kind.
-var subjects = map[string]func(subjectConfig) subject{
-	"set-nx": func(c subjectConfig) subject {
-		return &perMaster{tgt: c.tgt, mk: func(rdb *redis.Client) lockcore.Locker {
-			return lockcore.NewMutex(rdb, c.lock.Key, &lockcore.Options{TTL: c.lock.TTL.D(), RetryDelay: c.lock.RetryDelay.D(),
-				Fencing: c.fenced, WaitReplicas: c.lock.WaitReplicas, WaitTimeout: c.lock.WaitTimeout.D(), Clock: c.clock()})
-		}}
-	},
-	"reentrant": func(c subjectConfig) subject {
-		return &perMaster{tgt: c.tgt, mk: func(rdb *redis.Client) lockcore.Locker {
-			return lockcore.NewReentrant(rdb, c.lock.Key, &lockcore.ReentrantOptions{LeaseTime: c.lock.TTL.D(),
-				NoWatchdog: c.lock.NoWatchdog, Clock: c.clock()})
-		}}
-	},
-	"setnx-expire": func(c subjectConfig) subject {
-		opt := &lockcore.LegacyOptions{TTL: c.lock.TTL.D(), RetryDelay: c.lock.RetryDelay.D(), Clock: c.clock()}
-		if c.lock.CrashAfterSetNX == c.process {
-			// A real crash: the isolated client's process dies between
-			// SETNX and EXPIRE, leaving a key without a TTL.
-			opt.AfterSetNX = func(context.Context) error { os.Exit(0); return nil }
-		}
-		return &perMaster{tgt: c.tgt, mk: func(rdb *redis.Client) lockcore.Locker {
-			return lockcore.NewSetNXExpire(rdb, c.lock.Key, opt)
-		}}
-	},
-	"getset": func(c subjectConfig) subject {
-		return &perMaster{tgt: c.tgt, mk: func(rdb *redis.Client) lockcore.Locker {
-			return lockcore.NewGetSetLock(rdb, c.lock.Key, &lockcore.LegacyOptions{TTL: c.lock.TTL.D(),
-				RetryDelay: c.lock.RetryDelay.D(), Clock: c.clock()})
-		}}
-	},
-	"redlock": func(c subjectConfig) subject {
-		clients, names := c.tgt.masters()
-		nodes := make([]redis.Scripter, len(clients))
-		for i, rdb := range clients {
-			nodes[i] = rdb
-		}
-		return &redlock{names: names, l: lockcore.NewRedlock(nodes, c.lock.Key, &lockcore.RedlockOptions{
-			TTL: c.lock.TTL.D(), NodeTimeout: c.lock.NodeTimeout.D(), RetryDelay: c.lock.RetryDelay.D(),
-			ReleaseAcquiredOnly: c.lock.ReleaseAcquiredOnly, Clock: c.clock()})}
-	},
+var (
+	subjectsMu sync.RWMutex
+	subjects   = map[string]func(SubjectConfig) Subject{}
+)
+
+// RegisterSubject makes a lock kind available to scenarios ("lock: {kind:
+// NAME}") and to --subject. Registering a name twice panics.
+func RegisterSubject(kind string, mk func(SubjectConfig) Subject) {
+	subjectsMu.Lock()
+	defer subjectsMu.Unlock()
+	if _, dup := subjects[kind]; dup {
+		panic("scenarios: subject registered twice: " + kind)
+	}
+	subjects[kind] = mk
 }
 
-// perMaster runs a single-instance lock on whatever node the target names
-// at the moment of each acquire (the current master, with sentinels). A
-// client keeps one lock per node, so a reentrant lock keeps its identity.
+func newSubject(c SubjectConfig) Subject {
+	subjectsMu.RLock()
+	defer subjectsMu.RUnlock()
+	return subjects[c.Lock.Kind](c)
+}
+
+// lockKinds lists the registered lock kinds.
+func lockKinds() string {
+	subjectsMu.RLock()
+	defer subjectsMu.RUnlock()
+	var ks []string
+	for k := range subjects {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return strings.Join(ks, ", ")
+}
+
+func knownLock(kind string) bool {
+	subjectsMu.RLock()
+	defer subjectsMu.RUnlock()
+	_, ok := subjects[kind]
+	return ok
+}
+
+// LockerSubject adapts a [lockcore.Locker] on one node to a Subject. mk
+// builds the lock for a node's client; a client keeps one lock per node, so
+// a reentrant lock keeps its identity, and each acquire goes to whatever
+// node is master at that moment.
+func LockerSubject(c SubjectConfig, mk func(*redis.Client) lockcore.Locker) Subject {
+	return &perMaster{cfg: c, mk: mk, locks: map[string]lockcore.Locker{}}
+}
+
 type perMaster struct {
-	tgt   *target
+	cfg   SubjectConfig
 	mk    func(*redis.Client) lockcore.Locker
 	locks map[string]lockcore.Locker
 	cur   lockcore.Locker
 	node  string
 }
 
-func (s *perMaster) acquire(ctx context.Context) (*lockcore.Lease, string, error) {
-	rdb, node, err := s.tgt.master(ctx)
+func (s *perMaster) Acquire(ctx context.Context) (Grant, error) {
+	rdb, node, err := s.cfg.Master(ctx)
 	if err != nil {
-		return nil, "", err
-	}
-	if s.locks == nil {
-		s.locks = map[string]lockcore.Locker{}
+		return Grant{}, fmt.Errorf("no master: %w", err)
 	}
 	l, ok := s.locks[node]
 	if !ok {
@@ -111,28 +142,10 @@ func (s *perMaster) acquire(ctx context.Context) (*lockcore.Lease, string, error
 	}
 	s.cur, s.node = l, node
 	lease, err := l.TryLock(ctx)
-	return lease, node, err
-}
-
-func (s *perMaster) release(ctx context.Context) (string, error) { return s.node, s.cur.Unlock(ctx) }
-
-// redlock runs Redlock over every master; the history names the nodes that
-// granted a lease, e.g. "n1,n2,n4".
-type redlock struct {
-	names []string
-	l     *lockcore.Redlock
-}
-
-func (s *redlock) acquire(ctx context.Context) (*lockcore.Lease, string, error) {
-	lease, err := s.l.TryLock(ctx)
 	if err != nil {
-		return nil, "", err
+		return Grant{Node: node}, err
 	}
-	granted := make([]string, len(lease.Nodes))
-	for i, n := range lease.Nodes {
-		granted[i] = s.names[n]
-	}
-	return lease, strings.Join(granted, ","), nil
+	return Grant{Token: lease.Token, Fence: lease.Fence, ValidUntil: lease.ValidUntil(), Node: node}, nil
 }
 
-func (s *redlock) release(ctx context.Context) (string, error) { return "", s.l.Unlock(ctx) }
+func (s *perMaster) Release(ctx context.Context) (string, error) { return s.node, s.cur.Unlock(ctx) }

@@ -17,7 +17,7 @@ const counterKey = "counter"
 type worker struct {
 	process int
 	s       Scenario
-	subj    subject
+	subj    Subject
 	res     *resourceClient
 	emit    func(checker.Event)
 	mono    *monoClock
@@ -34,8 +34,8 @@ func (w *worker) run(ctx context.Context) {
 		limit = w.s.Cycles[w.process-1]
 	}
 	for cycles := 0; ctx.Err() == nil && (limit == 0 || cycles < limit); {
-		lease := w.acquire(ctx)
-		if lease == nil {
+		lease, ok := w.acquire(ctx)
+		if !ok {
 			sleep(ctx, w.s.Lock.RetryDelay.D())
 			continue
 		}
@@ -48,23 +48,23 @@ func (w *worker) run(ctx context.Context) {
 	}
 }
 
-func (w *worker) acquire(ctx context.Context) *lockcore.Lease {
+func (w *worker) acquire(ctx context.Context) (Grant, bool) {
 	key := w.s.Lock.Key
 	w.emit(checker.Event{Process: w.process, Type: checker.Invoke, F: checker.FAcquire, Key: key})
-	lease, node, err := w.subj.acquire(ctx)
+	g, err := w.subj.Acquire(ctx)
 	if err != nil {
-		w.emit(checker.Event{Process: w.process, Type: outcome(err), F: checker.FAcquire, Key: key, Node: node, Error: err.Error()})
-		return nil
+		w.emit(checker.Event{Process: w.process, Type: outcome(err), F: checker.FAcquire, Key: key, Node: g.Node, Error: err.Error()})
+		return Grant{}, false
 	}
-	w.emit(checker.Event{Process: w.process, Type: checker.OK, F: checker.FAcquire, Key: key, Node: node,
-		Token: lease.Token, Fence: lease.Fence, ValidUntil: w.mono.at(lease.ValidUntil())})
-	return lease
+	w.emit(checker.Event{Process: w.process, Type: checker.OK, F: checker.FAcquire, Key: key, Node: g.Node,
+		Token: g.Token, Fence: g.Fence, ValidUntil: w.mono.at(g.ValidUntil)})
+	return g, true
 }
 
 // criticalSection increments the counter under the lease. It does not check
 // its own deadline before writing, like most code in the wild: a pause
 // between the check and the write would defeat the check anyway.
-func (w *worker) criticalSection(ctx context.Context, lease *lockcore.Lease) {
+func (w *worker) criticalSection(ctx context.Context, lease Grant) {
 	if w.res == nil {
 		sleep(ctx, w.s.Hold.D())
 		return
@@ -102,12 +102,12 @@ func (w *worker) criticalSection(ctx context.Context, lease *lockcore.Lease) {
 
 // release runs with its own short context so the last lease of a trial is
 // released (and recorded) even after the trial's context ended.
-func (w *worker) release(lease *lockcore.Lease) {
+func (w *worker) release(lease Grant) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	key := w.s.Lock.Key
 	w.emit(checker.Event{Process: w.process, Type: checker.Invoke, F: checker.FRelease, Key: key, Token: lease.Token})
-	node, err := w.subj.release(ctx)
+	node, err := w.subj.Release(ctx)
 	if err != nil {
 		w.emit(checker.Event{Process: w.process, Type: outcome(err), F: checker.FRelease, Key: key, Node: node, Token: lease.Token, Error: err.Error()})
 		return

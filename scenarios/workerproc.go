@@ -62,7 +62,7 @@ func ServeWorker(ctx context.Context, in io.Reader, w io.Writer) error {
 	var mu sync.Mutex
 	enc := json.NewEncoder(w)
 	var werr error
-	wk := &worker{process: spec.Process, s: s, late: time.Duration(monoNow() - spec.StartMono), subj: subjects[s.Lock.Kind](subjectConfig{tgt: tgt, lock: s.Lock, fenced: s.Fenced, process: spec.Process}), mono: newMonoClock(s.Lock.skew(spec.Process)),
+	wk := &worker{process: spec.Process, s: s, late: time.Duration(monoNow() - spec.StartMono), subj: newSubject(SubjectConfig{tgt: tgt, Lock: s.Lock, Fenced: s.Fenced, Process: spec.Process}), mono: newMonoClock(s.Lock.skew(spec.Process)),
 		emit: func(e checker.Event) {
 			e.Time = monoNow()
 			mu.Lock()
