@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -20,7 +21,9 @@ import (
 //go:embed catalogue/*.yaml
 var builtin embed.FS
 
-func init() {
+// loadBuiltins parses the embedded catalogue; it runs once, on first use,
+// after every init has registered its subjects.
+var loadBuiltins = sync.OnceFunc(func() {
 	files, _ := fs.Glob(builtin, "catalogue/*.yaml")
 	for _, f := range files {
 		data, _ := builtin.ReadFile(f)
@@ -30,7 +33,7 @@ func init() {
 		}
 		register(s)
 	}
-}
+})
 
 // A FileError is a problem in a scenario file, with its place in the file.
 type FileError struct {

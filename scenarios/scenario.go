@@ -152,6 +152,7 @@ func register(s Scenario) {
 // Lookup returns the built-in scenario with the given name, or an error
 // wrapping [ErrUnknownScenario].
 func Lookup(name string) (Scenario, error) {
+	loadBuiltins()
 	s, ok := catalogue[name]
 	if !ok {
 		return Scenario{}, fmt.Errorf("%w: %q (see `lockpick list`)", ErrUnknownScenario, name)
@@ -177,6 +178,7 @@ func Suite(name string) ([]Scenario, error) {
 
 // All returns the built-in scenarios sorted by name.
 func All() []Scenario {
+	loadBuiltins()
 	all := make([]Scenario, 0, len(catalogue))
 	for _, s := range catalogue {
 		all = append(all, s)
