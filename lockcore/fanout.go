@@ -18,7 +18,8 @@ import (
 // majority answered, or when the node timeout passed; a later release on a
 // straggling node is queued behind the request still in flight there, so it
 // can never overtake it (a release arriving before its SET would leave the
-// key locked until its TTL).
+// key locked until its TTL). If that SET is itself still queued, unsent,
+// the two cancel out and neither is sent: a lagging node catches up.
 //
 // The node timeout is enforced by the caller's own timer, not only by the
 // request's context: a go-redis client without ContextTimeoutEnabled ignores
@@ -86,6 +87,13 @@ func (w *nodeWorker) dropConn() {
 
 func (w *nodeWorker) submit(j nodeJob) {
 	w.mu.Lock()
+	if a, ok := w.unsentAcquire(j); ok {
+		w.mu.Unlock()
+		// The SET was never sent, so there is nothing to release: drop both.
+		a.f.record(a.i, false, nil)
+		j.f.record(j.i, false, nil)
+		return
+	}
 	w.queue = append(w.queue, j)
 	start := !w.running
 	w.running = true
@@ -98,6 +106,25 @@ func (w *nodeWorker) submit(j nodeJob) {
 	case w.wake <- struct{}{}:
 	default: // a wake-up is already pending
 	}
+}
+
+// unsentAcquire removes and returns the queued acquire that the release j
+// undoes, if it has not been sent yet. A node that lags a round trip behind
+// the majority (its requests queue up behind the one in flight) so skips
+// an acquire and its release instead of sending both. The caller holds w.mu.
+func (w *nodeWorker) unsentAcquire(j nodeJob) (nodeJob, bool) {
+	if j.f.op != opRelease {
+		return nodeJob{}, false
+	}
+	for k := w.head; k < len(w.queue); k++ {
+		if a := w.queue[k]; a.f.op == opAcquire && a.f.token == j.f.token {
+			copy(w.queue[k:], w.queue[k+1:])
+			w.queue[len(w.queue)-1] = nodeJob{}
+			w.queue = w.queue[:len(w.queue)-1]
+			return a, true
+		}
+	}
+	return nodeJob{}, false
 }
 
 func (w *nodeWorker) next() (nodeJob, bool) {
@@ -166,9 +193,17 @@ type fanout struct {
 	errs                  []error
 }
 
+// Fanout operations.
+const (
+	opAcquire = "acquire"
+	opRelease = "release"
+	opExtend  = "extend"
+)
+
 // A fanoutSpec describes a request to several nodes.
 type fanoutSpec struct {
 	op, key string
+	token   string // the lease's token
 	workers []*nodeWorker
 	nodes   []int // the nodes to ask, as indexes into workers
 	// timeout bounds each node's answer, from the start of the fanout.
@@ -213,6 +248,12 @@ func (f *fanout) run(i int, c redis.Scripter) error {
 	ctx, cancel := context.WithTimeout(f.ctx, f.timeout)
 	ok, err := f.req(ctx, c)
 	cancel()
+	f.record(i, ok, err)
+	return err
+}
+
+// record tallies node i's reply and wakes the caller if it may be done.
+func (f *fanout) record(i int, ok bool, err error) {
 	f.mu.Lock()
 	if f.replies[i] == pending {
 		switch {
@@ -238,7 +279,6 @@ func (f *fanout) run(i int, c redis.Scripter) error {
 		default:
 		}
 	}
-	return err
 }
 
 // expire counts every node that has not answered as failed.

@@ -160,7 +160,7 @@ func (r *Redlock) TryLock(ctx context.Context) (*Lease, error) {
 	sent := r.opt.Clock.Now()
 	n, q := len(r.nodes), r.quorum
 	waitAll := r.opt.WaitAll || r.opt.ReleaseAcquiredOnly
-	f := startFanout(ctx, r.spec("acquire", r.all, func(t tally) bool {
+	f := startFanout(ctx, r.spec(opAcquire, token, r.all, func(t tally) bool {
 		return (t.yes >= q && !waitAll) || n-t.no-t.failed < q
 	}, func(ctx context.Context, c redis.Scripter) (bool, error) {
 		return r.acquireOn(ctx, c, token)
@@ -180,7 +180,7 @@ func (r *Redlock) TryLock(ctx context.Context) (*Lease, error) {
 	if r.opt.ReleaseAcquiredOnly {
 		release = f.granted()
 	}
-	rf := startFanout(ctx, r.spec("release", release, never, func(ctx context.Context, c redis.Scripter) (bool, error) {
+	rf := startFanout(ctx, r.spec(opRelease, token, release, never, func(ctx context.Context, c redis.Scripter) (bool, error) {
 		return r.releaseOn(ctx, c, token)
 	}))
 	if cerr != nil {
@@ -242,7 +242,7 @@ func (r *Redlock) Unlock(ctx context.Context) error {
 	if r.opt.ReleaseAcquiredOnly {
 		nodes = lease.Nodes
 	}
-	f := startFanout(ctx, r.spec("release", nodes, r.enough, func(ctx context.Context, c redis.Scripter) (bool, error) {
+	f := startFanout(ctx, r.spec(opRelease, lease.Token, nodes, r.enough, func(ctx context.Context, c redis.Scripter) (bool, error) {
 		return r.releaseOn(ctx, c, lease.Token)
 	}))
 	t, err := f.wait(ctx)
@@ -279,7 +279,7 @@ func (r *Redlock) Extend(ctx context.Context) error {
 	if r.opt.ReleaseAcquiredOnly {
 		nodes = lease.Nodes
 	}
-	f := startFanout(ctx, r.spec("extend", nodes, r.enough, func(ctx context.Context, c redis.Scripter) (bool, error) {
+	f := startFanout(ctx, r.spec(opExtend, lease.Token, nodes, r.enough, func(ctx context.Context, c redis.Scripter) (bool, error) {
 		return r.extendOn(ctx, c, lease.Token)
 	}))
 	t, err := f.wait(ctx)
@@ -306,9 +306,9 @@ func (r *Redlock) Abandon() { r.take() }
 
 // spec describes the request op to nodes: acquire and extend requests
 // whose turn comes after the node timeout are dropped, releases never.
-func (r *Redlock) spec(op string, nodes []int, enough func(tally) bool, req nodeRequest) fanoutSpec {
-	return fanoutSpec{op: op, key: r.key, workers: r.workers, nodes: nodes, timeout: r.opt.NodeTimeout,
-		skipLate: op != "release", enough: enough, req: req}
+func (r *Redlock) spec(op, token string, nodes []int, enough func(tally) bool, req nodeRequest) fanoutSpec {
+	return fanoutSpec{op: op, key: r.key, token: token, workers: r.workers, nodes: nodes,
+		timeout: r.opt.NodeTimeout, skipLate: op != opRelease, enough: enough, req: req}
 }
 
 // never makes a fanout wait for every node.

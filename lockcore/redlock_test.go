@@ -393,3 +393,35 @@ func TestRedlock_Lock(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestRedlock_NodeTimeoutWithoutContextTimeouts: a client without
+// ContextTimeoutEnabled ignores context deadlines on its socket, yet a
+// node that never answers still costs a call no more than NodeTimeout.
+func TestRedlock_NodeTimeoutWithoutContextTimeouts(t *testing.T) {
+	c, _ := startNodes(t, 3)
+	ctx := context.Background()
+	rdb := make([]*redis.Client, len(c.Nodes))
+	for i, n := range c.Nodes {
+		rdb[i] = redis.NewClient(&redis.Options{Addr: n.Addr(), MaxRetries: -1, ReadTimeout: time.Second})
+		t.Cleanup(func() { _ = rdb[i].Close() })
+	}
+	warm(t, rdb)
+	rl := lockcore.NewRedlock(scripters(rdb), "lock", &lockcore.RedlockOptions{
+		TTL: 5 * time.Second, NodeTimeout: 50 * time.Millisecond, WaitAll: true,
+	})
+	if err := c.Nodes[2].Link.AddToxic("drop", "timeout", "downstream", map[string]any{"timeout": 0}); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Nodes[2].Link.RemoveToxic(ctx, "drop")
+	start := time.Now()
+	lease, err := rl.TryLock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, limit := time.Since(start), 500*time.Millisecond; got > limit {
+		t.Errorf("TryLock took %v with one node silent, want < %v (NodeTimeout 50ms)", got, limit)
+	}
+	if got, want := lease.Nodes, []int{0, 1}; !slices.Equal(got, want) {
+		t.Errorf("Nodes = %v, want %v", got, want)
+	}
+}

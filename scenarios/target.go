@@ -102,6 +102,9 @@ func (t *target) client(addr string) *redis.Client {
 			ReadTimeout:  500 * time.Millisecond,
 			WriteTimeout: 500 * time.Millisecond,
 			PoolSize:     4,
+			// Deadlines from contexts reach the socket, so a silent node
+			// costs a lock its node timeout, not the ReadTimeout.
+			ContextTimeoutEnabled: true,
 			// Warm connections let a request go out during a drop-replies
 			// fault: a new connection would first wait for HELLO's reply.
 			MinIdleConns: 2,
