@@ -91,3 +91,21 @@ func TestRunDir_CommitAndAbort(t *testing.T) {
 		t.Fatalf("after Abort the root holds %d entries, want 1", len(entries))
 	}
 }
+
+func TestComparison_WriteHTML(t *testing.T) {
+	c := &results.Comparison{Scenario: "s", Trials: 10}
+	c.Arms = append(c.Arms,
+		results.NewArmResult("a", "", &results.Verdict{Trials: 10, TrialsWithAnomaly: 9}, "a"),
+		results.NewArmResult("b", "", &results.Verdict{Trials: 10, TrialsWithAnomaly: 0}, "b"))
+	c.AddTests()
+	if c.Tests[0].P >= 0.01 {
+		t.Errorf("9/10 vs 0/10: p = %g, want < 0.01", c.Tests[0].P)
+	}
+	var buf bytes.Buffer
+	if err := c.WriteHTML(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(buf.String(), `class="bar"`); got != 2 {
+		t.Errorf("%d bars, want 2", got)
+	}
+}

@@ -49,11 +49,15 @@ func Compare(ctx context.Context, s Scenario, arms []string, opt *Options) (*res
 			dir.Abort()
 			return nil, "", err
 		}
-		c.Arms = append(c.Arms, results.NewArmResult(arms[i], v.Summary, verdict, arms[i]))
+		c.Arms = append(c.Arms, results.NewArmResult(arms[i], s.armSummary(arms[i]), verdict, arms[i]))
 	}
 	c.AddTests()
 	c.WallSeconds = time.Since(began).Seconds()
 	if err := dir.WriteJSON("compare.json", c); err != nil {
+		dir.Abort()
+		return nil, "", &InfraError{Err: err}
+	}
+	if err := c.WriteHTMLFile(dir.Path("report.html")); err != nil {
 		dir.Abort()
 		return nil, "", &InfraError{Err: err}
 	}
@@ -63,4 +67,14 @@ func Compare(ctx context.Context, s Scenario, arms []string, opt *Options) (*res
 		return nil, "", &InfraError{Err: err}
 	}
 	return c, final, nil
+}
+
+// armSummary is the named arm's own summary, if it has one.
+func (s Scenario) armSummary(name string) string {
+	for _, a := range s.Arms {
+		if a.Name == name {
+			return a.Summary
+		}
+	}
+	return ""
 }

@@ -300,6 +300,9 @@ func RunTrial(ctx context.Context, s Scenario, seed uint64, dir string, nb Backe
 	var nemesisErr error
 	wg.Go(func() { nemesisErr = runNemesis(runCtx, env, s.Faults, rng, rec, start) })
 	wg.Wait()
+	for _, w := range inproc {
+		closeSubject(w.subj)
+	}
 	env.healAll(ctx)
 	grace := s.Hold.D() + 3*time.Second
 	for _, p := range procs {

@@ -88,8 +88,12 @@ type Lock struct {
 	// Kind is the algorithm: "set-nx" (SET NX PX, compare-and-delete
 	// release), "redlock" (over every master), "reentrant" (Redisson's hash
 	// lock with its watchdog), "setnx-expire" and "getset" (the legacy
-	// variants).
+	// variants); "redsync" and "redislock" (those libraries, adapted); or
+	// "external", a program speaking the worker protocol.
 	Kind string `json:"kind" yaml:"kind"`
+	// Command runs the external subject: the program and its arguments.
+	// It is started once per client; see README "Bring your own lock".
+	Command []string `json:"command,omitempty" yaml:"command"`
 	// Key is the lock's key. default: "lock".
 	Key string `json:"key,omitempty" yaml:"key"`
 	// TTL is the lease time to live. default: 2s.

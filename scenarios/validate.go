@@ -41,8 +41,11 @@ func (s Scenario) Validate() error {
 	if s.Lock.CrashAfterSetNX != 0 && (s.Lock.Kind != "setnx-expire" || !slices.Contains(s.Isolate, s.Lock.CrashAfterSetNX)) {
 		return bad("lock.crash_after_setnx", "needs lock kind setnx-expire and an isolated client")
 	}
-	if s.Fenced && s.Lock.Kind != "set-nx" {
-		return bad("fenced", "only the set-nx lock hands out fencing tokens")
+	if s.Fenced && s.Lock.Kind != "set-nx" && s.Lock.Kind != "external" {
+		return bad("fenced", "only the set-nx lock and external subjects hand out fencing tokens")
+	}
+	if (s.Lock.Kind == "external") != (len(s.Lock.Command) > 0) {
+		return bad("lock.command", "the external subject, and only it, needs the command that runs it")
 	}
 	nodes := max(s.Topology.Masters, 1) + s.Topology.Replicas
 	for i, c := range s.Isolate {

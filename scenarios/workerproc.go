@@ -75,6 +75,7 @@ func ServeWorker(ctx context.Context, in io.Reader, w io.Writer) error {
 		wk.res = &resourceClient{addr: spec.View.Resource}
 	}
 	wk.run(ctx)
+	closeSubject(wk.subj)
 	return werr
 }
 

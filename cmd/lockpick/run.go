@@ -31,6 +31,8 @@ type runFlags struct {
 	image    string
 	suite    string
 	summary  string
+	subject  string
+	subjCmd  string
 }
 
 func newRunCmd() *cobra.Command {
@@ -59,6 +61,8 @@ for the format: every built-in scenario is written that way.`,
 	cmd.Flags().StringVar(&f.suite, "suite", "", "run a suite: default (every scenario), quick or ci")
 	cmd.Flags().StringVar(&f.summary, "summary", "", "also write a Markdown table of the verdicts to this file")
 	cmd.Flags().StringVar(&f.junit, "junit", "", "also write a JUnit XML report to this file, for CI systems")
+	cmd.Flags().StringVar(&f.subject, "subject", "", "put this lock through the scenarios instead of their own: redislock, redsync, set-nx, redlock, ...")
+	cmd.Flags().StringVar(&f.subjCmd, "subject-cmd", "", `the lock is this program, speaking the worker protocol (README "Bring your own lock")`)
 	return cmd
 }
 
@@ -104,6 +108,9 @@ func runScenarios(ctx context.Context, out io.Writer, names []string, f runFlags
 			return usageError(err.Error())
 		}
 		list = append(list, s)
+	}
+	if list, err = applySubject(list, f.subject, f.subjCmd); err != nil {
+		return err
 	}
 	if ctx == nil {
 		ctx = context.Background()

@@ -61,7 +61,7 @@ var indexTmpl = template.Must(template.New("index").Parse(`<!DOCTYPE html>
 <style>body{font:15px system-ui,sans-serif;margin:2em auto;max-width:1000px}td,th{padding:.3em .8em;text-align:left;border-bottom:1px solid #e3e6ea}
 .no{color:#c0392b;font-weight:600}</style></head><body><h1>lockpick runs</h1>
 <table><tr><th>run</th><th>scenario</th><th>expect</th><th>observed</th><th>matched</th><th>trials</th></tr>
-{{range .}}<tr><td><a href="{{.Name}}/{{if .Compare}}compare.json{{else}}report.html{{end}}">{{.Name}}</a></td>
+{{range .}}<tr><td><a href="{{.Name}}/report.html">{{.Name}}</a></td>
 <td>{{.V.Scenario}}</td><td>{{.V.Expect}}</td><td>{{.V.Observed}}</td><td {{if not .V.Matched}}class="no"{{end}}>{{if .Compare}}compare{{else}}{{.V.Matched}}{{end}}</td><td>{{.V.TrialsWithAnomaly}}/{{.V.Trials}}</td></tr>
 {{else}}<tr><td colspan="6">no runs yet: lockpick run SCENARIO</td></tr>{{end}}</table></body></html>`))
 

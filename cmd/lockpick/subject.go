@@ -1,0 +1,50 @@
+package main
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/lockpick/lockpick/scenarios"
+)
+
+// applySubject puts the lock named by --subject through every scenario of
+// list in place of the scenario's own; external is --subject-cmd, the
+// command line of a program speaking the worker protocol, which implies
+// --subject external. A scenario the subject does not fit (a Redlock
+// topology for a single-instance lock, a failover topology for Redlock, a
+// lock setting the subject ignores) is a usage error that says why.
+func applySubject(list []scenarios.Scenario, subject string, external string) ([]scenarios.Scenario, error) {
+	if subject == "" && external == "" {
+		return list, nil
+	}
+	var command []string
+	if external != "" {
+		if subject == "" {
+			subject = "external"
+		}
+		if subject != "external" {
+			return nil, usageError("run: --subject-cmd runs an external subject; it does not go with --subject " + subject)
+		}
+		command = strings.Fields(external)
+		// An absolute path, so isolated clients find it too; and a
+		// missing program is a usage error now, not a failed trial.
+		path, err := exec.LookPath(command[0])
+		if err == nil {
+			path, err = filepath.Abs(path)
+		}
+		if err != nil {
+			return nil, usageError("run: --subject-cmd: " + err.Error())
+		}
+		command[0] = path
+	}
+	out := make([]scenarios.Scenario, 0, len(list))
+	for _, s := range list {
+		v, err := s.WithSubject(subject, command)
+		if err != nil {
+			return nil, usageError("run: --subject: " + err.Error())
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}

@@ -1,0 +1,343 @@
+package scenarios
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/lockcore"
+)
+
+// An Extender is a Subject that can renew its grant. It is optional: the
+// workload does not extend today, but the adapters and the worker protocol
+// can, for scenarios that will.
+type Extender interface {
+	// Extend renews the current grant and returns it with its new deadline.
+	Extend(ctx context.Context) (Grant, error)
+}
+
+// closeSubject releases what a client's subject holds outside the process,
+// such as an external subject's program, if it is an [io.Closer].
+func closeSubject(s Subject) {
+	if c, ok := s.(io.Closer); ok {
+		_ = c.Close()
+	}
+}
+
+// The external subject drives a lock living in another program, written in
+// any language, through the worker protocol: one JSON request per line on
+// the program's stdin, one JSON reply per line on its stdout. Every client
+// starts its own copy of the program (lock.command) on its first acquire;
+// it ends with the client. README "Bring your own lock" documents it.
+func init() {
+	RegisterSubject("external", func(c SubjectConfig) Subject { return &externalSubject{cfg: c} })
+}
+
+// An extRequest is one line lockpick writes to the program.
+type extRequest struct {
+	ID int64  `json:"id"`
+	Op string `json:"op"` // acquire, release or extend
+	// Key is the lock's key.
+	Key string `json:"key"`
+	// TTLMS is the lease time to live, in milliseconds.
+	TTLMS int64 `json:"ttl_ms"`
+	// TimeoutMS is how long lockpick waits for the reply before it records
+	// the outcome as unknown, in milliseconds.
+	TimeoutMS int64 `json:"timeout_ms"`
+	// Process is the client's number, from 1.
+	Process int `json:"process"`
+	// Nodes lists every Redis node's address, n1 first.
+	Nodes []string `json:"nodes"`
+	// Master is the node a single-instance lock uses: on acquire the current
+	// master (the first node, or the one the sentinels name), on release
+	// and extend the one the acquire was sent to.
+	Master string `json:"master"`
+	// Sentinels lists the sentinels' addresses, which monitor the master as
+	// SentinelMaster, for a program that follows them itself.
+	Sentinels      []string `json:"sentinels,omitempty"`
+	SentinelMaster string   `json:"sentinel_master,omitempty"`
+	// Fenced asks for a fencing token.
+	Fenced bool `json:"fenced,omitempty"`
+	// Token is the grant's token, on release and extend.
+	Token string `json:"token,omitempty"`
+}
+
+// An extReply is one line the program writes back.
+type extReply struct {
+	ID int64 `json:"id"`
+	OK bool  `json:"ok"`
+	// Unknown, with OK false, means the operation may have taken effect.
+	Unknown bool   `json:"unknown"`
+	Error   string `json:"error"`
+	Token   string `json:"token"`
+	Fence   int64  `json:"fence"`
+	// ValidMS is how long the grant is valid, in milliseconds, counted from
+	// when lockpick wrote the request. default: the TTL.
+	ValidMS *int64 `json:"valid_ms"`
+	// Nodes lists the addresses of the nodes that granted. default: Master.
+	Nodes []string `json:"nodes"`
+}
+
+// errExited is the error of a call to a program that is no longer running.
+var errExited = errors.New("external subject exited")
+
+// closeGrace is how long Close lets the program exit after end of input.
+const closeGrace = time.Second
+
+// An externalSubject is one client's copy of the program.
+type externalSubject struct {
+	cfg SubjectConfig
+
+	cmd      *exec.Cmd
+	stdin    io.WriteCloser
+	replies  chan extReply
+	exited   chan struct{} // closed once the program's stdout ended and it was reaped
+	quit     chan struct{} // closed by Close
+	waitErr  error         // the program's exit status, set before exited closes
+	startErr error
+	id       int64
+
+	token  string // the current grant's, "" without one
+	master string // the address its acquire was sent to
+	node   string // the node(s) that granted it
+}
+
+var (
+	_ Subject   = (*externalSubject)(nil)
+	_ Extender  = (*externalSubject)(nil)
+	_ io.Closer = (*externalSubject)(nil)
+)
+
+func (s *externalSubject) Acquire(ctx context.Context) (Grant, error) {
+	m := s.cfg.tgt.view.Nodes[0]
+	if len(s.cfg.tgt.view.Sentinels) > 0 {
+		var err error
+		if m, err = s.cfg.tgt.askSentinels(ctx); err != nil {
+			return Grant{}, fmt.Errorf("no master: %w", err)
+		}
+	}
+	s.token = ""
+	r, sent, err := s.call(ctx, extRequest{Op: "acquire", Master: m.Addr, Fenced: s.cfg.Fenced})
+	if err != nil {
+		return Grant{Node: m.Name}, err
+	}
+	g := s.grant(r, sent, m.Name)
+	s.token, s.master, s.node = g.Token, m.Addr, g.Node
+	return g, nil
+}
+
+func (s *externalSubject) Release(ctx context.Context) (string, error) {
+	if s.token == "" {
+		return s.node, lockcore.ErrReleased
+	}
+	token := s.token
+	s.token = ""
+	_, _, err := s.call(ctx, extRequest{Op: "release", Master: s.master, Token: token})
+	return s.node, err
+}
+
+// Extend asks the program to renew the current grant.
+func (s *externalSubject) Extend(ctx context.Context) (Grant, error) {
+	if s.token == "" {
+		return Grant{}, lockcore.ErrReleased
+	}
+	r, sent, err := s.call(ctx, extRequest{Op: "extend", Master: s.master, Token: s.token})
+	if err != nil {
+		if errors.Is(err, lockcore.ErrNotHeld) {
+			s.token = ""
+		}
+		return Grant{Node: s.node}, err
+	}
+	g := s.grant(r, sent, s.node)
+	if g.Token == "" {
+		g.Token = s.token
+	}
+	return g, nil
+}
+
+// grant turns an ok reply into a Grant; node is the default for Node.
+func (s *externalSubject) grant(r extReply, sent time.Time, node string) Grant {
+	valid := s.cfg.Lock.TTL.D()
+	if r.ValidMS != nil {
+		valid = time.Duration(*r.ValidMS) * time.Millisecond
+	}
+	if len(r.Nodes) > 0 {
+		names := make([]string, len(r.Nodes))
+		for i, a := range r.Nodes {
+			names[i] = s.name(a)
+		}
+		node = strings.Join(names, ",")
+	}
+	return Grant{Token: r.Token, Fence: r.Fence, ValidUntil: sent.Add(valid), Node: node}
+}
+
+// call sends req and waits for its reply, for at most the TTL. It returns
+// the reply of an ok operation and when, on the client's clock, the request
+// went out; otherwise an error the history can classify: matching
+// [lockcore.ErrNotAcquired] (acquire) or [lockcore.ErrNotHeld] when the
+// program said no, a *[lockcore.OpError] with Indeterminate set when it
+// may have acted (no reply in time, it exited, or it said unknown), and a
+// plain error when the request never reached it.
+func (s *externalSubject) call(ctx context.Context, req extRequest) (extReply, time.Time, error) {
+	if err := s.start(); err != nil {
+		return extReply{}, time.Time{}, err
+	}
+	view := s.cfg.tgt.view
+	s.id++
+	req.ID, req.Key, req.TTLMS, req.Process = s.id, s.cfg.Lock.Key, s.cfg.Lock.TTL.D().Milliseconds(), s.cfg.Process
+	for _, n := range view.Nodes {
+		req.Nodes = append(req.Nodes, n.Addr)
+	}
+	if len(view.Sentinels) > 0 {
+		req.Sentinels, req.SentinelMaster = view.Sentinels, cluster.MasterName
+	}
+	timeout := s.cfg.Lock.TTL.D()
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = min(timeout, time.Until(dl))
+	}
+	req.TimeoutMS = max(timeout.Milliseconds(), 1)
+	line, err := json.Marshal(req)
+	if err != nil {
+		return extReply{}, time.Time{}, err
+	}
+	unknown := func(err error) error {
+		return &lockcore.OpError{Op: req.Op, Key: req.Key, Indeterminate: true, Err: err}
+	}
+	sent := s.cfg.Clock().Now()
+	if _, err := s.stdin.Write(append(line, '\n')); err != nil {
+		return extReply{}, sent, fmt.Errorf("%w (%v): write %s request: %w", errExited, s.exitStatus(), req.Op, err)
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	for {
+		var r extReply
+		select {
+		case r = <-s.replies:
+		case <-s.exited:
+			select {
+			case r = <-s.replies: // its last words
+			default:
+				return extReply{}, sent, unknown(fmt.Errorf("%w (%v) before it replied", errExited, s.waitErr))
+			}
+		case <-ctx.Done():
+			return extReply{}, sent, unknown(ctx.Err())
+		case <-timer.C:
+			return extReply{}, sent, unknown(fmt.Errorf("external subject: no reply in %v", timeout))
+		}
+		if r.ID != req.ID {
+			continue // the late reply to a request that timed out
+		}
+		switch {
+		case r.OK:
+			return r, sent, nil
+		case r.Unknown:
+			return extReply{}, sent, unknown(errors.New(r.Error))
+		case req.Op == "acquire":
+			return extReply{}, sent, fmt.Errorf("%w: %s", lockcore.ErrNotAcquired, r.Error)
+		default:
+			return extReply{}, sent, fmt.Errorf("%w: %s", lockcore.ErrNotHeld, r.Error)
+		}
+	}
+}
+
+// start runs the program on first use, in its own process group so Close
+// can end whatever it started, and killed should lockpick die first.
+func (s *externalSubject) start() error {
+	if s.cmd != nil || s.startErr != nil {
+		return s.startErr
+	}
+	argv := s.cfg.Lock.Command
+	cmd := exec.Command(argv[0], argv[1:]...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, WorkerEnv+"=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	stdin, err := cmd.StdinPipe()
+	if err == nil {
+		var out io.ReadCloser
+		if out, err = cmd.StdoutPipe(); err == nil {
+			if err = cmd.Start(); err == nil {
+				s.cmd, s.stdin = cmd, stdin
+				s.replies, s.exited, s.quit = make(chan extReply), make(chan struct{}), make(chan struct{})
+				go s.read(out)
+				return nil
+			}
+		}
+	}
+	s.startErr = fmt.Errorf("external subject: start %s: %w", argv[0], err)
+	return s.startErr
+}
+
+// read feeds the program's replies to call until its stdout ends, then
+// reaps it. Lines that are not JSON objects are passed on to stderr.
+func (s *externalSubject) read(out io.Reader) {
+	defer close(s.exited)
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		var r extReply
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			fmt.Fprintf(os.Stderr, "external subject %d: not a reply: %s\n", s.cfg.Process, sc.Text())
+			continue
+		}
+		select {
+		case s.replies <- r:
+		case <-s.quit:
+		}
+	}
+	_, _ = io.Copy(io.Discard, out)
+	s.waitErr = s.cmd.Wait()
+}
+
+func (s *externalSubject) exitStatus() string {
+	select {
+	case <-s.exited:
+		return fmt.Sprint(s.waitErr)
+	default:
+		return "still running"
+	}
+}
+
+// Close ends the program: end of input first, then SIGKILL to its process
+// group after [closeGrace]. It is idempotent.
+func (s *externalSubject) Close() error {
+	if s.cmd == nil {
+		return nil
+	}
+	select {
+	case <-s.quit:
+		return nil
+	default:
+	}
+	close(s.quit)
+	_ = s.stdin.Close()
+	select {
+	case <-s.exited:
+	case <-time.After(closeGrace):
+	}
+	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	<-s.exited
+	return nil
+}
+
+// name returns the name of the node at addr, or addr if none is.
+func (s *externalSubject) name(addr string) string {
+	for _, n := range s.cfg.tgt.view.Nodes {
+		if n.Addr == addr {
+			return n.Name
+		}
+	}
+	return addr
+}

@@ -1,0 +1,115 @@
+package scenarios
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// A shape is the deployment a lock is written for.
+type shape int
+
+const (
+	anyShape       shape = iota // the subject decides (external programs)
+	singleInstance              // one master, maybe with replicas and sentinels
+	independent                 // Redlock: independent masters, no replicas
+)
+
+// A subjectTraits says which scenarios a subject can be put through: its
+// shape, and the lock settings beyond key, ttl and retry_delay it honours.
+type subjectTraits struct {
+	shape   shape
+	honours []string
+}
+
+// traits of the subjects built into lockpick. A subject registered
+// elsewhere has none, and only [Scenario.Validate] checks it.
+var traits = map[string]subjectTraits{
+	"set-nx":       {singleInstance, []string{"wait_replicas", "wait_timeout", "fenced", "clock_skew"}},
+	"reentrant":    {singleInstance, []string{"no_watchdog", "clock_skew"}},
+	"setnx-expire": {singleInstance, []string{"crash_after_setnx", "clock_skew"}},
+	"getset":       {singleInstance, []string{"clock_skew"}},
+	"redlock":      {independent, []string{"node_timeout", "release_acquired_only", "clock_skew"}},
+	"redislock":    {singleInstance, nil},
+	"redsync":      {independent, []string{"node_timeout"}},
+	"external":     {anyShape, []string{"fenced"}},
+}
+
+// settings lists the lock settings s uses beyond key, ttl and retry_delay.
+func (s Scenario) settings() []string {
+	l := s.Lock
+	var set []string
+	add := func(on bool, name string) {
+		if on {
+			set = append(set, name)
+		}
+	}
+	add(l.WaitReplicas != 0, "wait_replicas")
+	add(l.WaitTimeout != 0, "wait_timeout")
+	add(l.NodeTimeout != 0, "node_timeout")
+	add(l.ReleaseAcquiredOnly, "release_acquired_only")
+	add(l.NoWatchdog, "no_watchdog")
+	add(len(l.ClockSkew) > 0, "clock_skew")
+	add(l.CrashAfterSetNX != 0, "crash_after_setnx")
+	add(s.Fenced, "fenced")
+	return set
+}
+
+// WithSubject returns s with the lock under test replaced by the subject
+// kind, for `lockpick run --subject`, named "<scenario>@<subject>" and
+// without arms (they name locks of their own). command runs the external
+// subject and is nil for every other kind. Where the subject cannot be put
+// through s it returns an error wrapping [ErrBadScenario] that says why: an
+// unknown kind, a topology of the wrong shape (a Redlock-style lock needs
+// independent masters, a single-instance lock one master), or a setting of
+// the scenario's lock the subject does not honour.
+func (s Scenario) WithSubject(kind string, command []string) (Scenario, error) {
+	s = s.withDefaults()
+	if !knownLock(kind) {
+		return Scenario{}, fmt.Errorf("%w: unknown subject %q (known: %s)", ErrBadScenario, kind, lockKinds())
+	}
+	if kind == s.Lock.Kind && slices.Equal(command, s.Lock.Command) {
+		return s, nil
+	}
+	doesNotFit := func(format string, a ...any) error {
+		return fmt.Errorf("%w: subject %s does not fit %s: %s", ErrBadScenario, kind, s.Name, fmt.Sprintf(format, a...))
+	}
+	if tr, ok := traits[kind]; ok {
+		masters := max(s.Topology.Masters, 1)
+		switch {
+		case tr.shape == singleInstance && masters > 1:
+			return Scenario{}, doesNotFit("it is a single-instance lock, and the scenario is a Redlock topology of %d independent masters", masters)
+		case tr.shape == independent && s.Topology.Replicas > 0:
+			return Scenario{}, doesNotFit("it is Redlock over independent masters, and the scenario's master has replicas that sentinels promote")
+		}
+		for _, set := range s.settings() {
+			if !slices.Contains(tr.honours, set) {
+				return Scenario{}, doesNotFit("the scenario's lock sets %s, which only %s honours", set, honouredBy(set))
+			}
+		}
+	}
+	v := s
+	v.Lock.Kind, v.Lock.Command = kind, command
+	v.Name = s.Name + "@" + kind
+	if kind == "external" && len(command) > 0 {
+		v.Name = s.Name + "@" + filepath.Base(command[0])
+	}
+	v.Arms = nil
+	if err := v.Validate(); err != nil {
+		return Scenario{}, doesNotFit("%v", err)
+	}
+	return v, nil
+}
+
+// honouredBy lists the subjects that honour a lock setting.
+func honouredBy(setting string) string {
+	var kinds []string
+	for k, tr := range traits {
+		if slices.Contains(tr.honours, setting) {
+			kinds = append(kinds, k)
+		}
+	}
+	slices.Sort(kinds)
+	return strings.Join(kinds, " and ")
+}
