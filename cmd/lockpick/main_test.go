@@ -129,3 +129,31 @@ func TestCheck_ExitCodes(t *testing.T) {
 		})
 	}
 }
+
+func TestCompare(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server not installed (make deps)")
+	}
+	if code, _, stderr := lockpick(t, "compare", "single-baseline", "--out", t.TempDir()); code != exitUsage {
+		t.Errorf("compare on a scenario without arms: exit %d (%s), want %d", code, stderr, exitUsage)
+	}
+	out := t.TempDir()
+	code, stdout, stderr := lockpick(t, "compare", "arms", "--file", "testdata/arms.yaml", "--trials", "2", "--parallel", "2", "--out", out)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"two", "three", "0/2", "Fisher exact test, two vs three: p = 1"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	runs, _ := filepath.Glob(filepath.Join(out, "*-compare-arms-seed1"))
+	if len(runs) != 1 {
+		t.Fatalf("compare folders: %v", runs)
+	}
+	for _, f := range []string{"compare.json", "report.html", "two/verdict.json", "three/trial-002/history.jsonl"} {
+		if _, err := os.Stat(filepath.Join(runs[0], f)); err != nil {
+			t.Errorf("compare folder lacks %s", f)
+		}
+	}
+}
