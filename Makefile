@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin/lockpick
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build demo test vet race bench clean
+.PHONY: all deps build demo test vet bench shim clean
 
 all: build
 
@@ -26,7 +26,7 @@ demo: deps build
 	@echo "== lockpick run failover-lock-loss --trials 3"
 	@$(BIN) run failover-lock-loss --trials 3; code=$$?; \
 	run=$$(ls -td results/runs/*-failover-lock-loss-* 2>/dev/null | head -1); \
-	[ -n "$$run" ] && echo "== the report: $$run/verdict.json (history: $$run/history.jsonl, node logs: $$run/trial-001/nodes/)"; \
+	[ -n "$$run" ] && echo "== the report: $$run/report.html (verdict: $$run/verdict.json, history: $$run/history.jsonl, node logs: $$run/trial-001/nodes/)"; \
 	exit $$code
 
 vet:
@@ -37,7 +37,12 @@ test: deps vet
 	$(GO) test -race -count=1 -timeout 20m ./...
 
 bench: deps
-	$(GO) test ./lockcore -run '^$$' -bench AcquireRelease -benchtime 2000x
+	$(GO) test ./lockcore -run '^$$' -bench AcquireRelease -benchtime 2000x -count 3
+	$(GO) test ./checker -run '^$$' -bench Check100k -benchtime 3x
+
+# shim builds the clock shim on its own (lockpick also builds it on demand).
+shim:
+	gcc -shared -fPIC -O2 -o bin/clockshim.so cluster/clockshim/clockshim.c
 
 clean:
 	rm -rf bin

@@ -199,3 +199,19 @@ func eventuallyWithin(timeout time.Duration, fn func() error) error {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+func TestNewProcessBackend_RelativeDir(t *testing.T) {
+	t.Chdir(t.TempDir())
+	b, err := cluster.NewProcessBackend("relative/nodes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	p, err := b.Launch(context.Background(), cluster.ProcSpec{Name: "n1"})
+	if err != nil {
+		t.Fatalf("a node under a relative folder did not start: %v", err)
+	}
+	if !filepath.IsAbs(p.LogPath()) {
+		t.Errorf("log path %q is relative", p.LogPath())
+	}
+}

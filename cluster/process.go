@@ -41,8 +41,13 @@ var _ Backend = (*ProcessBackend)(nil)
 // NewProcessBackend returns a backend that keeps its processes' files under dir.
 // It returns [ErrBinaryNotFound] when redis-server or redis-sentinel is missing.
 func NewProcessBackend(dir string) (*ProcessBackend, error) {
+	// Redis resolves its log file after changing to its data directory, so
+	// every path it is given must be absolute.
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
 	b := &ProcessBackend{Dir: dir, StartTimeout: 5 * time.Second}
-	var err error
 	if b.ServerBin, err = exec.LookPath("redis-server"); err != nil {
 		return nil, fmt.Errorf("%w: redis-server (apt-get install redis-server)", ErrBinaryNotFound)
 	}
