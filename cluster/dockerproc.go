@@ -320,14 +320,7 @@ func (p *dockerProc) runningLocked() bool {
 
 // WipeData removes the process's persisted data, which lives in the
 // bind-mounted directory on the host.
-func (p *dockerProc) WipeData() error {
-	for _, f := range []string{"dump.rdb", "appendonlydir", "appendonly.aof"} {
-		if err := os.RemoveAll(filepath.Join(p.dir, f)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+func (p *dockerProc) WipeData() error { return wipeData(p.dir) }
 
 // releasePort gives up the port reservation; [Cluster.Close] calls it.
 func (p *dockerProc) releasePort() {

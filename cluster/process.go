@@ -277,14 +277,7 @@ func (p *process) signal(sig syscall.Signal) error {
 func (p *process) Pause() error  { return p.signal(syscall.SIGSTOP) }
 func (p *process) Resume() error { return p.signal(syscall.SIGCONT) }
 
-func (p *process) WipeData() error {
-	for _, f := range []string{"dump.rdb", "appendonlydir", "appendonly.aof"} {
-		if err := os.RemoveAll(filepath.Join(p.dir, f)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+func (p *process) WipeData() error { return wipeData(p.dir) }
 
 // releasePort gives up the port reservation once the process is done for.
 func (p *process) releasePort() {
@@ -363,6 +356,16 @@ func ping(addr string, timeout time.Duration) error {
 	}
 	if !strings.HasPrefix(string(buf[:n]), "+PONG") {
 		return fmt.Errorf("unexpected reply %q", buf[:n])
+	}
+	return nil
+}
+
+// wipeData removes the RDB and AOF files Redis keeps in dir.
+func wipeData(dir string) error {
+	for _, f := range []string{"dump.rdb", "appendonlydir", "appendonly.aof"} {
+		if err := os.RemoveAll(filepath.Join(dir, f)); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -157,21 +157,7 @@ func (l *SetNXExpire) Lock(ctx context.Context) (*Lease, error) {
 
 // Unlock deletes the key, whoever holds it now. It returns [ErrReleased]
 // without a lease and [ErrNotHeld] when the key was already gone.
-func (l *SetNXExpire) Unlock(ctx context.Context) error {
-	lease := l.take()
-	if lease == nil {
-		return ErrReleased
-	}
-	defer lease.markLost()
-	n, err := l.rdb.Del(ctx, l.key).Result()
-	if err != nil {
-		return opError("release", l.key, err)
-	}
-	if n == 0 {
-		return ErrNotHeld
-	}
-	return nil
-}
+func (l *SetNXExpire) Unlock(ctx context.Context) error { return bareDel(ctx, l.rdb, l.key, l.take()) }
 
 // Extend sends EXPIRE again, whoever holds the key now. It returns
 // [ErrNotHeld] when the key is gone.
@@ -266,21 +252,7 @@ func (l *GetSetLock) Lock(ctx context.Context) (*Lease, error) {
 // Unlock deletes the key with a bare DEL, as the original does: a holder
 // that overran its expiry deletes its successor's lock. It returns
 // [ErrReleased] without a lease and [ErrNotHeld] when the key was gone.
-func (l *GetSetLock) Unlock(ctx context.Context) error {
-	lease := l.take()
-	if lease == nil {
-		return ErrReleased
-	}
-	defer lease.markLost()
-	n, err := l.rdb.Del(ctx, l.key).Result()
-	if err != nil {
-		return opError("release", l.key, err)
-	}
-	if n == 0 {
-		return ErrNotHeld
-	}
-	return nil
-}
+func (l *GetSetLock) Unlock(ctx context.Context) error { return bareDel(ctx, l.rdb, l.key, l.take()) }
 
 // Extend writes a new timestamp if the key still holds ours (GET, then SET:
 // not atomic, like the rest of this lock). It returns [ErrNotHeld] when it
@@ -316,3 +288,20 @@ func (l *GetSetLock) Extend(ctx context.Context) error {
 
 // Abandon forgets the lease without releasing it, as a crashed client would.
 func (l *GetSetLock) Abandon() { l.take() }
+
+// bareDel releases a legacy lock with a plain DEL, whoever holds the key:
+// the unconditional release both legacy locks are known for.
+func bareDel(ctx context.Context, rdb LegacyClient, key string, lease *Lease) error {
+	if lease == nil {
+		return ErrReleased
+	}
+	defer lease.markLost()
+	n, err := rdb.Del(ctx, key).Result()
+	if err != nil {
+		return opError("release", key, err)
+	}
+	if n == 0 {
+		return ErrNotHeld
+	}
+	return nil
+}
