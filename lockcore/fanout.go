@@ -145,7 +145,7 @@ func (w *nodeWorker) loop() {
 	defer idle.Stop()
 	for {
 		for j, ok := w.next(); ok; j, ok = w.next() {
-			if err := j.f.run(j.i, w.client()); err != nil {
+			if err := j.f.run(j.i, w); err != nil {
 				w.dropConn() // it may be broken, or carry a late reply
 			}
 		}
@@ -235,8 +235,9 @@ func startFanout(ctx context.Context, spec fanoutSpec) *fanout {
 	return f
 }
 
-// run sends node i's request through c and returns the request's error.
-func (f *fanout) run(i int, c redis.Scripter) error {
+// run sends node i's request through w's connection and returns the
+// request's error.
+func (f *fanout) run(i int, w *nodeWorker) error {
 	if f.skipLate {
 		f.mu.Lock()
 		expired := f.expired
@@ -245,11 +246,31 @@ func (f *fanout) run(i int, c redis.Scripter) error {
 			return nil
 		}
 	}
-	ctx, cancel := context.WithTimeout(f.ctx, f.timeout)
-	ok, err := f.req(ctx, c)
-	cancel()
+	ok, err := f.try(w.client())
+	if err != nil && f.op == opRelease && !isReply(err) {
+		// A release is idempotent (compare-and-delete by token) and must
+		// reach every node, or the key blocks a majority until its TTL: a
+		// connection that a fault broke since the last request gets one
+		// more try on a fresh one.
+		w.dropConn()
+		ok, err = f.try(w.client())
+	}
 	f.record(i, ok, err)
 	return err
+}
+
+// try sends the request once, bounded by the node timeout.
+func (f *fanout) try(c redis.Scripter) (bool, error) {
+	ctx, cancel := context.WithTimeout(f.ctx, f.timeout)
+	defer cancel()
+	return f.req(ctx, c)
+}
+
+// isReply reports whether err is an error reply from Redis itself, after
+// which the request surely reached the node.
+func isReply(err error) bool {
+	var rerr redis.Error
+	return errors.As(err, &rerr)
 }
 
 // record tallies node i's reply and wakes the caller if it may be done.

@@ -8,7 +8,9 @@ import (
 )
 
 // An Arm is a named variant of a scenario for `lockpick compare`: the fields
-// it sets replace the scenario's (a list such as faults is replaced whole).
+// it sets replace the scenario's. A section such as lock is merged field by
+// field (lock: {ttl: 4s} changes only the TTL); a list such as faults is
+// replaced whole.
 type Arm struct {
 	Name    string `json:"name" yaml:"name"`
 	Summary string `json:"summary,omitempty" yaml:"summary"`

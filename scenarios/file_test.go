@@ -60,3 +60,32 @@ func TestLoadFile_RoundTripsBuiltins(t *testing.T) {
 		t.Errorf("missing file: err = %v", err)
 	}
 }
+
+func TestScenario_ArmMergesSections(t *testing.T) {
+	s, err := scenarios.Parse("arms.yaml", []byte(`name: x
+expect: safe
+lock: {kind: redlock, ttl: 4s, release_acquired_only: true}
+faults:
+  - {at: 1s, fault: kill, node: n1}
+arms:
+  - name: all
+    lock: {release_acquired_only: false}
+    faults: []
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := s.Arm("all")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Lock.ReleaseAcquiredOnly || a.Lock.TTL != s.Lock.TTL || a.Lock.Kind != "redlock" {
+		t.Errorf("arm lock = %+v, want the base lock with release_acquired_only off", a.Lock)
+	}
+	if len(a.Faults) != 0 || len(s.Faults) != 1 {
+		t.Errorf("arm faults = %v, base faults = %v; want the list replaced in the arm only", a.Faults, s.Faults)
+	}
+	if _, err := s.Arm("none"); !errors.Is(err, scenarios.ErrUnknownScenario) {
+		t.Errorf("unknown arm: err = %v", err)
+	}
+}

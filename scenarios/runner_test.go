@@ -83,6 +83,11 @@ var evidence = map[string]func(t *testing.T, tr scenarios.TrialResult){
 			t.Errorf("only %d grants after 2 of 5 nodes died; Redlock should stay available", after)
 		}
 	},
+	"reply-loss-release-all": func(t *testing.T, tr scenarios.TrialResult) {
+		if n := count(tr, checker.FAcquire, ""); n < 3 {
+			t.Errorf("only %d grants; client 2 should acquire once n4 and n5 are gone", n)
+		}
+	},
 	"single-baseline": func(t *testing.T, tr scenarios.TrialResult) {
 		if n := count(tr, checker.FAcquire, ""); n < 10 {
 			t.Errorf("only %d grants; the workload did not run", n)

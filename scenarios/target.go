@@ -105,9 +105,6 @@ func (t *target) client(addr string) *redis.Client {
 			// Deadlines from contexts reach the socket, so a silent node
 			// costs a lock its node timeout, not the ReadTimeout.
 			ContextTimeoutEnabled: true,
-			// Warm connections let a request go out during a drop-replies
-			// fault: a new connection would first wait for HELLO's reply.
-			MinIdleConns: 2,
 		})
 		t.clients[addr] = rdb
 	}
