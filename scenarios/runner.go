@@ -87,6 +87,9 @@ func Run(ctx context.Context, s Scenario, opt *Options) (*results.Verdict, strin
 		name = fmt.Sprintf("%s-%s-seed%d", time.Now().Format("20060102-150405"), s.Name, o.Seed)
 	}
 	dir, err := results.Create(o.Out, name)
+	for i := 2; errors.Is(err, results.ErrExists) && o.Name == "" && i < 100; i++ {
+		dir, err = results.Create(o.Out, fmt.Sprintf("%s-%d", name, i)) // same scenario and seed within a second
+	}
 	if err != nil {
 		return nil, "", &InfraError{Err: err}
 	}

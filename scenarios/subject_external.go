@@ -65,6 +65,9 @@ type extRequest struct {
 	// SentinelMaster, for a program that follows them itself.
 	Sentinels      []string `json:"sentinels,omitempty"`
 	SentinelMaster string   `json:"sentinel_master,omitempty"`
+	// NodeTimeoutMS bounds each request to one node, in milliseconds, for
+	// a Redlock-style program; 0 leaves it to the program.
+	NodeTimeoutMS int64 `json:"node_timeout_ms,omitempty"`
 	// Fenced asks for a fencing token.
 	Fenced bool `json:"fenced,omitempty"`
 	// Token is the grant's token, on release and extend.
@@ -194,6 +197,7 @@ func (s *externalSubject) call(ctx context.Context, req extRequest) (extReply, t
 	view := s.cfg.tgt.view
 	s.id++
 	req.ID, req.Key, req.TTLMS, req.Process = s.id, s.cfg.Lock.Key, s.cfg.Lock.TTL.D().Milliseconds(), s.cfg.Process
+	req.NodeTimeoutMS = s.cfg.Lock.NodeTimeout.D().Milliseconds()
 	for _, n := range view.Nodes {
 		req.Nodes = append(req.Nodes, n.Addr)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -90,14 +91,23 @@ func (s *redsyncSubject) Extend(ctx context.Context) (Grant, error) {
 // quorumError maps a release or extend that missed its majority: unknown
 // if a node may have run the command without answering, else not held.
 func (s *redsyncSubject) quorumError(op string, err error) error {
-	var rerr *redsync.RedisError
-	if errors.As(err, &rerr) && !definite(rerr.Err) {
+	if mayHaveRun(err) {
 		return &lockcore.OpError{Op: op, Key: s.m.Name(), Indeterminate: true, Err: err}
 	}
 	if err == nil {
 		return lockcore.ErrNotHeld
 	}
 	return fmt.Errorf("%w: %w", lockcore.ErrNotHeld, err)
+}
+
+// mayHaveRun reports whether any node's error in err (redsync joins them)
+// leaves open that the node ran the command.
+func mayHaveRun(err error) bool {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return slices.ContainsFunc(j.Unwrap(), mayHaveRun)
+	}
+	var rerr *redsync.RedisError
+	return errors.As(err, &rerr) && !definite(rerr.Err)
 }
 
 // grantedBy names the nodes whose SET NX accepted value.

@@ -33,7 +33,7 @@ var traits = map[string]subjectTraits{
 	"redlock":      {independent, []string{"node_timeout", "release_acquired_only", "clock_skew"}},
 	"redislock":    {singleInstance, nil},
 	"redsync":      {independent, []string{"node_timeout"}},
-	"external":     {anyShape, []string{"fenced"}},
+	"external":     {anyShape, []string{"fenced", "node_timeout"}},
 }
 
 // settings lists the lock settings s uses beyond key, ttl and retry_delay.

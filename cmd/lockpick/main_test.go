@@ -77,13 +77,13 @@ func TestRun_SingleBaselineWritesRunFolder(t *testing.T) {
 		t.Skip("redis-server not installed (make deps)")
 	}
 	out := t.TempDir()
-	code, stdout, stderr := lockpick(t, "run", "single-baseline", "--out", out, "--seed", "7")
+	code, stdout, stderr := lockpick(t, "run", "single-baseline", "single-baseline", "--out", out, "--seed", "7")
 	if code != exitOK {
 		t.Fatalf("exit %d; stdout %q stderr %q", code, stdout, stderr)
 	}
-	runs, _ := filepath.Glob(filepath.Join(out, "*-single-baseline-seed7"))
-	if len(runs) != 1 {
-		t.Fatalf("run folders: %v", runs)
+	runs, _ := filepath.Glob(filepath.Join(out, "*-single-baseline-seed7*"))
+	if len(runs) != 2 {
+		t.Fatalf("run folders for two runs of one scenario and seed: %v", runs)
 	}
 	for _, f := range []string{"scenario.json", "verdict.json", "history.jsonl", "trial-001/history.jsonl", "trial-001/nodes/n1.log"} {
 		if _, err := os.Stat(filepath.Join(runs[0], f)); err != nil {

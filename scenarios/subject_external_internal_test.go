@@ -1,0 +1,193 @@
+package scenarios
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockpick/lockpick/checker"
+	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/lockcore"
+)
+
+// extConfig is client p's config for the external subject argv, on view.
+func extConfig(tb testing.TB, view View, p int, argv ...string) SubjectConfig {
+	tgt := newTarget(view)
+	tb.Cleanup(tgt.close)
+	return SubjectConfig{Lock: Lock{Kind: "external", Key: "lock", TTL: Duration(2 * time.Second), Command: argv}, Process: p, tgt: tgt}
+}
+
+// noRedis is a view for fake programs, which never dial.
+var noRedis = View{Nodes: []NodeAddr{{Name: "n1", Addr: "127.0.0.1:1"}}}
+
+// external starts nothing yet: the program runs on the first call.
+func external(tb testing.TB, c SubjectConfig) *externalSubject {
+	s := newSubject(c).(*externalSubject)
+	tb.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// gone reports whether, within a second, no live process is left in the
+// program's process group (a killed child may linger as a zombie until
+// init reaps it).
+func gone(s *externalSubject) bool {
+	pgid := s.cmd.Process.Pid
+	for deadline := time.Now().Add(time.Second); ; time.Sleep(10 * time.Millisecond) {
+		live := false
+		stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+		for _, f := range stats {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				continue
+			}
+			// pid (comm) state ppid pgrp ...; comm may hold spaces.
+			fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+			if len(fields) > 2 && fields[0] != "Z" && fields[2] == strconv.Itoa(pgid) {
+				live = true
+			}
+		}
+		if !live || time.Now().After(deadline) {
+			return !live
+		}
+	}
+}
+
+// startRedis starts one Redis node for the test and returns its view.
+func startRedis(tb testing.TB) View {
+	tb.Helper()
+	b, err := ProcessBackend(tb.TempDir(), false)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c, err := cluster.Start(context.Background(), b, cluster.Topology{Masters: 1})
+	if err != nil {
+		_ = b.Close()
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = c.Close(); _ = b.Close() })
+	return viewOf(c)
+}
+
+func TestExternalSubject_Extlock(t *testing.T) {
+	t.Parallel()
+	bin := filepath.Join(t.TempDir(), "extlock")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/lockpick/lockpick/examples/extlock").CombinedOutput(); err != nil {
+		t.Fatalf("go build examples/extlock: %v\n%s", err, out)
+	}
+	view := startRedis(t)
+	ctx := context.Background()
+	a, b := external(t, extConfig(t, view, 1, bin)), external(t, extConfig(t, view, 2, bin))
+
+	before := time.Now()
+	g, err := a.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Token == "" || g.Node != "n1" || !g.ValidUntil.After(before) || g.ValidUntil.After(time.Now().Add(2*time.Second)) {
+		t.Errorf("grant %+v: want a token, node n1, and a deadline within the 2s TTL", g)
+	}
+	if _, err := b.Acquire(ctx); !errors.Is(err, lockcore.ErrNotAcquired) || outcome(err) != checker.Fail {
+		t.Errorf("second client's acquire: %v, want ErrNotAcquired, recorded as fail", err)
+	}
+	ext, err := a.Extend(ctx)
+	if err != nil || !ext.ValidUntil.After(g.ValidUntil) || ext.Token != g.Token {
+		t.Errorf("extend: %+v, %v; want the same token and a later deadline than %v", ext, err, g.ValidUntil)
+	}
+	if node, err := a.Release(ctx); err != nil || node != "n1" {
+		t.Errorf("release: %q, %v", node, err)
+	}
+	if _, err := a.Release(ctx); !errors.Is(err, lockcore.ErrReleased) {
+		t.Errorf("second release: %v, want ErrReleased", err)
+	}
+	if _, err := b.Acquire(ctx); err != nil {
+		t.Errorf("acquire after the release: %v", err)
+	}
+	if err := b.Close(); err != nil || !gone(b) {
+		t.Errorf("Close: %v; program gone: %v", err, gone(b))
+	}
+	if err := b.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}
+
+func TestExternalSubject_Replies(t *testing.T) {
+	t.Parallel()
+	// Each fake answers every request with reply, its id filled in.
+	for _, tc := range []struct {
+		name, reply string
+		want        checker.Type
+		is          error
+	}{
+		{"no", `"ok":false,"error":"taken"`, checker.Fail, lockcore.ErrNotAcquired},
+		{"unknown", `"ok":false,"unknown":true,"error":"i/o timeout"`, checker.Info, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := external(t, extConfig(t, noRedis, 1, "sh", "-c",
+				`while read -r l; do id=${l#*\"id\":}; printf '{"id":%s,`+tc.reply+`}\n' "${id%%,*}"; done`))
+			_, err := s.Acquire(context.Background())
+			if got := outcome(err); got != tc.want || (tc.is != nil && !errors.Is(err, tc.is)) {
+				t.Errorf("acquire: %v, recorded as %s; want %s", err, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestExternalSubject_LateReply(t *testing.T) {
+	t.Parallel()
+	// Replies 300ms late, with a token naming the request.
+	s := external(t, extConfig(t, noRedis, 1, "sh", "-c",
+		`while read -r l; do id=${l#*\"id\":}; id=${id%%,*}; sleep 0.3; printf '{"id":%s,"ok":true,"token":"t%s"}\n' "$id" "$id"; done`))
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if _, err := s.Acquire(ctx); outcome(err) != checker.Info {
+		t.Fatalf("acquire cut short: %v, want an unknown outcome", err)
+	}
+	g, err := s.Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := g.Token, "t2"; got != want {
+		t.Errorf("token %q, want %q: the late reply to the first request was taken for the second's", got, want)
+	}
+}
+
+func TestExternalSubject_Exits(t *testing.T) {
+	t.Parallel()
+	s := external(t, extConfig(t, noRedis, 1, "sh", "-c", "exit 3"))
+	for i := range 2 {
+		if _, err := s.Acquire(context.Background()); !errors.Is(err, errExited) {
+			t.Errorf("acquire %d: %v, want errExited", i+1, err)
+		}
+	}
+	s = external(t, extConfig(t, noRedis, 1, "/no/such/program"))
+	if _, err := s.Acquire(context.Background()); err == nil || outcome(err) != checker.Fail {
+		t.Errorf("acquire with a missing program: %v, want a failure", err)
+	}
+}
+
+func TestExternalSubject_CloseKillsWhatItStarted(t *testing.T) {
+	t.Parallel()
+	// Never replies, and leaves a child behind that holds its stdout.
+	s := external(t, extConfig(t, noRedis, 1, "sh", "-c", "sleep 30 & exec cat >/dev/null"))
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := s.Acquire(ctx); outcome(err) != checker.Info {
+		t.Fatalf("acquire: %v, want an unknown outcome", err)
+	}
+	began := time.Now()
+	_ = s.Close()
+	if took := time.Since(began); took > closeGrace+time.Second {
+		t.Errorf("Close took %v, want at most %v", took, closeGrace+time.Second)
+	}
+	if !gone(s) {
+		t.Error("the program's child outlived Close")
+	}
+}

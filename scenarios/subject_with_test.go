@@ -1,0 +1,111 @@
+package scenarios_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/lockpick/lockpick/checker"
+	"github.com/lockpick/lockpick/scenarios"
+)
+
+func TestScenario_WithSubject(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		scenario, subject string
+		command           []string
+		want              string // the new name, or a piece of the refusal
+	}{
+		{"failover-lock-loss", "redislock", nil, "failover-lock-loss@redislock"},
+		{"single-baseline", "redislock", nil, "single-baseline@redislock"},
+		{"redlock-crash-restart", "redsync", nil, "redlock-crash-restart@redsync"},
+		{"single-baseline", "redsync", nil, "single-baseline@redsync"},
+		{"single-baseline", "set-nx", nil, "single-baseline"},
+		{"redlock-crash-restart", "external", []string{"/bin/extlock", "-v"}, "redlock-crash-restart@extlock"},
+		{"gc-pause-fenced", "external", []string{"/bin/extlock"}, "gc-pause-fenced@extlock"},
+		{"redlock-crash-restart", "redislock", nil, "single-instance lock, and the scenario is a Redlock topology of 5"},
+		{"failover-lock-loss", "redsync", nil, "replicas that sentinels promote"},
+		{"failover-lock-loss", "redlock", nil, "replicas that sentinels promote"},
+		{"failover-wait-replica", "redislock", nil, "sets wait_replicas, which only set-nx honours"},
+		{"gc-pause-fenced", "redislock", nil, "sets fenced, which only external and set-nx honours"},
+		{"legacy-getset-skew", "redsync", nil, "sets clock_skew"},
+		{"reply-loss", "redsync", nil, "sets release_acquired_only, which only redlock honours"},
+		{"naive-setnx-expire-crash", "external", []string{"x"}, "sets crash_after_setnx"},
+		{"single-baseline", "external", nil, "lock.command"},
+		{"single-baseline", "no-such-lock", nil, "unknown subject"},
+	} {
+		t.Run(tc.scenario+"@"+tc.subject, func(t *testing.T) {
+			s, err := scenarios.Lookup(tc.scenario)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := s.WithSubject(tc.subject, tc.command)
+			if err != nil {
+				if !errors.Is(err, scenarios.ErrBadScenario) || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("error %q, want one wrapping ErrBadScenario that says %q", err, tc.want)
+				}
+				return
+			}
+			if got := v.Name; got != tc.want {
+				t.Fatalf("name %q, want %q", got, tc.want)
+			}
+			if got, want := v.Lock.Kind, tc.subject; got != want {
+				t.Errorf("lock kind %q, want %q", got, want)
+			}
+			if v.Name != s.Name && len(v.Arms) != 0 {
+				t.Errorf("arms %v kept; they name locks of their own", v.ArmNames())
+			}
+		})
+	}
+}
+
+// runWith plays one trial of the built-in scenario name with the subject
+// put through it; edit, if set, changes the scenario first.
+func runWith(t *testing.T, name, subject string, command []string, edit func(*scenarios.Scenario)) scenarios.TrialResult {
+	t.Helper()
+	s, err := scenarios.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err = s.WithSubject(subject, command); err != nil {
+		t.Fatal(err)
+	}
+	if edit != nil {
+		edit(&s)
+	}
+	tr, err := scenarios.RunTrial(context.Background(), s, 1, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// noFaults drops a scenario's fault schedule.
+func noFaults(s *scenarios.Scenario) { s.Faults = nil }
+
+// wantSafe fails unless the trial was safe and the lock granted at least
+// grants times.
+func wantSafe(t *testing.T, tr scenarios.TrialResult, grants int) {
+	t.Helper()
+	if got, want := tr.Observed, string(scenarios.Safe); got != want {
+		t.Fatalf("observed %s, want %s; anomalies: %+v", got, want, tr.Check.Anomalies)
+	}
+	if n := count(tr, checker.FAcquire, ""); n < grants {
+		t.Errorf("only %d grants, want at least %d: the workload did not run", n, grants)
+	}
+}
+
+// wantFailoverDoubleGrant fails unless the trial shows failover-lock-loss's
+// violation: a lease on n1, the old master, then one on n2, the promoted
+// replica, at once.
+func wantFailoverDoubleGrant(t *testing.T, tr scenarios.TrialResult) {
+	t.Helper()
+	if got, want := tr.Observed, string(scenarios.Unsafe); got != want {
+		t.Fatalf("observed %s, want %s", got, want)
+	}
+	a := first(t, tr, checker.DoubleGrant)
+	if len(a.Windows) != 2 || a.Windows[0].Node != "n1" || a.Windows[1].Node != "n2" {
+		t.Errorf("double grant %+v, want leases on n1 (old master) then n2 (promoted replica)", a.Windows)
+	}
+}
