@@ -157,3 +157,18 @@ func TestCompare(t *testing.T) {
 		}
 	}
 }
+
+func TestBench(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server not installed (make deps)")
+	}
+	code, out, stderr := lockpick(t, "bench", "--ops", "50")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"set-nx", "redislock", "redlock", "redsync", "× redislock", "× redsync"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("bench output lacks %q:\n%s", want, out)
+		}
+	}
+}
