@@ -1,7 +1,10 @@
 // Package cluster starts real Redis topologies on loopback and breaks them on purpose.
 //
-// Every redis-server and redis-sentinel runs as a real process (the process
-// [Backend]) and is reached only through a toxiproxy proxy served in-process,
+// Every redis-server and redis-sentinel runs as a real process, started by a
+// [Backend]: [ProcessBackend] runs them as children of this process,
+// [DockerBackend] as containers (testcontainers-go, host network, an image
+// built locally from the host's redis-server). Every node is reached only
+// through a toxiproxy proxy served in-process,
 // so network faults are proxy toxics: a partition black-holes the proxy's
 // streams (or closes it), lost replies drop the downstream stream, delay adds
 // latency. A replica follows its master through a proxy of its own, so the
