@@ -203,8 +203,11 @@ func (r *Reentrant) Lock(ctx context.Context) (*Lease, error) {
 		if lease != nil || err != nil {
 			return lease, r.lockError(ctx, err)
 		}
-		if ttl <= 0 || ttl > r.opt.LeaseTime {
+		switch {
+		case ttl < 0 || ttl > r.opt.LeaseTime:
 			ttl = r.opt.LeaseTime // the holder's key has no expiry; check now and then
+		case ttl == 0:
+			ttl = time.Millisecond // PTTL rounds down: the key expires within the millisecond
 		}
 		timer.Reset(ttl)
 		select {
