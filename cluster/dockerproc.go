@@ -117,19 +117,8 @@ func (p *dockerProc) create(ctx context.Context, prov *testcontainers.DockerProv
 }
 
 func (p *dockerProc) writeConfig() error {
-	lines := []string{
-		"bind 127.0.0.1",
-		"port " + strconv.Itoa(p.port),
-		"dir " + p.dir,
-		"logfile " + p.logPath,
-		"daemonize no",
-		"protected-mode no",
-	}
-	if !p.sentinel {
-		lines = append(lines, `save ""`)
-	}
-	lines = append(lines, p.config...)
-	return os.WriteFile(filepath.Join(p.dir, "redis.conf"), []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	_, err := writeRedisConfig(p.dir, p.port, p.logPath, p.sentinel, p.config)
+	return err
 }
 
 // Start starts the stopped container again (`docker start`) and waits

@@ -159,19 +159,26 @@ func (p *process) PID() int {
 }
 
 func (p *process) writeConfig() (string, error) {
+	return writeRedisConfig(p.dir, p.port, p.logPath, p.sentinel, p.config)
+}
+
+// writeRedisConfig writes dir/redis.conf for a node listening on loopback at
+// port, logging to logPath, with no RDB snapshots unless extra asks, and
+// returns its path. Both backends use it.
+func writeRedisConfig(dir string, port int, logPath string, sentinel bool, extra []string) (string, error) {
 	lines := []string{
 		"bind 127.0.0.1",
-		"port " + strconv.Itoa(p.port),
-		"dir " + p.dir,
-		"logfile " + p.logPath,
+		"port " + strconv.Itoa(port),
+		"dir " + dir,
+		"logfile " + logPath,
 		"daemonize no",
 		"protected-mode no",
 	}
-	if !p.sentinel {
+	if !sentinel {
 		lines = append(lines, `save ""`)
 	}
-	lines = append(lines, p.config...)
-	path := filepath.Join(p.dir, "redis.conf")
+	lines = append(lines, extra...)
+	path := filepath.Join(dir, "redis.conf")
 	return path, os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
 }
 
