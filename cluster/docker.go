@@ -163,20 +163,10 @@ func (b *DockerBackend) Launch(ctx context.Context, spec ProcSpec) (Proc, error)
 		p.remove()
 		return nil, ErrClosed
 	}
-	for range 3 {
-		p.port = spec.Port
-		if p.port == 0 {
-			if p.reservation, err = reservePort(); err != nil {
-				return nil, err
-			}
-			p.port = p.reservation.port
-		}
-		from := logSize(p.logPath)
-		if err = p.Start(ctx); err == nil || spec.Port != 0 || !p.portTakenSince(from) {
-			break
-		}
-		p.reservation.Release()
-	}
+	p.port, p.reservation, err = startOnPort(spec.Port, p.logPath, func(port int) error {
+		p.port = port
+		return p.Start(ctx)
+	})
 	if err == nil && p.clock != nil {
 		err = p.checkShim(ctx)
 	}

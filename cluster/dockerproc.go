@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -214,16 +213,6 @@ func (p *dockerProc) checkShim(ctx context.Context) error {
 	}
 	return fmt.Errorf("%w: %s in image %s did not load %s (%s); clock faults need the image lockpick builds from this host's redis (no --image)",
 		ErrNoClockShim, p.name, p.b.Image, p.b.ClockShim, why)
-}
-
-// portTakenSince reports whether the log, from byte offset from on, says
-// the port was in use.
-func (p *dockerProc) portTakenSince(from int64) bool {
-	b, _ := os.ReadFile(p.logPath)
-	if from > int64(len(b)) {
-		from = 0
-	}
-	return strings.Contains(string(b[from:]), "Address already in use")
 }
 
 // Kill kills the container with SIGKILL (`docker kill`) and waits until it

@@ -80,24 +80,11 @@ func (b *ProcessBackend) Launch(ctx context.Context, spec ProcSpec) (Proc, error
 		}
 	}
 	var err error
-	for range 3 {
-		p.port = spec.Port
-		if p.port == 0 {
-			if p.reservation, err = reservePort(); err != nil {
-				return nil, err
-			}
-			p.port = p.reservation.port
-		}
-		from := logSize(p.logPath)
-		if err = p.Start(ctx); err == nil || spec.Port != 0 || !p.portTakenSince(from) {
-			break
-		}
-		p.reservation.Release()
-	}
+	p.port, p.reservation, err = startOnPort(spec.Port, p.logPath, func(port int) error {
+		p.port = port
+		return p.Start(ctx)
+	})
 	if err != nil {
-		if p.reservation != nil {
-			p.reservation.Release()
-		}
 		return nil, err
 	}
 	b.mu.Lock()
@@ -202,7 +189,7 @@ func (p *process) Start(ctx context.Context) error {
 	for {
 		from := logSize(p.logPath)
 		err := p.startLocked(ctx)
-		if err == nil || !p.portTakenSince(from) || time.Now().After(deadline) {
+		if err == nil || !portTakenSince(p.logPath, from) || time.Now().After(deadline) {
 			return err
 		}
 		if err := sleepCtx(ctx, 20*time.Millisecond); err != nil {
@@ -293,10 +280,38 @@ func (p *process) releasePort() {
 	}
 }
 
-// portTakenSince reports whether the log, from byte offset from on, says
-// the port was in use.
-func (p *process) portTakenSince(from int64) bool {
-	b, _ := os.ReadFile(p.logPath)
+// startOnPort runs start on port want, or, with want zero, on a port
+// reserved for this run (see ports.go). If the log shows something outside
+// lockpick took a reserved port first, it tries again with another, three
+// times at most. It returns the port and its reservation (nil for want).
+func startOnPort(want int, logPath string, start func(port int) error) (int, *portReservation, error) {
+	var err error
+	for range 3 {
+		port, res := want, (*portReservation)(nil)
+		if port == 0 {
+			if res, err = reservePort(); err != nil {
+				return 0, nil, err
+			}
+			port = res.port
+		}
+		from := logSize(logPath)
+		if err = start(port); err == nil {
+			return port, res, nil
+		}
+		if res != nil {
+			res.Release()
+		}
+		if want != 0 || !portTakenSince(logPath, from) {
+			break
+		}
+	}
+	return 0, nil, err
+}
+
+// portTakenSince reports whether the log at path, from byte offset from on,
+// says the port was in use.
+func portTakenSince(path string, from int64) bool {
+	b, _ := os.ReadFile(path)
 	if from > int64(len(b)) {
 		from = 0
 	}
