@@ -27,6 +27,9 @@ func applySubject(list []scenarios.Scenario, subject string, external string) ([
 			return nil, usageError("run: --subject-cmd runs an external subject; it does not go with --subject " + subject)
 		}
 		command = strings.Fields(external)
+		if len(command) == 0 {
+			return nil, usageError("run: --subject-cmd is empty")
+		}
 		// An absolute path, so isolated clients find it too; and a
 		// missing program is a usage error now, not a failed trial.
 		path, err := exec.LookPath(command[0])
