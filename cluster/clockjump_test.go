@@ -24,8 +24,19 @@ func serverTime(tb testing.TB, rdb *redis.Client) time.Time {
 func TestClockJumpFault_ExpiresLeaseEarly(t *testing.T) {
 	t.Parallel()
 	c := startClockCluster(t, cluster.Topology{})
+	rdb := checkClockJump(t, c.Nodes[0])
+	// A node that keeps running after the jump stays healthy.
+	if err := rdb.Set(context.Background(), "after", "v", 10*time.Second).Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkClockJump sets a key with a 10s TTL on n, jumps n's clock by twice
+// that, and checks that TIME moved by the jump (+1s) and the key expired,
+// then heals and checks the clock is back within 1s. It returns the client.
+func checkClockJump(t *testing.T, n *cluster.Node) *redis.Client {
+	t.Helper()
 	ctx := context.Background()
-	n := c.Nodes[0]
 	rdb := client(t, n.Addr())
 	const ttl = 10 * time.Second
 	if err := rdb.Set(ctx, "lease", "token", ttl).Err(); err != nil {
@@ -41,15 +52,11 @@ func TestClockJumpFault_ExpiresLeaseEarly(t *testing.T) {
 	if err := rdb.Get(ctx, "lease").Err(); !errors.Is(err, redis.Nil) {
 		t.Fatalf("GET lease after the jump: err=%v, want redis.Nil (expired)", err)
 	}
-
 	heal(t, f, n)
 	if off := serverTime(t, rdb).Sub(time.Now()); off.Abs() > time.Second {
 		t.Fatalf("node clock off by %v after heal, want within 1s", off)
 	}
-	// A node that keeps running after the jump stays healthy.
-	if err := rdb.Set(ctx, "after", "v", ttl).Err(); err != nil {
-		t.Fatal(err)
-	}
+	return rdb
 }
 
 func TestClockJumpFault_BackwardJumpOutlivesTTL(t *testing.T) {

@@ -3,7 +3,6 @@ package cluster_test
 import (
 	"bufio"
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -34,17 +33,9 @@ func runDockerHelper(mode string) int {
 		defer cluster.ReapOnSignal(func(os.Signal) { os.Exit(1) })()
 	}
 	b, err := cluster.NewDockerBackend(os.Getenv(helperDirEnv))
-	if err != nil {
-		fmt.Println("error:", err)
-		return 2
+	if code := startHelperTopology(b, err, 60*time.Second); code != 0 {
+		return code
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	if _, err := cluster.Start(ctx, b, cluster.Topology{Replicas: 1, Sentinels: 1}); err != nil {
-		fmt.Println("error:", err)
-		return 2
-	}
-	fmt.Println("ready")
 	select {}
 }
 

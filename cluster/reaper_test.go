@@ -40,17 +40,9 @@ func runHelper(mode string) int {
 		defer cluster.ReapOnSignal(func(os.Signal) { os.Exit(1) })()
 	}
 	b, err := cluster.NewProcessBackend(os.Getenv(helperDirEnv))
-	if err != nil {
-		fmt.Println("error:", err)
-		return 2
+	if code := startHelperTopology(b, err, 20*time.Second); code != 0 {
+		return code
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if _, err := cluster.Start(ctx, b, cluster.Topology{Replicas: 1, Sentinels: 1}); err != nil {
-		fmt.Println("error:", err)
-		return 2
-	}
-	fmt.Println("ready")
 	line, _ := bufio.NewReader(os.Stdin).ReadString('\n')
 	if mode == "run-panic" && line != "" {
 		panic("helper: panicking with nodes running")
@@ -164,4 +156,21 @@ func procStat(path string) (comm, state string, ppid int, ok bool) {
 	}
 	ppid, _ = strconv.Atoi(f[1])
 	return s[open+1 : end], f[0], ppid, true
+}
+
+// startHelperTopology starts a master, a replica and a sentinel on b (made
+// with error err) for a helper process and prints "ready", or prints the
+// error and returns 2.
+func startHelperTopology(b cluster.Backend, err error, timeout time.Duration) int {
+	if err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		_, err = cluster.Start(ctx, b, cluster.Topology{Replicas: 1, Sentinels: 1})
+	}
+	if err != nil {
+		fmt.Println("error:", err)
+		return 2
+	}
+	fmt.Println("ready")
+	return 0
 }
