@@ -3,7 +3,6 @@ package scenarios_test
 import (
 	"context"
 	"fmt"
-	"github.com/redis/go-redis/v9"
 	"os"
 	"os/exec"
 	"strings"
@@ -21,17 +20,13 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	redis.SetLogger(quiet{}) // go-redis logs every connection a fault breaks
+	scenarios.SilenceRedisLogs()
 	if _, err := exec.LookPath("redis-sentinel"); err != nil {
 		fmt.Println("skipping scenario tests: redis-server/redis-sentinel not installed (make deps)")
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }
-
-type quiet struct{}
-
-func (quiet) Printf(context.Context, string, ...any) {}
 
 // evidence checks, per scenario, that the trial did what the scenario says
 // beyond the verdict: a "safe" mitigation must have met the attack, an

@@ -42,7 +42,7 @@ func IsWorker() bool { return os.Getenv(WorkerEnv) != "" }
 // for the runner's "go <start>" on in, so the trial's clock starts only when
 // every client is up, whatever exec took.
 func ServeWorker(ctx context.Context, in io.Reader, w io.Writer) error {
-	redis.SetLogger(quietLogger{})
+	SilenceRedisLogs()
 	var spec workerSpec
 	if err := json.Unmarshal([]byte(os.Getenv(WorkerEnv)), &spec); err != nil {
 		return fmt.Errorf("worker: bad spec: %w", err)
@@ -165,8 +165,11 @@ func (p *workerProc) wait(grace time.Duration) error {
 	}
 }
 
-// quietLogger drops go-redis's log lines: in a worker, they would mix with
-// the runner's output, and the history records what matters.
+// SilenceRedisLogs turns off go-redis's own log lines, process-wide. Faults
+// break connections on purpose, and go-redis would log each one; the
+// history records what matters.
+func SilenceRedisLogs() { redis.SetLogger(quietLogger{}) }
+
 type quietLogger struct{}
 
 func (quietLogger) Printf(context.Context, string, ...any) {}

@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"github.com/redis/go-redis/v9"
 
 	"errors"
 	"fmt"
@@ -40,15 +39,9 @@ func main() {
 	if scenarios.IsWorker() {
 		os.Exit(serveWorker())
 	}
-	// go-redis logs every connection a fault breaks; the history has them.
-	redis.SetLogger(quietLogger{})
+	scenarios.SilenceRedisLogs()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
-
-// quietLogger drops go-redis's internal log lines.
-type quietLogger struct{}
-
-func (quietLogger) Printf(context.Context, string, ...any) {}
 
 // serveWorker plays one isolated client of a trial, started by the runner.
 func serveWorker() int {
