@@ -19,8 +19,11 @@
 // An invoke event opens an operation of its process, and the next ok, fail
 // or info event of that process with the same F completes it. An operation
 // whose process invokes again, or whose history ends, before it completes is
-// info. Completions without an open invoke are ignored and counted in
-// [Result].Ignored, except lone nemesis events, which are notes of their own.
+// info. Extends pair on their own: a lock's renewals (a watchdog) run beside
+// its holder's other operations, so an extend neither completes nor
+// interrupts the holder's open read or write. Completions without an open
+// invoke are ignored and counted in [Result].Ignored, except lone nemesis
+// events, which are notes of their own.
 //
 // # Leases
 //

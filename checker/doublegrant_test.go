@@ -80,3 +80,13 @@ func TestCheck_Empty(t *testing.T) {
 		t.Errorf("verdict = %s, want %s", got, want)
 	}
 }
+
+// A watchdog renews the lease while its holder writes: the write invoked
+// after the first deadline is covered by the renewal, and the renewal does
+// not turn the open write into an unknown one.
+func TestCheck_WatchdogRenewalBesideWrite(t *testing.T) {
+	res := checkFile(t, "watchdog-renewal.jsonl", map[checker.Kind]int{})
+	if res.Ignored != 0 {
+		t.Errorf("ignored %d completions; the extend and the write pair on their own", res.Ignored)
+	}
+}

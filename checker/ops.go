@@ -32,14 +32,24 @@ func (o *op) indexes() []int {
 	return []int{o.inv, o.done}
 }
 
+// A thread is where a process runs one operation at a time: its own calls,
+// or, for extends, its lock's renewals (a watchdog), which run beside them.
+type thread struct {
+	process int
+	extend  bool
+}
+
+func threadOf(e *Event) thread { return thread{e.Process, e.F == FExtend} }
+
 // ops pairs the events of h into operations, in invoke order. A completion
 // belongs to the open invoke of its process with the same F; an invoke that
 // is followed by another invoke of its process, or by the end of the
-// history, is left as Info. unmatched counts completions without an invoke,
-// except lone nemesis events, which become operations of their own.
+// history, is left as Info. Extends pair on their own, so a renewal may run
+// while its holder reads or writes. unmatched counts completions without an
+// invoke, except lone nemesis events, which become operations of their own.
 func ops(h History) (list []op, unmatched int) {
 	list = make([]op, 0, len(h)/2+1)
-	open := make(map[int]int) // process -> position in list
+	open := make(map[thread]int) // -> position in list
 	for i := range h {
 		e := &h[i]
 		if e.Type == Invoke {
@@ -48,10 +58,10 @@ func ops(h History) (list []op, unmatched int) {
 				call: e.Time, ret: math.MaxInt64, inv: e.Index, done: -1,
 			})
 			list[len(list)-1].merge(e)
-			open[e.Process] = len(list) - 1
+			open[threadOf(e)] = len(list) - 1
 			continue
 		}
-		j, ok := open[e.Process]
+		j, ok := open[threadOf(e)]
 		if !ok || list[j].f != e.F {
 			if e.F == FNemesis {
 				o := op{process: e.Process, f: e.F, key: e.Key, typ: e.Type,
@@ -63,7 +73,7 @@ func ops(h History) (list []op, unmatched int) {
 			}
 			continue
 		}
-		delete(open, e.Process)
+		delete(open, threadOf(e))
 		o := &list[j]
 		o.typ, o.ret, o.done = e.Type, e.Time, e.Index
 		o.merge(e)

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -39,8 +40,56 @@ func (a *Arm) UnmarshalYAML(n *yaml.Node) error {
 	if a.Name == "" {
 		return fmt.Errorf("line %d: an arm needs a name", n.Line)
 	}
+	if err := knownFields(rest, reflect.TypeFor[Scenario]()); err != nil {
+		return err
+	}
 	a.overlay = *rest
 	return nil
+}
+
+// knownFields reports the first key under n that is not a field of t, as
+// the scenario file's own decoder would: an arm's overlay is decoded later,
+// by yaml.Node.Decode, which accepts any key, so a misspelled field would
+// leave the arm silently identical to the base.
+func knownFields(n *yaml.Node, t reflect.Type) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if reflect.PointerTo(t).Implements(reflect.TypeFor[yaml.Unmarshaler]()) {
+		return nil // a type that reads itself, such as Duration
+	}
+	switch {
+	case n.Kind == yaml.MappingNode && t.Kind() == reflect.Struct:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			f, ok := yamlField(t, k.Value)
+			if !ok {
+				return fmt.Errorf("line %d: field %s not found in type %s", k.Line, k.Value, t.Name())
+			}
+			if err := knownFields(v, f.Type); err != nil {
+				return err
+			}
+		}
+	case n.Kind == yaml.SequenceNode && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array):
+		for _, c := range n.Content {
+			if err := knownFields(c, t.Elem()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// yamlField returns the field of struct t that YAML key name decodes into.
+func yamlField(t reflect.Type, name string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if tag == name || (tag == "" && f.IsExported() && strings.EqualFold(f.Name, name)) {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
 }
 
 // Arm returns the scenario with the named arm's fields applied, named

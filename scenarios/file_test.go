@@ -22,6 +22,13 @@ func TestParse_Errors(t *testing.T) {
 		{"bad fault", "name: x\nexpect: unsafe\nfaults:\n  - {at: 1s, fault: kill, node: n1}\n  - {at: 2s, fault: smash, node: n1}\n", 5, "faults[1].fault", `unknown fault: "smash"`},
 		{"bad node", "name: x\nexpect: unsafe\nfaults:\n  - {at: 1s, fault: kill, node: n9}\n", 4, "faults[0].node", `no node "n9"`},
 		{"syntax", "name: x\nexpect: [safe\n", -1, "", ""},
+		{"fault never fires", "name: x\nexpect: safe\nduration: 1s\nfaults:\n  - {at: 5s, fault: kill, node: n1}\n", 5, "faults[0].at", "never fire"},
+		{"jitter past the end", "name: x\nexpect: safe\nduration: 1s\nfaults:\n  - {at: 800ms, jitter: 300ms, fault: kill, node: n1}\n", 5, "faults[0].at", "never fire"},
+		{"misspelled arm field", "name: x\nexpect: safe\narms:\n  - name: a\n  - name: b\n    lock: {wait_replica: 1}\n", 6, "", "field wait_replica not found"},
+		{"misspelled arm section", "name: x\nexpect: safe\narms:\n  - name: a\n    topolgy: {masters: 3}\n", 5, "", "field topolgy not found"},
+		{"bad requirement", "name: x\nexpect: safe\nrequire:\n  - {grants: 1}\n  - {refused: lock, error: x}\n", 5, "require[1].refused", "must be acquire"},
+		{"two requirements in one", "name: x\nexpect: safe\nrequire:\n  - {grants: 1, prevented: stale-write}\n", 4, "require[0]", "exactly one"},
+		{"requirement names no fault", "name: x\nexpect: safe\nrequire:\n  - {grants: 1, after: kill n4}\n", 4, "require[0]", `no fault "kill n4"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := scenarios.Parse("bad.yaml", []byte(tc.yaml))

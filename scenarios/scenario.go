@@ -7,16 +7,18 @@ import (
 	"time"
 
 	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/evidence"
 )
 
 // An Expect is what a scenario should show: safe, unsafe or stuck.
 type Expect string
 
-// The expectations of the catalogue.
+// The expectations of the catalogue. A trial that proves nothing is
+// [evidence.Inconclusive], which no expectation accepts.
 const (
-	Safe   Expect = "safe"   // no anomaly in any trial
-	Unsafe Expect = "unsafe" // a safety anomaly (double-grant, stale-write, lost-update)
-	Stuck  Expect = "stuck"  // a stuck-lock
+	Safe   Expect = evidence.Safe   // no anomaly in any trial
+	Unsafe Expect = evidence.Unsafe // a safety anomaly (double-grant, stale-write, lost-update)
+	Stuck  Expect = evidence.Stuck  // a stuck-lock
 )
 
 // A Scenario is one attack: where the lock lives, who contends for it, and
@@ -58,6 +60,10 @@ type Scenario struct {
 	// observed verdict, e.g. stuck-lock where unavailability is the price of
 	// a mitigation (WAIT refusing every lock while replication is cut).
 	Tolerate []string `json:"tolerate,omitempty" yaml:"tolerate"`
+	// Require lists what every trial must show for its verdict to count,
+	// beyond at least one grant and every fault firing with its effect:
+	// proof that the attack met the lock (see [evidence.Requirement]).
+	Require []evidence.Requirement `json:"require,omitempty" yaml:"require"`
 	// Suites lists the suites the scenario belongs to besides "default",
 	// which holds every built-in scenario: "quick" for the fast ones.
 	Suites []string `json:"suites,omitempty" yaml:"suites"`

@@ -2,8 +2,11 @@ package scenarios
 
 import (
 	"fmt"
-	"github.com/lockpick/lockpick/checker"
 	"slices"
+	"strings"
+
+	"github.com/lockpick/lockpick/checker"
+	"github.com/lockpick/lockpick/evidence"
 )
 
 // Validate reports the first problem with s as an error wrapping
@@ -65,11 +68,48 @@ func (s Scenario) Validate() error {
 		} else if !validNode(st.Node, nodes, s.Clients) {
 			return bad(field+".node", "no node %q; the topology has n1..n%d and the resource paths r1..r%d", st.Node, nodes, s.Clients)
 		}
-		if st.At < 0 || st.Jitter < 0 {
+		if st.At < 0 || st.Jitter < 0 || st.For < 0 {
 			return bad(field+".at", "times must not be negative")
+		}
+		if due := st.At + st.Jitter; due >= s.Duration {
+			return bad(field+".at", "due at %v (at %v + jitter %v) but the trial lasts %v: it would never fire", due.D(), st.At.D(), st.Jitter.D(), s.Duration.D())
+		}
+	}
+	for i, r := range s.Require {
+		if f, msg := r.Validate(); msg != "" {
+			return bad(joinField(fmt.Sprintf("require[%d]", i), f), "%s", msg)
+		}
+		if err := s.knownFault(r); err != "" {
+			return bad(fmt.Sprintf("require[%d]", i), "%s", err)
 		}
 	}
 	return nil
+}
+
+func joinField(path, field string) string {
+	if field == "" {
+		return path
+	}
+	return path + "." + field
+}
+
+// knownFault checks that a requirement naming a fault ("after: kill n4",
+// "fault: restart, node: n3") names one of the schedule.
+func (s Scenario) knownFault(r evidence.Requirement) string {
+	what := r.After
+	if r.Fault != "" {
+		what = strings.TrimSpace(r.Fault + " " + r.Node)
+	}
+	if what == "" {
+		return ""
+	}
+	kind, target, _ := strings.Cut(what, " ")
+	for _, st := range s.Faults {
+		if st.Fault == kind && (target == "" || st.target() == target) {
+			return ""
+		}
+	}
+	return fmt.Sprintf("no fault %q in the schedule", what)
 }
 
 // validNode accepts Redis nodes n1..nN and the clients' resource proxies r1..rC.

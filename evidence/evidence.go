@@ -1,0 +1,178 @@
+package evidence
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/lockpick/lockpick/checker"
+)
+
+// A Fault is what happened to one step of a trial's fault schedule.
+// Times are seconds from the start of the trial.
+type Fault struct {
+	// Step is the step's index in the scenario's faults, from 0.
+	Step int `json:"step"`
+	// Fault is its kind ("kill") and Target what it hit ("n1", "c1", "r2").
+	Fault  string `json:"fault"`
+	Target string `json:"target"`
+	// Desc describes it as the history does, e.g. "restart after 2.5s n3".
+	Desc string `json:"desc"`
+	// At is when it was due, jitter included.
+	At float64 `json:"at_s"`
+	// Fired is when it was injected; nil if it never was.
+	Fired *float64 `json:"fired_s"`
+	// Effect is what lockpick observed of it right after, e.g. "down" or
+	// "clock +5.001s (read back with TIME)"; NoEffect says why the effect
+	// could not be seen. Both are empty for a fault nobody can observe.
+	Effect   string `json:"effect,omitempty"`
+	NoEffect string `json:"no_effect,omitempty"`
+	// Error is the injection's error.
+	Error string `json:"error,omitempty"`
+	// Healed is when it was healed (at its `for`, or at the end of the
+	// trial); HealError is the heal's error.
+	Healed    *float64 `json:"healed_s,omitempty"`
+	HealError string   `json:"heal_error,omitempty"`
+	// KeyBefore and KeyAfter say whether the lock's key was on the node
+	// just before a kill or restart hit it, and once it answered again:
+	// "held", "absent", or empty when unknown.
+	KeyBefore string `json:"key_before,omitempty"`
+	KeyAfter  string `json:"key_after,omitempty"`
+}
+
+// name returns e.g. "fault 2 (kill n1)".
+func (f Fault) name() string { return fmt.Sprintf("fault %d (%s)", f.Step+1, f.Desc) }
+
+// An Evidence is what a trial proves, as written to verdict.json: if
+// Conclusive is false its verdict cannot be trusted, and Reasons say why.
+type Evidence struct {
+	// Conclusive is true when every check passed.
+	Conclusive bool `json:"conclusive"`
+	// Reasons lists, one line each, what is missing.
+	Reasons []string `json:"reasons,omitempty"`
+	// Attempts and Grants count acquires invoked and granted (ok), per client.
+	Attempts map[int]int `json:"attempts"`
+	Grants   map[int]int `json:"grants"`
+	// Extends counts ok extends: renewals by a watchdog or by the client.
+	Extends int `json:"extends,omitempty"`
+	// Events is the number of events in the history.
+	Events int `json:"events"`
+	// Faults is the schedule as it happened.
+	Faults []Fault `json:"faults,omitempty"`
+	// Required holds every requirement with what the trial showed,
+	// including the implicit "at least 1 grant".
+	Required []Check `json:"required"`
+	// Notes are effects observed besides the faults, e.g. "+2.310s the
+	// sentinels switched master from n1 to n2".
+	Notes []string `json:"notes,omitempty"`
+	// Problems are failures of the harness or the subject during the
+	// trial: a worker that died, a lock program that wrote garbage.
+	Problems []string `json:"problems,omitempty"`
+}
+
+// An Input is what [Evaluate] looks at.
+type Input struct {
+	// History is the trial's history and Result its check.
+	History checker.History
+	Result  checker.Result
+	// Start is when the trial began, in the history's monotonic ns.
+	Start int64
+	// Faults is the schedule as the nemesis played it.
+	Faults []Fault
+	// Require is the scenario's requirements.
+	Require []Requirement
+	// Notes are observed effects for the record; they prove nothing alone.
+	Notes []string
+	// Problems are failures of the harness or the subject; any makes the
+	// trial inconclusive.
+	Problems []string
+}
+
+// Evaluate checks the trial described by in and returns its evidence.
+func Evaluate(in Input) Evidence {
+	ev := Evidence{Attempts: map[int]int{}, Grants: map[int]int{}, Events: len(in.History),
+		Faults: in.Faults, Notes: in.Notes, Problems: in.Problems}
+	for _, e := range in.History {
+		switch {
+		case e.F == checker.FAcquire && e.Type == checker.Invoke:
+			ev.Attempts[e.Process]++
+		case e.F == checker.FAcquire && e.Type == checker.OK:
+			ev.Grants[e.Process]++
+		case e.F == checker.FExtend && e.Type == checker.OK:
+			ev.Extends++
+		}
+	}
+	var reasons []string
+	for _, f := range in.Faults {
+		switch {
+		case f.Error != "":
+			reasons = append(reasons, fmt.Sprintf("%s failed: %s", f.name(), f.Error))
+		case f.Fired == nil:
+			reasons = append(reasons, fmt.Sprintf("%s, due at +%.3fs, never fired", f.name(), f.At))
+		case f.NoEffect != "":
+			reasons = append(reasons, fmt.Sprintf("%s fired at +%.3fs but had no effect: %s", f.name(), *f.Fired, f.NoEffect))
+		}
+		if f.HealError != "" {
+			reasons = append(reasons, fmt.Sprintf("healing %s failed: %s", f.name(), f.HealError))
+		}
+	}
+	if n := in.Result.Ignored; n > 0 {
+		reasons = append(reasons, fmt.Sprintf("the history is incomplete: %d completions have no invoke", n))
+	}
+	reasons = append(reasons, in.Problems...)
+	require := in.Require
+	if !hasPlainGrants(require) {
+		one := 1
+		require = append([]Requirement{{Grants: &one}}, require...)
+	}
+	for _, r := range require {
+		c := in.check(r)
+		ev.Required = append(ev.Required, c)
+		if !c.Met {
+			reasons = append(reasons, fmt.Sprintf("required %s; found %s", c.Require, c.Found))
+		}
+	}
+	ev.Reasons, ev.Conclusive = reasons, len(reasons) == 0
+	return ev
+}
+
+// hasPlainGrants reports whether rs asks for a number of grants over the
+// whole trial, which replaces the implicit "at least 1 grant".
+func hasPlainGrants(rs []Requirement) bool {
+	for _, r := range rs {
+		if r.Grants != nil && r.After == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// Summary says in one line what the evidence shows, e.g. "12 grants to 3
+// clients, 2 faults fired with their effect, 3/3 requirements met".
+func (ev Evidence) Summary() string {
+	grants := 0
+	for _, n := range ev.Grants {
+		grants += n
+	}
+	fired, effect := 0, 0
+	for _, f := range ev.Faults {
+		if f.Fired != nil && f.Error == "" {
+			fired++
+			if f.NoEffect == "" {
+				effect++
+			}
+		}
+	}
+	met := 0
+	for _, c := range ev.Required {
+		if c.Met {
+			met++
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d grants to %d of %d clients", grants, len(ev.Grants), len(ev.Attempts))
+	if len(ev.Faults) > 0 {
+		fmt.Fprintf(&b, ", %d/%d faults fired with their effect", min(fired, effect), len(ev.Faults))
+	}
+	fmt.Fprintf(&b, ", %d/%d requirements met", met, len(ev.Required))
+	return b.String()
+}

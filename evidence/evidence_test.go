@@ -1,0 +1,228 @@
+package evidence_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/lockpick/lockpick/checker"
+	"github.com/lockpick/lockpick/evidence"
+)
+
+const sec = int64(1e9)
+
+// history builds a history from a compact list: each op is process, f,
+// completion type, and error, invoked at i s and completed 10ms later.
+func history(ops ...op) checker.History {
+	var h checker.History
+	for i, o := range ops {
+		t := int64(i+1) * sec
+		h = append(h, checker.Event{Index: len(h), Process: o.p, Type: checker.Invoke, F: o.f, Key: "lock", Time: t})
+		e := checker.Event{Index: len(h), Process: o.p, Type: o.typ, F: o.f, Key: "lock", Error: o.err, Time: t + 10e6}
+		if o.typ == checker.OK && o.f == checker.FAcquire {
+			e.ValidUntil = t + sec/2
+		}
+		h = append(h, e)
+	}
+	return h
+}
+
+type op struct {
+	p   int
+	f   string
+	typ checker.Type
+	err string
+}
+
+func ok(p int) op { return op{p, checker.FAcquire, checker.OK, ""} }
+
+func refused(p int, err string) op { return op{p, checker.FAcquire, checker.Fail, err} }
+
+func secs(s float64) *float64 { return &s }
+
+func intp(n int) *int { return &n }
+
+func TestEvaluate(t *testing.T) {
+	fired := evidence.Fault{Step: 0, Fault: "kill", Target: "n1", Desc: "kill n1", At: 0.3, Fired: secs(0.31), Effect: "down"}
+	for _, tc := range []struct {
+		name    string
+		in      evidence.Input
+		reasons []string // substrings, one per expected reason; none: conclusive
+	}{
+		{name: "grants and a fault with its effect",
+			in: evidence.Input{History: history(ok(1), ok(2)), Faults: []evidence.Fault{fired}}},
+		{name: "zero grants",
+			in:      evidence.Input{History: history(refused(1, "boom"), refused(2, "boom"))},
+			reasons: []string{"required at least 1 grants; found 0 grants"}},
+		{name: "grants: 0 replaces the default",
+			in: evidence.Input{History: history(refused(1, "held")), Require: []evidence.Requirement{{Grants: intp(0)}}}},
+		{name: "a fault that never fired",
+			in:      evidence.Input{History: history(ok(1)), Faults: []evidence.Fault{{Step: 1, Fault: "kill", Target: "n1", Desc: "kill n1", At: 5}}},
+			reasons: []string{"fault 2 (kill n1), due at +5.000s, never fired"}},
+		{name: "a fault without its effect",
+			in:      evidence.Input{History: history(ok(1)), Faults: []evidence.Fault{{Desc: "clock jump +5s n3", Fired: secs(0.35), NoEffect: "TIME is 2ms off"}}},
+			reasons: []string{"fault 1 (clock jump +5s n3) fired at +0.350s but had no effect: TIME is 2ms off"}},
+		{name: "a failed injection and a failed heal",
+			in: evidence.Input{History: history(ok(1)), Faults: []evidence.Fault{{Desc: "pause c1", Error: "no such process"},
+				{Step: 1, Desc: "latency r1", Fired: secs(1), Effect: "toxic", HealError: "toxic stuck"}}},
+			reasons: []string{"fault 1 (pause c1) failed: no such process", "healing fault 2 (latency r1) failed: toxic stuck"}},
+		{name: "an incomplete history",
+			in:      evidence.Input{History: history(ok(1)), Result: checker.Result{Ignored: 2}},
+			reasons: []string{"2 completions have no invoke"}},
+		{name: "a problem of the harness",
+			in:      evidence.Input{History: history(ok(1)), Problems: []string{"client 1's process exited early"}},
+			reasons: []string{"client 1's process exited early"}},
+		{name: "refused acquires",
+			in: evidence.Input{History: history(ok(1), refused(2, "not acknowledged by enough replicas")),
+				Require: []evidence.Requirement{{Refused: checker.FAcquire, Error: "acknowledged by enough replicas"}}}},
+		{name: "too few refusals",
+			in: evidence.Input{History: history(ok(1), refused(2, "other")),
+				Require: []evidence.Requirement{{Refused: checker.FAcquire, Error: "acknowledged", Min: 1}}},
+			reasons: []string{`required at least 1 acquire refused with "acknowledged"; found 0 refused`}},
+		{name: "grants after a fault",
+			in: evidence.Input{History: history(ok(1), ok(2), ok(1)), Faults: []evidence.Fault{fired},
+				Require: []evidence.Requirement{{Grants: intp(2), After: "kill n1"}}}},
+		{name: "grants after a fault that never fired",
+			in: evidence.Input{History: history(ok(1)), Faults: []evidence.Fault{{Fault: "kill", Target: "n4", Desc: "kill n4", At: 1}},
+				Require: []evidence.Requirement{{Grants: intp(1), After: "kill"}}},
+			reasons: []string{"never fired", "required at least 1 grants after kill fired; found kill never fired"}},
+		{name: "restarted node lost the key",
+			in: evidence.Input{History: history(ok(1)), Faults: []evidence.Fault{{Fault: "restart", Target: "n3", Desc: "restart n3", Fired: secs(0.35), KeyBefore: "held", KeyAfter: "absent"}},
+				Require: []evidence.Requirement{{Fault: "restart", Node: "n3", KeyBefore: "held", KeyAfter: "absent"}}}},
+		{name: "restarted node kept the key",
+			in: evidence.Input{History: history(ok(1)), Faults: []evidence.Fault{{Fault: "restart", Target: "n3", Desc: "restart n3", Fired: secs(0.35), KeyBefore: "held", KeyAfter: "held"}},
+				Require: []evidence.Requirement{{Fault: "restart", Node: "n3", KeyAfter: "absent"}}},
+			reasons: []string{"required restart n3: key absent once back; found key held when it hit, held once back"}},
+		{name: "anomaly on the wrong nodes",
+			in: evidence.Input{History: history(ok(1), ok(2)), Result: checker.Result{Anomalies: []checker.Anomaly{{Kind: checker.DoubleGrant, Nodes: []string{"n1,n2,n3", "n2,n4,n5"}}}},
+				Require: []evidence.Requirement{{Anomaly: "double-grant", Nodes: []string{"n3"}}}}},
+		{name: "anomaly missing a node",
+			in: evidence.Input{History: history(ok(1), ok(2)), Result: checker.Result{Anomalies: []checker.Anomaly{{Kind: checker.DoubleGrant, Nodes: []string{"n1", "n1"}}}},
+				Require: []evidence.Requirement{{Anomaly: "double-grant", Nodes: []string{"n1", "n2"}}}},
+			reasons: []string{"found involves n1"}},
+		{name: "prevented stale write",
+			in: evidence.Input{History: history(ok(1)), Result: checker.Result{Prevented: []checker.Anomaly{{Kind: checker.StaleWrite, Prevented: true}}},
+				Require: []evidence.Requirement{{Prevented: "stale-write"}}}},
+		{name: "no prevented stale write",
+			in:      evidence.Input{History: history(ok(1)), Require: []evidence.Requirement{{Prevented: "stale-write"}}},
+			reasons: []string{"found 0 prevented"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := evidence.Evaluate(tc.in)
+			if got, want := ev.Conclusive, len(tc.reasons) == 0; got != want {
+				t.Fatalf("conclusive = %v, want %v; reasons: %q", got, want, ev.Reasons)
+			}
+			if len(ev.Reasons) != len(tc.reasons) {
+				t.Fatalf("reasons = %q, want %d containing %q", ev.Reasons, len(tc.reasons), tc.reasons)
+			}
+			for i, want := range tc.reasons {
+				if !strings.Contains(ev.Reasons[i], want) {
+					t.Errorf("reason %d = %q, want it to contain %q", i, ev.Reasons[i], want)
+				}
+			}
+		})
+	}
+}
+
+func TestEvaluate_Counts(t *testing.T) {
+	ev := evidence.Evaluate(evidence.Input{History: history(ok(1), refused(2, "held"), ok(2), op{1, checker.FExtend, checker.OK, ""})})
+	if ev.Grants[1] != 1 || ev.Grants[2] != 1 || ev.Attempts[2] != 2 || ev.Extends != 1 || ev.Events != 8 {
+		t.Errorf("grants %v attempts %v extends %d events %d", ev.Grants, ev.Attempts, ev.Extends, ev.Events)
+	}
+	if got, want := ev.Summary(), "2 grants to 2 of 2 clients, 1/1 requirements met"; got != want {
+		t.Errorf("summary = %q, want %q", got, want)
+	}
+}
+
+func TestObserve(t *testing.T) {
+	good := evidence.Evidence{Conclusive: true}
+	bad := evidence.Evidence{Reasons: []string{"fault 1 (kill n1), due at +5.000s, never fired"}}
+	dg := checker.Anomaly{Kind: checker.DoubleGrant}
+	stuck := checker.Anomaly{Kind: checker.StuckLock}
+	for _, tc := range []struct {
+		name     string
+		r        checker.Result
+		ev       evidence.Evidence
+		tolerate []string
+		want     string
+		reason   string
+	}{
+		{name: "clean", ev: good, want: evidence.Safe},
+		{name: "double grant", r: checker.Result{Anomalies: []checker.Anomaly{dg}}, ev: good, want: evidence.Unsafe},
+		{name: "stuck", r: checker.Result{Anomalies: []checker.Anomaly{stuck}}, ev: good, want: evidence.Stuck},
+		{name: "tolerated stuck", r: checker.Result{Anomalies: []checker.Anomaly{stuck}}, ev: good, tolerate: []string{"stuck-lock"}, want: evidence.Safe},
+		{name: "missing evidence beats a clean check", ev: bad, want: evidence.Inconclusive, reason: "never fired"},
+		{name: "missing evidence beats an anomaly", r: checker.Result{Anomalies: []checker.Anomaly{dg}}, ev: bad, want: evidence.Inconclusive, reason: "never fired"},
+		{name: "timeout", r: checker.Result{Verdict: checker.Unknown, TimedOut: []string{"counter model"}}, ev: good, want: evidence.Inconclusive, reason: "timed out"},
+		// The case observed() got wrong: Illegal (a tolerated anomaly) wins
+		// over the timeout in the checker's verdict.
+		{name: "timeout next to a tolerated anomaly", r: checker.Result{Verdict: checker.Illegal, Anomalies: []checker.Anomaly{stuck}, TimedOut: []string{"counter model"}},
+			ev: good, tolerate: []string{"stuck-lock"}, want: evidence.Inconclusive, reason: "timed out"},
+		{name: "timeout next to a stuck lock", r: checker.Result{Anomalies: []checker.Anomaly{stuck}, TimedOut: []string{"counter model"}}, ev: good, want: evidence.Inconclusive, reason: "timed out"},
+		{name: "timeout next to a double grant", r: checker.Result{Anomalies: []checker.Anomaly{dg}, TimedOut: []string{"counter model"}}, ev: good, want: evidence.Unsafe},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, reason := evidence.Observe(tc.r, tc.ev, tc.tolerate)
+			if got != tc.want || !strings.Contains(reason, tc.reason) || (tc.reason == "" && reason != "") {
+				t.Errorf("Observe = %q, %q; want %q with a reason containing %q", got, reason, tc.want, tc.reason)
+			}
+		})
+	}
+}
+
+func TestOverallAndMatches(t *testing.T) {
+	for _, tc := range []struct {
+		trials []string
+		want   string
+	}{
+		{nil, evidence.Inconclusive},
+		{[]string{"safe", "safe"}, evidence.Safe},
+		{[]string{"safe", "unsafe"}, evidence.Unsafe},
+		{[]string{"stuck", "safe"}, evidence.Stuck},
+		{[]string{"unsafe", "stuck"}, evidence.Unsafe},
+		{[]string{"unsafe", "inconclusive", "unsafe"}, evidence.Inconclusive},
+		{[]string{"unknown"}, evidence.Inconclusive},
+	} {
+		if got := evidence.Overall(tc.trials); got != tc.want {
+			t.Errorf("Overall(%q) = %q, want %q", tc.trials, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		expect, observed string
+		want             bool
+	}{
+		{"safe", "safe", true}, {"unsafe", "unsafe", true}, {"stuck", "stuck", true},
+		{"safe", "unsafe", false}, {"unsafe", "safe", false}, {"safe", "inconclusive", false},
+		{"unsafe", "inconclusive", false}, {"inconclusive", "inconclusive", false}, {"safe", "unknown", false},
+	} {
+		if got := evidence.Matches(tc.expect, tc.observed); got != tc.want {
+			t.Errorf("Matches(%q, %q) = %v, want %v", tc.expect, tc.observed, got, tc.want)
+		}
+	}
+}
+
+func TestRequirement_Validate(t *testing.T) {
+	for _, tc := range []struct {
+		r     evidence.Requirement
+		field string // "" with valid false: a problem with no single field
+		valid bool
+	}{
+		{r: evidence.Requirement{Grants: intp(3), After: "kill n4"}, valid: true},
+		{r: evidence.Requirement{Fault: "restart", Node: "n3", KeyBefore: "held"}, valid: true},
+		{r: evidence.Requirement{Anomaly: "double-grant", Nodes: []string{"n1"}}, valid: true},
+		{r: evidence.Requirement{}},
+		{r: evidence.Requirement{Grants: intp(1), Refused: "acquire"}},
+		{r: evidence.Requirement{Grants: intp(-1)}, field: "grants"},
+		{r: evidence.Requirement{Refused: "acquire", After: "kill"}, field: "after"},
+		{r: evidence.Requirement{Refused: "lock"}, field: "refused"},
+		{r: evidence.Requirement{Prevented: "double-grant"}, field: "prevented"},
+		{r: evidence.Requirement{Fault: "restart"}, field: "fault"},
+		{r: evidence.Requirement{Fault: "restart", KeyAfter: "gone"}, field: "key_after"},
+		{r: evidence.Requirement{Anomaly: "double-grant"}, field: "nodes"},
+		{r: evidence.Requirement{Anomaly: "split-brain", Nodes: []string{"n1"}}, field: "anomaly"},
+	} {
+		field, msg := tc.r.Validate()
+		if (msg == "") != tc.valid || field != tc.field {
+			t.Errorf("Validate(%+v) = %q, %q; want field %q, valid %v", tc.r, field, msg, tc.field, tc.valid)
+		}
+	}
+}

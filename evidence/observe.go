@@ -1,0 +1,66 @@
+package evidence
+
+import (
+	"strings"
+
+	"github.com/lockpick/lockpick/checker"
+)
+
+// The observations of a trial, and of a run. A scenario expects one of the
+// first three; Inconclusive never matches an expectation.
+const (
+	Safe         = "safe"         // conclusive, and no anomaly
+	Unsafe       = "unsafe"       // a safety anomaly: double-grant, stale-write, lost-update
+	Stuck        = "stuck"        // a stuck-lock, and no safety anomaly
+	Inconclusive = "inconclusive" // the trial proves nothing: see its reasons
+)
+
+// Observe turns a trial's check result and evidence into its observation,
+// leaving out the anomaly kinds in tolerate. It returns Inconclusive, with
+// the reason in one line, when the evidence is missing, or when a
+// linearizability search timed out and no safety anomaly was found (a
+// stuck lock does not rule out an unsafe history the search would have
+// found).
+func Observe(r checker.Result, ev Evidence, tolerate []string) (observed, reason string) {
+	if !ev.Conclusive {
+		return Inconclusive, strings.Join(ev.Reasons, "; ")
+	}
+	c := r.Counts()
+	for _, k := range tolerate {
+		delete(c, checker.Kind(k))
+	}
+	switch {
+	case c[checker.DoubleGrant]+c[checker.StaleWrite]+c[checker.LostUpdate] > 0:
+		return Unsafe, ""
+	case len(r.TimedOut) > 0:
+		return Inconclusive, "the linearizability search timed out: " + strings.Join(r.TimedOut, ", ")
+	case c[checker.StuckLock] > 0:
+		return Stuck, ""
+	}
+	return Safe, ""
+}
+
+// Overall returns a run's observation from its trials': Inconclusive if any
+// trial was, else Unsafe if any trial was, else Stuck if any was, else Safe.
+// An empty run is Inconclusive.
+func Overall(trials []string) string {
+	if len(trials) == 0 {
+		return Inconclusive
+	}
+	seen := map[string]bool{}
+	for _, o := range trials {
+		seen[o] = true
+	}
+	for _, o := range []string{Inconclusive, Unsafe, Stuck, Safe} {
+		if seen[o] {
+			return o
+		}
+	}
+	return Inconclusive // an observation nobody defined
+}
+
+// Matches reports whether an observation meets an expectation (safe,
+// unsafe or stuck). Inconclusive matches nothing.
+func Matches(expect, observed string) bool {
+	return observed != Inconclusive && expect != Inconclusive && expect == observed
+}

@@ -1,0 +1,262 @@
+package evidence
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/lockpick/lockpick/checker"
+)
+
+// A Requirement is one fact every trial of a scenario must show for its
+// verdict to count: proof that the lock was exercised and that the attack
+// met it. Exactly one of Grants, Refused, Prevented, Fault and Anomaly is
+// set; the other fields refine it. A scenario file lists them under
+// `require:`, e.g.
+//
+//	require:
+//	  - {grants: 5, after: kill n4}
+//	  - {refused: acquire, error: acknowledged by enough replicas}
+//	  - {prevented: stale-write}
+//	  - {fault: restart, node: n3, key_before: held, key_after: absent}
+//	  - {anomaly: double-grant, nodes: [n1, n2]}
+type Requirement struct {
+	// Grants asks for at least this many ok acquires, over all clients.
+	// Without any grants requirement a trial needs at least one; grants: 0
+	// says the scenario's clients are never told they hold the lock.
+	Grants *int `json:"grants,omitempty" yaml:"grants"`
+	// After counts grants only from when the first fault matching it fired:
+	// a fault kind ("kill") or a kind and its target ("kill n4").
+	After string `json:"after,omitempty" yaml:"after"`
+	// Refused asks for an operation (acquire, release, extend, read or
+	// write) that failed, or ended unknown, with an error containing Error.
+	Refused string `json:"refused,omitempty" yaml:"refused"`
+	Error   string `json:"error,omitempty" yaml:"error"`
+	// Prevented asks for a violation the system stopped, of this kind
+	// (stale-write: a write the resource refused by its fencing token).
+	Prevented string `json:"prevented,omitempty" yaml:"prevented"`
+	// Min is how many refused operations or prevented violations are
+	// needed. default: 1.
+	Min int `json:"min,omitempty" yaml:"min"`
+	// Fault names a fault kind of the schedule; with Node, its first
+	// occurrence on that node. KeyBefore and KeyAfter ("held" or
+	// "absent") say whether the lock's key was on the node just before
+	// the fault hit it and once the node came back.
+	Fault     string `json:"fault,omitempty" yaml:"fault"`
+	Node      string `json:"node,omitempty" yaml:"node"`
+	KeyBefore string `json:"key_before,omitempty" yaml:"key_before"`
+	KeyAfter  string `json:"key_after,omitempty" yaml:"key_after"`
+	// Anomaly with Nodes says that an anomaly of this kind, when a trial
+	// has one, involves every one of these nodes: the attack broke the
+	// lock the way the scenario explains, not some other way.
+	Anomaly string   `json:"anomaly,omitempty" yaml:"anomaly"`
+	Nodes   []string `json:"nodes,omitempty" yaml:"nodes"`
+}
+
+// Key states of [Requirement].KeyBefore and KeyAfter, and of [Fault].
+const (
+	KeyHeld   = "held"
+	KeyAbsent = "absent"
+)
+
+// Validate reports the first problem with r as a field name (as the
+// scenario file spells it) and a message, or "", "" when r is well formed.
+func (r Requirement) Validate() (field, msg string) {
+	kinds := 0
+	for _, set := range []bool{r.Grants != nil, r.Refused != "", r.Prevented != "", r.Fault != "", r.Anomaly != ""} {
+		if set {
+			kinds++
+		}
+	}
+	switch {
+	case kinds != 1:
+		return "", "set exactly one of grants, refused, prevented, fault and anomaly"
+	case r.Grants != nil && *r.Grants < 0:
+		return "grants", "must not be negative"
+	case r.Min < 0:
+		return "min", "must not be negative"
+	case r.After != "" && r.Grants == nil:
+		return "after", "only goes with grants"
+	case r.Error != "" && r.Refused == "":
+		return "error", "only goes with refused"
+	case r.Refused != "" && !slices.Contains([]string{checker.FAcquire, checker.FRelease, checker.FExtend, checker.FRead, checker.FWrite}, r.Refused):
+		return "refused", fmt.Sprintf("must be acquire, release, extend, read or write, not %q", r.Refused)
+	case r.Prevented != "" && r.Prevented != string(checker.StaleWrite):
+		return "prevented", fmt.Sprintf("only stale-write can be prevented, not %q", r.Prevented)
+	case r.Node != "" && r.Fault == "":
+		return "node", "only goes with fault"
+	case (r.KeyBefore != "" || r.KeyAfter != "") && r.Fault == "":
+		return "key_before", "only goes with fault"
+	case r.Fault != "" && r.KeyBefore == "" && r.KeyAfter == "":
+		return "fault", "say what the node held: key_before and/or key_after"
+	case !keyState(r.KeyBefore):
+		return "key_before", fmt.Sprintf("must be held or absent, not %q", r.KeyBefore)
+	case !keyState(r.KeyAfter):
+		return "key_after", fmt.Sprintf("must be held or absent, not %q", r.KeyAfter)
+	case r.Anomaly != "" && len(r.Nodes) == 0:
+		return "nodes", "name the nodes the anomaly involves"
+	case len(r.Nodes) > 0 && r.Anomaly == "":
+		return "nodes", "only goes with anomaly"
+	}
+	switch checker.Kind(r.Anomaly) {
+	case "", checker.DoubleGrant, checker.StaleWrite, checker.LostUpdate, checker.StuckLock, checker.Starvation:
+	default:
+		return "anomaly", fmt.Sprintf("unknown anomaly kind %q", r.Anomaly)
+	}
+	return "", ""
+}
+
+func keyState(s string) bool { return s == "" || s == KeyHeld || s == KeyAbsent }
+
+// String says what r asks for, in words.
+func (r Requirement) String() string {
+	min := max(r.Min, 1)
+	switch {
+	case r.Grants != nil && r.After != "":
+		return fmt.Sprintf("at least %d grants after %s fired", *r.Grants, r.After)
+	case r.Grants != nil:
+		return fmt.Sprintf("at least %d grants", *r.Grants)
+	case r.Refused != "":
+		return fmt.Sprintf("at least %d %s refused with %q", min, r.Refused, r.Error)
+	case r.Prevented != "":
+		return fmt.Sprintf("at least %d prevented %s", min, r.Prevented)
+	case r.Fault != "":
+		var want []string
+		if r.KeyBefore != "" {
+			want = append(want, "key "+r.KeyBefore+" when it hit")
+		}
+		if r.KeyAfter != "" {
+			want = append(want, "key "+r.KeyAfter+" once back")
+		}
+		return fmt.Sprintf("%s: %s", strings.TrimSpace(r.Fault+" "+r.Node), strings.Join(want, ", "))
+	case r.Anomaly != "":
+		return fmt.Sprintf("a %s, if any, involves %s", r.Anomaly, strings.Join(r.Nodes, " and "))
+	}
+	return "nothing"
+}
+
+// A Check is a requirement with what the trial showed.
+type Check struct {
+	// Require is the requirement in words.
+	Require string `json:"require"`
+	// Found is what the trial showed, in words.
+	Found string `json:"found"`
+	// Met reports whether the requirement held.
+	Met bool `json:"met"`
+}
+
+// check evaluates r against the trial.
+func (in *Input) check(r Requirement) Check {
+	c := Check{Require: r.String()}
+	min := max(r.Min, 1)
+	switch {
+	case r.Grants != nil:
+		from, ok := int64(0), true
+		if r.After != "" {
+			var f *Fault
+			if f, ok = in.firstFired(r.After); ok {
+				from = in.Start + int64(*f.Fired*1e9)
+			}
+		}
+		if !ok {
+			c.Found = r.After + " never fired"
+			return c
+		}
+		n := 0
+		for _, e := range in.History {
+			if e.F == checker.FAcquire && e.Type == checker.OK && e.Time >= from {
+				n++
+			}
+		}
+		c.Found, c.Met = fmt.Sprintf("%d grants", n), n >= *r.Grants
+	case r.Refused != "":
+		n := 0
+		for _, e := range in.History {
+			if e.F == r.Refused && (e.Type == checker.Fail || e.Type == checker.Info) && e.Process >= 0 && strings.Contains(e.Error, r.Error) {
+				n++
+			}
+		}
+		c.Found, c.Met = fmt.Sprintf("%d refused", n), n >= min
+	case r.Prevented != "":
+		n := in.Result.PreventedCounts()[checker.Kind(r.Prevented)]
+		c.Found, c.Met = fmt.Sprintf("%d prevented", n), n >= min
+	case r.Fault != "":
+		f, ok := in.first(strings.TrimSpace(r.Fault + " " + r.Node))
+		switch {
+		case !ok:
+			c.Found = "no such fault in the schedule"
+		case f.Fired == nil:
+			c.Found = "the fault never fired"
+		default:
+			c.Found = fmt.Sprintf("key %s when it hit, %s once back", orUnknown(f.KeyBefore), orUnknown(f.KeyAfter))
+			c.Met = (r.KeyBefore == "" || r.KeyBefore == f.KeyBefore) && (r.KeyAfter == "" || r.KeyAfter == f.KeyAfter)
+		}
+	case r.Anomaly != "":
+		c.Met, c.Found = true, "none found"
+		for _, a := range in.Result.Anomalies {
+			if a.Kind != checker.Kind(r.Anomaly) {
+				continue
+			}
+			involved := splitNodes(a.Nodes)
+			c.Found = "involves " + strings.Join(involved, ", ")
+			for _, n := range r.Nodes {
+				if !slices.Contains(involved, n) {
+					c.Met = false
+				}
+			}
+			if !c.Met {
+				break
+			}
+		}
+	}
+	return c
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// splitNodes returns the node names in ns, where one entry may name several
+// ("n1,n2,n3" for a Redlock grant), sorted and without repeats.
+func splitNodes(ns []string) []string {
+	var out []string
+	for _, n := range ns {
+		for _, p := range strings.Split(n, ",") {
+			if p = strings.TrimSpace(p); p != "" && !slices.Contains(out, p) {
+				out = append(out, p)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// first returns the first fault of the schedule matching what: a kind, or
+// a kind and its target ("kill n4").
+func (in *Input) first(what string) (*Fault, bool) {
+	kind, target, _ := strings.Cut(what, " ")
+	for i := range in.Faults {
+		f := &in.Faults[i]
+		if f.Fault == kind && (target == "" || f.Target == target) {
+			return f, true
+		}
+	}
+	return nil, false
+}
+
+// firstFired is like first, but the fault must have fired; it returns the
+// earliest one that did.
+func (in *Input) firstFired(what string) (*Fault, bool) {
+	kind, target, _ := strings.Cut(what, " ")
+	var best *Fault
+	for i := range in.Faults {
+		f := &in.Faults[i]
+		if f.Fault == kind && (target == "" || f.Target == target) && f.Fired != nil && (best == nil || *f.Fired < *best.Fired) {
+			best = f
+		}
+	}
+	return best, best != nil
+}
