@@ -25,7 +25,8 @@ var (
 
 // An OpError is a failed call to Redis. Indeterminate is true when the
 // command may have been applied (a timeout or a dropped connection after the
-// request was written), so a history must record the outcome as unknown.
+// request was written), so a history must record the outcome as unknown;
+// [NewOpError] sets it by [MayHaveRun].
 type OpError struct {
 	Op            string
 	Key           string

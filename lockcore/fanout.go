@@ -281,7 +281,7 @@ func (f *fanout) record(i int, ok bool, err error) {
 		case err != nil:
 			f.replies[i] = failed
 			f.failed++
-			f.errs = append(f.errs, nodeError(i, opError(f.op, f.key, err)))
+			f.errs = append(f.errs, nodeError(i, NewOpError(f.op, f.key, err)))
 		case ok:
 			f.replies[i] = yes
 			f.yes++
@@ -311,7 +311,7 @@ func (f *fanout) expire() {
 		if f.replies[i] == pending {
 			f.replies[i] = failed
 			f.failed++
-			f.errs = append(f.errs, nodeError(i, &OpError{Op: f.op, Key: f.key, Indeterminate: true, Err: errNoReply}))
+			f.errs = append(f.errs, nodeError(i, NewOpError(f.op, f.key, errNoReply)))
 		}
 	}
 }

@@ -131,7 +131,7 @@ func (l *SetNXExpire) TryLock(ctx context.Context) (*Lease, error) {
 	sent := l.opt.Clock.Now()
 	ok, err := l.rdb.SetNX(ctx, l.key, token, 0).Result()
 	if err != nil {
-		return nil, opError("acquire", l.key, err)
+		return nil, NewOpError("acquire", l.key, err)
 	}
 	if !ok {
 		return nil, ErrNotAcquired
@@ -142,7 +142,7 @@ func (l *SetNXExpire) TryLock(ctx context.Context) (*Lease, error) {
 		}
 	}
 	if err := l.rdb.Expire(ctx, l.key, l.opt.TTL).Err(); err != nil {
-		return nil, opError("expire", l.key, err)
+		return nil, NewOpError("expire", l.key, err)
 	}
 	lease := newLease(l.key, token, 0, sent, l.opt.TTL)
 	l.set(lease)
@@ -169,7 +169,7 @@ func (l *SetNXExpire) Extend(ctx context.Context) error {
 	sent := l.opt.Clock.Now()
 	ok, err := l.rdb.Expire(ctx, l.key, l.opt.TTL).Result()
 	if err != nil {
-		return opError("extend", l.key, err)
+		return NewOpError("extend", l.key, err)
 	}
 	if !ok {
 		l.take()
@@ -215,7 +215,7 @@ func (l *GetSetLock) TryLock(ctx context.Context) (*Lease, error) {
 	stamp := strconv.FormatInt(sent.Add(l.opt.TTL).UnixMilli()+1, 10)
 	ok, err := l.rdb.SetNX(ctx, l.key, stamp, 0).Result()
 	if err != nil {
-		return nil, opError("acquire", l.key, err)
+		return nil, NewOpError("acquire", l.key, err)
 	}
 	if !ok {
 		cur, err := l.rdb.Get(ctx, l.key).Result()
@@ -223,14 +223,14 @@ func (l *GetSetLock) TryLock(ctx context.Context) (*Lease, error) {
 			return nil, ErrNotAcquired // released meanwhile: the next attempt may SETNX
 		}
 		if err != nil {
-			return nil, opError("acquire", l.key, err)
+			return nil, NewOpError("acquire", l.key, err)
 		}
 		if expiry, perr := strconv.ParseInt(cur, 10, 64); perr == nil && expiry >= sent.UnixMilli() {
 			return nil, ErrNotAcquired
 		}
 		old, err := l.rdb.GetSet(ctx, l.key, stamp).Result()
 		if err != nil && !errors.Is(err, redis.Nil) {
-			return nil, opError("acquire", l.key, err)
+			return nil, NewOpError("acquire", l.key, err)
 		}
 		if old != cur {
 			return nil, ErrNotAcquired // someone else took it over first
@@ -265,7 +265,7 @@ func (l *GetSetLock) Extend(ctx context.Context) error {
 	sent := l.opt.Clock.Now()
 	cur, err := l.rdb.Get(ctx, l.key).Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return opError("extend", l.key, err)
+		return NewOpError("extend", l.key, err)
 	}
 	l.mu.Lock()
 	mine := l.lease == lease && cur == l.stamp
@@ -277,7 +277,7 @@ func (l *GetSetLock) Extend(ctx context.Context) error {
 	}
 	stamp := strconv.FormatInt(sent.Add(l.opt.TTL).UnixMilli()+1, 10)
 	if err := l.rdb.Set(ctx, l.key, stamp, 0).Err(); err != nil {
-		return opError("extend", l.key, err)
+		return NewOpError("extend", l.key, err)
 	}
 	l.mu.Lock()
 	l.stamp = stamp
@@ -298,7 +298,7 @@ func bareDel(ctx context.Context, rdb LegacyClient, key string, lease *Lease) er
 	defer lease.markLost()
 	n, err := rdb.Del(ctx, key).Result()
 	if err != nil {
-		return opError("release", key, err)
+		return NewOpError("release", key, err)
 	}
 	if n == 0 {
 		return ErrNotHeld

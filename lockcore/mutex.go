@@ -102,7 +102,7 @@ func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
 		return nil, nr.error
 	}
 	if err != nil {
-		return nil, opError("acquire", m.key, err)
+		return nil, NewOpError("acquire", m.key, err)
 	}
 	if n == 0 {
 		return nil, ErrNotAcquired
@@ -140,12 +140,12 @@ func (m *Mutex) acquireReplicated(ctx context.Context, token string) (int64, err
 		return n, nil
 	}
 	if err != nil {
-		err = opError("wait", m.key, err)
+		err = NewOpError("wait", m.key, err)
 	} else {
 		err = fmt.Errorf("%w: %d of %d replicas acknowledged %q", ErrNotReplicated, acked, m.opt.WaitReplicas, m.key)
 	}
 	if _, rerr := releaseScript.Run(ctx, m.rdb, m.keys[:1:1], token).Result(); rerr != nil {
-		err = errors.Join(err, opError("release", m.key, rerr))
+		err = errors.Join(err, NewOpError("release", m.key, rerr))
 	}
 	return 0, &notReplicated{err}
 }
@@ -172,7 +172,7 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	defer lease.markLost()
 	n, err := releaseScript.Run(ctx, m.rdb, m.keys[:1:1], lease.Token).Int64()
 	if err != nil {
-		return opError("release", m.key, err)
+		return NewOpError("release", m.key, err)
 	}
 	if n == 0 {
 		return ErrNotHeld
@@ -190,7 +190,7 @@ func (m *Mutex) Extend(ctx context.Context) error {
 	sent := m.opt.Clock.Now()
 	n, err := extendScript.Run(ctx, m.rdb, m.keys[:1:1], lease.Token, m.opt.TTL.Milliseconds()).Int64()
 	if err != nil {
-		return opError("extend", m.key, err)
+		return NewOpError("extend", m.key, err)
 	}
 	if n == 0 {
 		m.take()
@@ -211,16 +211,4 @@ func (m *Mutex) take() *Lease {
 	l := m.lease
 	m.lease = nil
 	return l
-}
-
-// opError wraps err from Redis, marking whether the command may have run.
-func opError(op, key string, err error) error {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return &OpError{Op: op, Key: key, Indeterminate: true, Err: err}
-	}
-	var rerr redis.Error
-	if errors.As(err, &rerr) {
-		return &OpError{Op: op, Key: key, Err: err}
-	}
-	return &OpError{Op: op, Key: key, Indeterminate: !isDialError(err), Err: err}
 }

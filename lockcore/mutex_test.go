@@ -120,10 +120,7 @@ func TestMutex_NodeDownIsDeterminateOpError(t *testing.T) {
 // returns a client for the master.
 func startReplicated(tb testing.TB) (*cluster.Cluster, *redis.Client) {
 	tb.Helper()
-	b, err := cluster.NewProcessBackend(tb.TempDir())
-	if err != nil {
-		tb.Fatal(err)
-	}
+	b := processBackend(tb)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	c, err := cluster.Start(ctx, b, cluster.Topology{Replicas: 1})

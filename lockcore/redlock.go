@@ -250,7 +250,7 @@ func (r *Redlock) Unlock(ctx context.Context) error {
 	case t.yes >= r.quorum:
 		return nil
 	case err != nil:
-		return &OpError{Op: "release", Key: r.key, Indeterminate: true, Err: err}
+		return NewOpError("release", r.key, err)
 	case !r.opt.Clock.Now().Before(lease.ValidUntil()):
 		return ErrExpired
 	case t.sent-t.no < r.quorum:
@@ -292,7 +292,7 @@ func (r *Redlock) Extend(ctx context.Context) error {
 		lease.extendTo(sent.Add(r.opt.TTL - r.opt.drift()))
 		return nil
 	case err != nil:
-		return &OpError{Op: "extend", Key: r.key, Indeterminate: true, Err: err}
+		return NewOpError("extend", r.key, err)
 	case t.sent-t.no < r.quorum:
 		r.drop(lease)
 		return ErrNotHeld

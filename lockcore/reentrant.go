@@ -90,6 +90,26 @@ type ReentrantOptions struct {
 	DriftFactor float64
 	// Clock is the client's clock. default: [SystemClock].
 	Clock Clock
+	// OnRenew, if set, is called by the watchdog around each renewal: with
+	// Done false just before it is sent, then with Done true and its
+	// outcome. Renewals by [Reentrant.Extend] are not reported. It runs on
+	// the watchdog's goroutine, which Unlock waits for, and must not block.
+	// default: nil.
+	OnRenew func(Renewal)
+}
+
+// A Renewal is one renewal of a lease by the watchdog, as reported to
+// [ReentrantOptions].OnRenew.
+type Renewal struct {
+	Done       bool      // false: about to be sent; true: completed
+	Token      string    // the lease's token, the holder's hash field
+	ValidUntil time.Time // the lease's new deadline, on the client's clock, when Done and Err is nil
+	// Err is the renewal's error when Done: [ErrNotHeld] when our field was
+	// gone (the lease is then given up), an *[OpError] when Redis could not
+	// be asked, nil on success.
+	Err error
+
+	_ struct{} // disallow positional literals, for extensibility
 }
 
 func (o *ReentrantOptions) withDefaults(key string) ReentrantOptions {
@@ -193,7 +213,7 @@ func (r *Reentrant) Lock(ctx context.Context) (*Lease, error) {
 	defer ps.Close()
 	// Wait for the confirmation: a release published before it is not seen.
 	if _, err := ps.Receive(ctx); err != nil {
-		return nil, r.lockError(ctx, opError("subscribe", r.key, err))
+		return nil, r.lockError(ctx, NewOpError("subscribe", r.key, err))
 	}
 	msgs := ps.Channel()
 	timer := time.NewTimer(time.Hour)
@@ -235,7 +255,7 @@ func (r *Reentrant) try(ctx context.Context) (*Lease, time.Duration, error) {
 	acquired, ttl, err := parseAcquireReply(reentrantAcquireScript.Run(ctx, r.rdb, r.keys[:1:1],
 		r.opt.LeaseTime.Milliseconds(), r.field).Result())
 	if err != nil {
-		return nil, 0, opError("acquire", r.key, err)
+		return nil, 0, NewOpError("acquire", r.key, err)
 	}
 	if !acquired {
 		return nil, ttl, nil
@@ -275,7 +295,7 @@ func (r *Reentrant) Unlock(ctx context.Context) error {
 		if last {
 			r.drop(lease)
 		}
-		return opError("release", r.key, err)
+		return NewOpError("release", r.key, err)
 	case outcome == releaseNotHeld:
 		r.drop(lease)
 		return ErrNotHeld
@@ -299,7 +319,7 @@ func (r *Reentrant) Extend(ctx context.Context) error {
 	if lease == nil {
 		return ErrReleased
 	}
-	err := r.renew(ctx, lease)
+	_, err := r.renew(ctx, lease)
 	if errors.Is(err, ErrNotHeld) {
 		r.drop(lease)
 	}
@@ -317,22 +337,26 @@ func (r *Reentrant) Abandon() {
 	}
 }
 
-func (r *Reentrant) renew(ctx context.Context, lease *Lease) error {
+// renew resets the key's PTTL if our field holds it and moves the lease's
+// deadline, which it returns.
+func (r *Reentrant) renew(ctx context.Context, lease *Lease) (time.Time, error) {
 	sent := r.opt.Clock.Now()
 	n, err := reentrantRenewScript.Run(ctx, r.rdb, r.keys[:1:1], r.opt.LeaseTime.Milliseconds(), r.field).Int64()
 	if err != nil {
-		return opError("extend", r.key, err)
+		return time.Time{}, NewOpError("extend", r.key, err)
 	}
 	if n == 0 {
-		return ErrNotHeld
+		return time.Time{}, ErrNotHeld
 	}
-	lease.extendTo(sent.Add(r.opt.LeaseTime - drift(r.opt.LeaseTime, r.opt.DriftFactor)))
-	return nil
+	until := sent.Add(r.opt.LeaseTime - drift(r.opt.LeaseTime, r.opt.DriftFactor))
+	lease.extendTo(until)
+	return until, nil
 }
 
-// watchdog renews lease every LeaseTime/3 until stop is closed. It gives
-// the lease up when a renewal finds our field gone, or when renewals fail
-// until the lease's deadline passes.
+// watchdog renews lease every LeaseTime/3 until stop is closed, reporting
+// each renewal to OnRenew. It gives the lease up, after reporting, when a
+// renewal finds our field gone, or when renewals fail until the lease's
+// deadline passes.
 func (r *Reentrant) watchdog(lease *Lease, stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	every := r.opt.LeaseTime / 3
@@ -344,9 +368,15 @@ func (r *Reentrant) watchdog(lease *Lease, stop <-chan struct{}, done chan<- str
 			return
 		case <-t.C:
 		}
+		if r.opt.OnRenew != nil {
+			r.opt.OnRenew(Renewal{Token: lease.Token})
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), every)
-		err := r.renew(ctx, lease)
+		until, err := r.renew(ctx, lease)
 		cancel()
+		if r.opt.OnRenew != nil {
+			r.opt.OnRenew(Renewal{Done: true, Token: lease.Token, ValidUntil: until, Err: err})
+		}
 		if errors.Is(err, ErrNotHeld) || (err != nil && !r.opt.Clock.Now().Before(lease.ValidUntil())) {
 			r.mu.Lock()
 			if r.lease == lease {

@@ -225,3 +225,107 @@ func TestReentrant_WatchdogLost(t *testing.T) {
 		t.Errorf("Unlock after the loss: err = %v, want ErrReleased", err)
 	}
 }
+
+// TestReentrant_OnRenew: the watchdog reports each renewal before sending
+// it and again with its outcome, moving the deadline forward, and reports
+// ErrNotHeld once the key has been deleted behind its back.
+func TestReentrant_OnRenew(t *testing.T) {
+	const leaseTime = 300 * time.Millisecond
+	_, rdb := startNodes(t, 1)
+	ctx := context.Background()
+	renewals := make(chan lockcore.Renewal, 1000) // ~6 a lease time: never fills before the test reads
+	a := lockcore.NewReentrant(rdb[0], "lock", &lockcore.ReentrantOptions{
+		LeaseTime: leaseTime,
+		OnRenew:   func(r lockcore.Renewal) { renewals <- r },
+	})
+	lease, err := a.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// next returns the next report, which must be done or not as asked.
+	next := func(done bool) lockcore.Renewal {
+		t.Helper()
+		select {
+		case r := <-renewals:
+			if r.Done != done {
+				t.Fatalf("renewal %+v: Done = %v, want %v", r, r.Done, done)
+			}
+			if got, want := r.Token, lease.Token; got != want {
+				t.Errorf("renewal token %q, want %q", got, want)
+			}
+			return r
+		case <-time.After(2 * leaseTime):
+			t.Fatalf("no renewal reported within %v", 2*leaseTime)
+			return lockcore.Renewal{}
+		}
+	}
+
+	last := lease.Acquired
+	for range 3 {
+		next(false)
+		r := next(true)
+		if r.Err != nil {
+			t.Fatalf("renewal failed: %v", r.Err)
+		}
+		if !r.ValidUntil.After(last) {
+			t.Errorf("renewal deadline %v not after the previous one %v", r.ValidUntil, last)
+		}
+		last = r.ValidUntil
+	}
+	if got := lease.ValidUntil(); got.Before(last) {
+		t.Errorf("lease deadline %v before the last reported %v", got, last)
+	}
+
+	rdb[0].Del(ctx, "lock")
+	for {
+		next(false)
+		r := next(true)
+		if r.Err == nil {
+			continue // sent before the key was deleted
+		}
+		if !errors.Is(r.Err, lockcore.ErrNotHeld) {
+			t.Fatalf("renewal after the delete: err = %v, want ErrNotHeld", r.Err)
+		}
+		if !r.ValidUntil.IsZero() {
+			t.Errorf("failed renewal reports deadline %v, want none", r.ValidUntil)
+		}
+		break
+	}
+	select {
+	case <-lease.Lost():
+	case <-time.After(time.Second):
+		t.Fatal("Lost() not closed after the renewal found the key gone")
+	}
+	if err := a.Unlock(ctx); !errors.Is(err, lockcore.ErrReleased) {
+		t.Errorf("Unlock after the loss: err = %v, want ErrReleased", err)
+	}
+	select {
+	case r := <-renewals:
+		t.Errorf("renewal %+v reported after the watchdog gave the lease up", r)
+	default:
+	}
+}
+
+// TestReentrant_ExtendNotReported: OnRenew hears only from the watchdog,
+// not from an explicit Extend.
+func TestReentrant_ExtendNotReported(t *testing.T) {
+	_, rdb := startNodes(t, 1)
+	ctx := context.Background()
+	var reports int
+	a := lockcore.NewReentrant(rdb[0], "lock", &lockcore.ReentrantOptions{
+		NoWatchdog: true,
+		OnRenew:    func(lockcore.Renewal) { reports++ },
+	})
+	if _, err := a.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Extend(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if reports != 0 {
+		t.Errorf("OnRenew called %d times by Extend, want 0", reports)
+	}
+}

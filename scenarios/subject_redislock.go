@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"syscall"
 
 	"github.com/bsm/redislock"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/lockpick/lockpick/lockcore"
 )
@@ -58,7 +55,7 @@ func (s *redislockSubject) Acquire(ctx context.Context) (Grant, error) {
 	case errors.Is(err, redislock.ErrNotObtained):
 		return Grant{Node: node}, fmt.Errorf("%w: %w", lockcore.ErrNotAcquired, err)
 	case err != nil:
-		return Grant{Node: node}, redisOpError("acquire", key, err)
+		return Grant{Node: node}, lockcore.NewOpError("acquire", key, err)
 	}
 	s.lock = l
 	return Grant{Token: l.Token(), ValidUntil: sent.Add(ttl), Node: node}, nil
@@ -76,7 +73,7 @@ func (s *redislockSubject) Release(ctx context.Context) (string, error) {
 	case errors.Is(err, redislock.ErrLockNotHeld):
 		return s.node, fmt.Errorf("%w: %w", lockcore.ErrNotHeld, err)
 	default:
-		return s.node, redisOpError("release", l.Key(), err)
+		return s.node, lockcore.NewOpError("release", l.Key(), err)
 	}
 }
 
@@ -93,28 +90,7 @@ func (s *redislockSubject) Extend(ctx context.Context) (Grant, error) {
 		s.lock = nil
 		return Grant{Node: s.node}, fmt.Errorf("%w: %w", lockcore.ErrNotHeld, err)
 	case err != nil:
-		return Grant{Node: s.node}, redisOpError("extend", l.Key(), err)
+		return Grant{Node: s.node}, lockcore.NewOpError("extend", l.Key(), err)
 	}
 	return Grant{Token: l.Token(), ValidUntil: sent.Add(ttl), Node: s.node}, nil
-}
-
-// redisOpError wraps the error of a Redis call made by another library the
-// way the history needs it: a refused connection, an exhausted pool or an
-// error reply surely did not run the command; anything else (a timeout, a
-// connection dropped after the request went out) may have.
-func redisOpError(op, key string, err error) error {
-	return &lockcore.OpError{Op: op, Key: key, Indeterminate: !definite(err), Err: err}
-}
-
-// definite reports whether err means the command surely did not run.
-func definite(err error) bool {
-	var reply redis.Error
-	var nerr *net.OpError
-	switch {
-	case errors.As(err, &reply):
-		return true
-	case errors.As(err, &nerr) && nerr.Op == "dial":
-		return true
-	}
-	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, redis.ErrPoolTimeout) || errors.Is(err, redis.ErrClosed)
 }

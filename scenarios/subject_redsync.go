@@ -101,13 +101,15 @@ func (s *redsyncSubject) quorumError(op string, err error) error {
 }
 
 // mayHaveRun reports whether any node's error in err (redsync joins them)
-// leaves open that the node ran the command.
+// leaves open that the node ran the command, by [lockcore.MayHaveRun].
+// redsync's own errors (ErrNodeTaken, ErrLockAlreadyExpired,
+// ErrExtendFailed) are answers from nodes that ran the command.
 func mayHaveRun(err error) bool {
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		return slices.ContainsFunc(j.Unwrap(), mayHaveRun)
 	}
 	var rerr *redsync.RedisError
-	return errors.As(err, &rerr) && !definite(rerr.Err)
+	return errors.As(err, &rerr) && lockcore.MayHaveRun(rerr.Err)
 }
 
 // grantedBy names the nodes whose SET NX accepted value.
