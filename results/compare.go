@@ -20,16 +20,24 @@ type Comparison struct {
 	_ struct{} // disallow positional literals, for extensibility
 }
 
-// An ArmResult is one arm's violation rate with its 95% Wilson interval.
+// An ArmResult is one arm's violation rate with its 95% Wilson interval,
+// over its conclusive trials only: a trial that proves nothing is counted
+// apart, never as a violation nor as a clean trial.
 type ArmResult struct {
-	Arm        string  `json:"arm"`
-	Summary    string  `json:"summary,omitempty"`
-	Trials     int     `json:"trials"`
-	Violations int     `json:"violations"` // trials whose observation was not safe
-	Rate       float64 `json:"rate"`
-	Low        float64 `json:"ci95_low"`
-	High       float64 `json:"ci95_high"`
-	Dir        string  `json:"dir"` // the arm's run folder, relative to the comparison's
+	Arm     string `json:"arm"`
+	Summary string `json:"summary,omitempty"`
+	Trials  int    `json:"trials"`
+	// Conclusive counts the trials whose verdict counts; Inconclusive the
+	// others (their reasons are in the arm's verdict.json).
+	Conclusive   int `json:"conclusive"`
+	Inconclusive int `json:"inconclusive"`
+	// Violations counts conclusive trials observed unsafe or stuck.
+	Violations int `json:"violations"`
+	// Rate is Violations / Conclusive, 0 without conclusive trials.
+	Rate float64 `json:"rate"`
+	Low  float64 `json:"ci95_low"`
+	High float64 `json:"ci95_high"`
+	Dir  string  `json:"dir"` // the arm's run folder, relative to the comparison's
 }
 
 // A FisherTest compares the violation rates of two arms.
@@ -41,17 +49,28 @@ type FisherTest struct {
 
 // NewArmResult computes an arm's rate and interval from its verdict.
 func NewArmResult(arm, summary string, v *Verdict, dir string) ArmResult {
-	lo, hi := Wilson(v.TrialsWithAnomaly, v.Trials)
-	return ArmResult{Arm: arm, Summary: summary, Trials: v.Trials, Violations: v.TrialsWithAnomaly,
-		Rate: float64(v.TrialsWithAnomaly) / float64(max(v.Trials, 1)), Low: lo, High: hi, Dir: dir}
+	n := v.Trials - v.TrialsInconclusive
+	lo, hi := Wilson(v.TrialsWithAnomaly, n)
+	return ArmResult{Arm: arm, Summary: summary, Trials: v.Trials, Conclusive: n, Inconclusive: v.TrialsInconclusive,
+		Violations: v.TrialsWithAnomaly, Rate: float64(v.TrialsWithAnomaly) / float64(max(n, 1)), Low: lo, High: hi, Dir: dir}
 }
 
-// AddTests fills Tests with a Fisher exact test of the first arm against each other arm.
+// Inconclusive returns the number of inconclusive trials over all arms.
+func (c *Comparison) Inconclusive() int {
+	n := 0
+	for _, a := range c.Arms {
+		n += a.Inconclusive
+	}
+	return n
+}
+
+// AddTests fills Tests with a Fisher exact test of the first arm against
+// each other arm, on conclusive trials.
 func (c *Comparison) AddTests() {
 	c.Tests = nil
 	for _, b := range c.Arms[1:] {
 		a := c.Arms[0]
-		p := FisherExact(a.Violations, a.Trials-a.Violations, b.Violations, b.Trials-b.Violations)
+		p := FisherExact(a.Violations, a.Conclusive-a.Violations, b.Violations, b.Conclusive-b.Violations)
 		c.Tests = append(c.Tests, FisherTest{A: a.Arm, B: b.Arm, P: p})
 	}
 }
@@ -59,10 +78,14 @@ func (c *Comparison) AddTests() {
 // WriteTable prints the comparison as a table for a terminal.
 func (c *Comparison) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "%s: %d trials per arm\n", c.Scenario, c.Trials)
-	fmt.Fprintln(tw, "ARM\tVIOLATIONS\tRATE\t95% CI (Wilson)")
+	fmt.Fprintf(tw, "%s: %d trials per arm; rates over conclusive trials\n", c.Scenario, c.Trials)
+	fmt.Fprintln(tw, "ARM\tVIOLATIONS/CONCLUSIVE\tINCONCLUSIVE\tRATE\t95% CI (Wilson)")
 	for _, a := range c.Arms {
-		fmt.Fprintf(tw, "%s\t%d/%d\t%.1f%%\t[%.1f%%, %.1f%%]\n", a.Arm, a.Violations, a.Trials, 100*a.Rate, 100*a.Low, 100*a.High)
+		if a.Conclusive == 0 {
+			fmt.Fprintf(tw, "%s\t0/0\t%d\t-\t-\n", a.Arm, a.Inconclusive)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%d/%d\t%d\t%.1f%%\t[%.1f%%, %.1f%%]\n", a.Arm, a.Violations, a.Conclusive, a.Inconclusive, 100*a.Rate, 100*a.Low, 100*a.High)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

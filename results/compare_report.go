@@ -20,10 +20,10 @@ var compareTmpl = template.Must(template.New("compare").Funcs(template.FuncMap{
 table{border-collapse:collapse;margin:1em 0}td,th{padding:.3em .8em;border-bottom:1px solid #e3e6ea;text-align:left}
 .bar{fill:#e0245e}.ci{stroke:#1d232b;stroke-width:1.5}.axis{stroke:#999}.lbl{font-size:12px}</style></head><body>
 <h1>{{.C.Scenario}}: violation rate per arm</h1>
-<p>{{.C.Trials}} trials per arm, seed {{.C.Seed}}, {{printf "%.0f" .C.WallSeconds}} s in all. A violation is a trial whose history shows an anomaly. Whiskers: 95% Wilson interval.</p>
+<p>{{.C.Trials}} trials per arm, seed {{.C.Seed}}, {{printf "%.0f" .C.WallSeconds}} s in all. A violation is a conclusive trial whose history shows an anomaly; rates are over conclusive trials, and inconclusive trials (which prove nothing: see each arm's report) are counted apart. Whiskers: 95% Wilson interval.</p>
 {{.Chart}}
-<table><tr><th>arm</th><th>what</th><th>violations</th><th>rate</th><th>95% CI</th></tr>
-{{range .C.Arms}}<tr><td><a href="{{.Dir}}/report.html">{{.Arm}}</a></td><td>{{.Summary}}</td><td>{{.Violations}}/{{.Trials}}</td><td>{{pct .Rate}}</td><td>[{{pct .Low}}, {{pct .High}}]</td></tr>
+<table><tr><th>arm</th><th>what</th><th>violations / conclusive</th><th>inconclusive</th><th>rate</th><th>95% CI</th></tr>
+{{range .C.Arms}}<tr><td><a href="{{.Dir}}/report.html">{{.Arm}}</a></td><td>{{.Summary}}</td><td>{{.Violations}}/{{.Conclusive}}</td><td>{{.Inconclusive}}</td><td>{{pct .Rate}}</td><td>[{{pct .Low}}, {{pct .High}}]</td></tr>
 {{end}}</table>
 {{range .C.Tests}}<p>Fisher exact test, {{.A}} vs {{.B}}: p = {{p .P}}</p>{{end}}
 </body></html>`))
@@ -70,7 +70,7 @@ func (c *Comparison) chart() string {
 	for i, a := range c.Arms {
 		x := left + gap + float64(i)*(barW+gap)
 		fmt.Fprintf(&b, `<rect class="bar" x="%.1f" y="%.1f" width="%.0f" height="%.1f"><title>%s: %d/%d</title></rect>`,
-			x, y(a.Rate), barW, plotH*a.Rate, html.EscapeString(a.Arm), a.Violations, a.Trials)
+			x, y(a.Rate), barW, plotH*a.Rate, html.EscapeString(a.Arm), a.Violations, a.Conclusive)
 		cx := x + barW/2
 		fmt.Fprintf(&b, `<line class="ci" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/>`, cx, cx, y(a.High), y(a.Low))
 		fmt.Fprintf(&b, `<line class="ci" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/><line class="ci" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/>`,

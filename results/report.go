@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/lockpick/lockpick/checker"
+	"github.com/lockpick/lockpick/evidence"
 )
 
 // A Report is everything report.html shows about one run.
@@ -23,6 +24,8 @@ type Report struct {
 	Trial    int
 	Timeline Timeline
 	Check    checker.Result
+	// Evidence is what the shown trial proves.
+	Evidence evidence.Evidence
 	// Visualization is the relative link to porcupine's page, if any.
 	Visualization string
 }
@@ -34,6 +37,12 @@ var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"pct":  func(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) },
 	"sec":  func(ns int64) string { return fmt.Sprintf("%.3fs", float64(ns)/1e9) },
 	"join": func(xs []int) string { return strings.Trim(fmt.Sprint(xs), "[]") },
+	"at": func(s *float64) string {
+		if s == nil {
+			return "never"
+		}
+		return fmt.Sprintf("+%.3fs", *s)
+	},
 	"kinds": func(m map[string]int) []string {
 		ks := make([]string, 0, len(m))
 		for k, n := range m {

@@ -8,18 +8,18 @@ import (
 )
 
 // WriteSummary writes a Markdown table of verdicts: scenario, expectation,
-// observation, trials with an anomaly, wall time.
+// observation, trials with an anomaly and inconclusive, wall time.
 func WriteSummary(w io.Writer, vs []*Verdict) error {
 	var b strings.Builder
-	b.WriteString("| scenario | expect | observed | matched | trials with anomaly | s per trial |\n")
-	b.WriteString("|---|---|---|---|---|---|\n")
+	b.WriteString("| scenario | expect | observed | matched | trials with anomaly | inconclusive | s per trial |\n")
+	b.WriteString("|---|---|---|---|---|---|---|\n")
 	for _, v := range vs {
 		m := "yes"
 		if !v.Matched {
 			m = "**no**"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d/%d | %.2f |\n", v.Scenario, v.Expect, v.Observed, m,
-			v.TrialsWithAnomaly, v.Trials, v.WallSecondsPerTrial)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d/%d | %d | %.2f |\n", v.Scenario, v.Expect, v.Observed, m,
+			v.TrialsWithAnomaly, v.Trials, v.TrialsInconclusive, v.WallSecondsPerTrial)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -50,7 +50,13 @@ func WriteJUnit(w io.Writer, vs []*Verdict, dirs []string) error {
 	s := suite{Name: "lockpick", Tests: len(vs)}
 	for i, v := range vs {
 		c := testcase{Name: v.Scenario, Classname: "lockpick.scenarios", Time: v.WallSeconds}
-		out := fmt.Sprintf("expect %s, observed %s, %d/%d trials with an anomaly", v.Expect, v.Observed, v.TrialsWithAnomaly, v.Trials)
+		out := fmt.Sprintf("expect %s, observed %s, %d/%d trials with an anomaly, %d inconclusive", v.Expect, v.Observed,
+			v.TrialsWithAnomaly, v.Trials, v.TrialsInconclusive)
+		for _, t := range v.TrialResults {
+			if t.Reason != "" {
+				out += fmt.Sprintf("\ntrial %d inconclusive: %s", t.Trial, t.Reason)
+			}
+		}
 		if i < len(dirs) {
 			out += "\nresults: " + dirs[i]
 		}

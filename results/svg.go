@@ -19,12 +19,15 @@ const (
 var nodeColors = []string{"#3b7dd8", "#2e9e6a", "#c77c1e", "#8a55c2", "#c2458a", "#4f8f9e"}
 
 // SVG draws the timeline: a lane per client, leases as bars colored by node,
-// failed acquires as ticks, faults as shaded bands and double-grant overlaps
-// in red.
+// failed acquires as ticks, faults as shaded bands, observed effects as
+// dashed lines and double-grant overlaps in red.
 func (t Timeline) SVG() string {
 	span := float64(max(t.End-t.Origin, 1))
 	x := func(ns int64) float64 { return svgLeft + svgWidth*float64(ns-t.Origin)/span }
 	height := svgTop + svgLane*float64(max(len(t.Lanes), 1)) + svgBottom
+	if len(t.Marks) > 0 {
+		height += 24 // two rows of mark labels under the axis
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg class="timeline" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %.0f %.0f" width="100%%">`, svgLeft+svgWidth+20, height)
 	laneY := func(i int) float64 { return svgTop + svgLane*float64(i) }
@@ -60,6 +63,11 @@ func (t Timeline) SVG() string {
 	for _, o := range t.Overlaps {
 		fmt.Fprintf(&b, `<rect class="overlap" x="%.1f" y="%.1f" width="%.1f" height="%.1f"><title>double grant: clients %v both held the lock for %.3fs</title></rect>`,
 			x(o.Start), svgTop, max(x(o.End)-x(o.Start), 2), bottom-svgTop, o.Processes, sec(o.End-o.Start))
+	}
+	for i, m := range t.Marks {
+		fmt.Fprintf(&b, `<line class="mark" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"><title>+%.3fs %s</title></line>`,
+			x(m.Time), x(m.Time), svgTop-6, bottom+30+float64(i%2)*11, sec(m.Time-t.Origin), html.EscapeString(m.Label))
+		fmt.Fprintf(&b, `<text class="mark-label" x="%.1f" y="%.1f">%s</text>`, x(m.Time)+2, bottom+30+float64(i%2)*11, html.EscapeString(m.Label))
 	}
 	for s := 0.0; s <= span/1e9; s += tick(span / 1e9) {
 		px := svgLeft + svgWidth*s*1e9/span

@@ -14,8 +14,19 @@ type Timeline struct {
 	Origin, End int64 // monotonic ns
 	Lanes       []Lane
 	Faults      []FaultWindow
+	Marks       []Mark
 	Overlaps    []Overlap
 }
+
+// A Mark is an effect lockpick observed at one instant, e.g. "n3 back up,
+// lock key absent" or "sentinels switched master from n1 to n2".
+type Mark struct {
+	Time  int64
+	Label string
+}
+
+// observedPrefix starts a nemesis note recording an observed effect.
+const observedPrefix = "observed: "
 
 // A Lane is one client's leases.
 type Lane struct {
@@ -61,6 +72,8 @@ func NewTimeline(h checker.History, r checker.Result) Timeline {
 			t.Origin = e.Time
 		}
 		switch {
+		case e.F == checker.FNemesis && e.Type == checker.Info && strings.HasPrefix(e.Text(), observedPrefix):
+			t.Marks = append(t.Marks, Mark{Time: e.Time, Label: strings.TrimPrefix(e.Text(), observedPrefix)})
 		case e.F == checker.FNemesis && e.Type == checker.Invoke:
 			// "heal X" closes the window "X" opened; a fault never healed
 			// lasts until the end of the trial.

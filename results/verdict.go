@@ -3,6 +3,8 @@ package results
 import (
 	"encoding/json"
 	"io"
+
+	"github.com/lockpick/lockpick/evidence"
 )
 
 // A Verdict is the outcome of one scenario run over several trials, as
@@ -13,16 +15,18 @@ type Verdict struct {
 	Trials   int    `json:"trials"`
 	// Expect is the scenario's expectation: safe, unsafe or stuck.
 	Expect string `json:"expect"`
-	// Observed is what the trials showed: unsafe if any trial had a safety
-	// anomaly, else stuck if any had a stuck lock, else unknown if a check
-	// timed out, else safe.
+	// Observed is what the trials showed: inconclusive if any trial proves
+	// nothing (see its evidence), else unsafe if any trial had a safety
+	// anomaly, else stuck if any had a stuck lock, else safe.
 	Observed string `json:"observed"`
 	// Matched reports whether Observed meets Expect.
 	Matched bool `json:"matched"`
 	// Anomalies counts anomalies by kind over all trials.
 	Anomalies map[string]int `json:"anomalies"`
-	// TrialsWithAnomaly counts trials whose observation was not safe.
+	// TrialsWithAnomaly counts trials observed unsafe or stuck.
 	TrialsWithAnomaly int `json:"trials_with_anomaly"`
+	// TrialsInconclusive counts trials that prove nothing.
+	TrialsInconclusive int `json:"trials_inconclusive"`
 	// WallSeconds is the wall time of all trials; WallSecondsPerTrial the mean.
 	WallSeconds         float64 `json:"wall_seconds"`
 	WallSecondsPerTrial float64 `json:"wall_seconds_per_trial"`
@@ -36,11 +40,16 @@ type Verdict struct {
 
 // A Trial is the outcome of one trial of a run.
 type Trial struct {
-	Trial       int            `json:"trial"`
-	Seed        uint64         `json:"seed"`
-	Observed    string         `json:"observed"`
-	Anomalies   map[string]int `json:"anomalies,omitempty"`
-	WallSeconds float64        `json:"wall_seconds"`
+	Trial int    `json:"trial"`
+	Seed  uint64 `json:"seed"`
+	// Observed is safe, unsafe, stuck or inconclusive; Reason says why an
+	// inconclusive trial proves nothing.
+	Observed  string         `json:"observed"`
+	Reason    string         `json:"reason,omitempty"`
+	Anomalies map[string]int `json:"anomalies,omitempty"`
+	// Evidence is what the trial proves.
+	Evidence    evidence.Evidence `json:"evidence"`
+	WallSeconds float64           `json:"wall_seconds"`
 	// Dir is the trial's folder, relative to the run folder.
 	Dir string `json:"dir"`
 }

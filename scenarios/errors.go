@@ -7,6 +7,9 @@ var (
 	ErrUnknownScenario = errors.New("scenarios: unknown scenario")
 	// ErrBadScenario means a scenario's definition is invalid.
 	ErrBadScenario = errors.New("scenarios: bad scenario")
+	// ErrSubjectUnusable means the lock under test never worked at all: a
+	// lock program that exited, or never answered a request, from the start.
+	ErrSubjectUnusable = errors.New("scenarios: the lock under test never answered")
 )
 
 // An InfraError is a failure of the harness, not of the lock: a node that did

@@ -4,13 +4,17 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/evidence"
 )
 
 // A Step is one fault in a scenario's schedule.
@@ -62,19 +66,30 @@ func (s Step) validate() error {
 	return err
 }
 
-// A trialEnv is what the nemesis can reach: the cluster, and the process ids
-// of isolated clients.
+// A trialEnv is what the nemesis can reach: the cluster, the process ids
+// of isolated clients, and the lock's key, whose presence on a node is
+// read before and after the node restarts.
 type trialEnv struct {
 	c    *cluster.Cluster
 	pids map[int]int
-
-	mu       sync.Mutex
-	injected []injected
+	key  string
 }
 
-type injected struct {
-	f    cluster.Fault
-	node *cluster.Node
+// A nemesis plays a trial's fault schedule and keeps the record of what
+// happened to each step, for the trial's evidence.
+type nemesis struct {
+	env   *trialEnv
+	steps []Step
+	rec   *checker.Recorder
+	start time.Time
+
+	faults []cluster.Fault
+	nodes  []*cluster.Node
+
+	mu     sync.Mutex
+	record []evidence.Fault
+	live   []bool // injected and not yet healed, by step
+	notes  []string
 }
 
 // An action is an inject or a heal at a point in the trial.
@@ -84,90 +99,269 @@ type action struct {
 	step int
 }
 
-// runNemesis plays the schedule, recording each action as a nemesis invoke
-// when it starts and an info (or fail) when it is done. Actions run in
-// their own goroutines, so a fault that takes time (a delayed restart)
-// does not hold up the next one.
-func runNemesis(ctx context.Context, env *trialEnv, steps []Step, rng *rand.Rand, rec *checker.Recorder, start time.Time) error {
-	faults := make([]cluster.Fault, len(steps))
-	nodes := make([]*cluster.Node, len(steps))
-	var plan []action
+// newNemesis builds the faults of steps; a step that names a client that
+// is not isolated or a node the topology lacks is an [ErrBadScenario].
+func newNemesis(env *trialEnv, steps []Step, rec *checker.Recorder) (*nemesis, error) {
+	m := &nemesis{env: env, steps: steps, rec: rec, faults: make([]cluster.Fault, len(steps)),
+		nodes: make([]*cluster.Node, len(steps)), record: make([]evidence.Fault, len(steps)), live: make([]bool, len(steps))}
 	for i, s := range steps {
 		f, err := s.fault(env.pids)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		faults[i] = f
+		m.faults[i] = f
 		if s.Fault != "pause-client" {
-			if nodes[i], err = env.c.Node(s.Node); err != nil {
-				return fmt.Errorf("%w: %v", ErrBadScenario, err)
+			if m.nodes[i], err = env.c.Node(s.Node); err != nil {
+				return nil, fmt.Errorf("%w: %v", ErrBadScenario, err)
 			}
 		}
+		desc := cluster.Describe(f, m.nodes[i])
+		if m.nodes[i] == nil {
+			desc = strings.TrimSuffix(desc, fmt.Sprintf(" pid %d", env.pids[s.Client])) + " " + s.target()
+		}
+		m.record[i] = evidence.Fault{Step: i, Fault: s.Fault, Target: s.target(), Desc: desc}
+	}
+	return m, nil
+}
+
+// run plays the schedule from start until runCtx ends. Each action runs in
+// its own goroutine, so a fault that takes time (a delayed restart) does
+// not hold up the next one, and it runs under ctx, not runCtx: a fault
+// injected before the end of the trial completes (a node still restarting
+// comes back) before run returns.
+func (m *nemesis) run(runCtx, ctx context.Context, rng *rand.Rand, start time.Time) {
+	m.start = start
+	var plan []action
+	for i, s := range m.steps {
 		at := s.At.D()
 		if s.Jitter > 0 {
 			at += time.Duration(rng.Int64N(int64(s.Jitter)))
 		}
+		m.record[i].At = at.Seconds()
 		plan = append(plan, action{at: at, step: i})
 		if s.For > 0 {
 			plan = append(plan, action{at: at + s.For.D(), heal: true, step: i})
 		}
 	}
 	sort.SliceStable(plan, func(i, j int) bool { return plan[i].at < plan[j].at })
-
 	var wg sync.WaitGroup
-	errs := make(chan error, len(plan))
 	for _, a := range plan {
-		if !sleep(ctx, time.Until(start.Add(a.at))) {
+		if !sleep(runCtx, time.Until(start.Add(a.at))) {
 			break
 		}
-		f, n := faults[a.step], nodes[a.step]
-		desc := cluster.Describe(f, n)
-		if n == nil {
-			desc += " " + steps[a.step].target()
-		}
 		if a.heal {
-			desc = "heal " + desc
+			wg.Go(func() { m.heal(ctx, a.step) })
+		} else {
+			wg.Go(func() { m.inject(ctx, a.step) })
 		}
-		rec.Record(checker.Event{Process: -1, Type: checker.Invoke, F: checker.FNemesis, Value: checker.TextValue(desc), Node: steps[a.step].target()})
-		wg.Go(func() {
-			var err error
-			if a.heal {
-				err = f.Heal(ctx, n)
-			} else {
-				env.remember(f, n)
-				err = f.Inject(ctx, n)
-			}
-			e := checker.Event{Process: -1, Type: checker.Info, F: checker.FNemesis, Value: checker.TextValue(desc), Node: steps[a.step].target()}
-			if err != nil && ctx.Err() == nil {
-				e.Type, e.Error = checker.Fail, err.Error()
-				errs <- fmt.Errorf("nemesis %s: %w", desc, err)
-			}
-			rec.Record(e)
-		})
 	}
 	wg.Wait()
-	close(errs)
-	return <-errs
 }
 
-func (e *trialEnv) remember(f cluster.Fault, n *cluster.Node) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.injected = append(e.injected, injected{f, n})
+// since returns the seconds from the start of the trial to now.
+func (m *nemesis) since() *float64 {
+	s := time.Since(m.start).Seconds()
+	return &s
 }
 
-// healAll heals every fault injected, newest first, so no client stays
-// frozen and no node stays down while the trial winds up.
-func (e *trialEnv) healAll(ctx context.Context) {
-	e.mu.Lock()
-	inj := e.injected
-	e.injected = nil
-	e.mu.Unlock()
-	for i := len(inj) - 1; i >= 0; i-- {
-		_ = inj[i].f.Heal(ctx, inj[i].node)
+// inject injects step i, then observes its effect, and for a kill or
+// restart the lock's key on the node before and after.
+func (m *nemesis) inject(ctx context.Context, i int) {
+	f, n, st := m.faults[i], m.nodes[i], m.steps[i]
+	desc := m.record[i].Desc
+	var before string
+	if keyFault(st.Fault) {
+		before = keyOn(ctx, n, m.env.key)
 	}
-	for _, pid := range e.pids {
+	m.rec.Record(checker.Event{Process: -1, Type: checker.Invoke, F: checker.FNemesis, Value: checker.TextValue(desc), Node: st.target()})
+	m.mu.Lock()
+	m.live[i] = true
+	m.mu.Unlock()
+	fired := m.since()
+	err := f.Inject(ctx, n)
+	e := checker.Event{Process: -1, Type: checker.Info, F: checker.FNemesis, Value: checker.TextValue(desc), Node: st.target()}
+	if err != nil {
+		e.Type, e.Error = checker.Fail, err.Error()
+	}
+	m.rec.Record(e)
+	var effect, noEffect, after string
+	if err == nil {
+		vctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		if effect, err = verify(vctx, f, n); err != nil {
+			effect, noEffect, err = "", err.Error(), nil
+		}
+		cancel()
+		if st.Fault == "restart" {
+			after = keyOn(ctx, n, m.env.key)
+		}
+		if after != "" {
+			effect = strings.TrimSpace(effect + ", lock key " + after)
+		}
+		if effect != "" {
+			m.observe(st.target(), st.target()+" "+effect)
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := &m.record[i]
+	r.Fired, r.Effect, r.NoEffect, r.KeyBefore, r.KeyAfter = fired, effect, noEffect, before, after
+	if err != nil && ctx.Err() == nil {
+		r.Error = err.Error()
+	}
+}
+
+// heal heals step i if it is injected and not healed yet; a kill's node is
+// asked for the lock's key once it is back.
+func (m *nemesis) heal(ctx context.Context, i int) {
+	m.mu.Lock()
+	live := m.live[i]
+	m.live[i] = false
+	m.mu.Unlock()
+	if !live {
+		return
+	}
+	f, n, st := m.faults[i], m.nodes[i], m.steps[i]
+	desc := "heal " + m.record[i].Desc
+	m.rec.Record(checker.Event{Process: -1, Type: checker.Invoke, F: checker.FNemesis, Value: checker.TextValue(desc), Node: st.target()})
+	err := f.Heal(ctx, n)
+	e := checker.Event{Process: -1, Type: checker.Info, F: checker.FNemesis, Value: checker.TextValue(desc), Node: st.target()}
+	if err != nil {
+		e.Type, e.Error = checker.Fail, err.Error()
+	}
+	m.rec.Record(e)
+	healed := m.since()
+	var after string
+	if err == nil && st.Fault == "kill" {
+		after = keyOn(ctx, n, m.env.key)
+		m.observe(st.target(), st.target()+" back up, lock key "+orUnknown(after))
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := &m.record[i]
+	r.Healed = healed
+	if after != "" {
+		r.KeyAfter = after
+	}
+	if err != nil {
+		r.HealError = err.Error()
+	}
+}
+
+// healAll heals every fault still in place, newest step first, so no node
+// stays down and no client frozen while the trial winds up, and thaws
+// every isolated client.
+func (m *nemesis) healAll(ctx context.Context) {
+	for i := len(m.steps) - 1; i >= 0; i-- {
+		m.heal(ctx, i)
+	}
+	for _, pid := range m.env.pids {
 		_ = cluster.ResumePID(pid)
+	}
+}
+
+// observe records an effect seen on target as a nemesis note in the history
+// and in the trial's notes.
+func (m *nemesis) observe(target, what string) {
+	m.rec.Record(checker.Event{Process: -1, Type: checker.Info, F: checker.FNemesis, Value: checker.TextValue(observedPrefix + what), Node: target})
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.notes = append(m.notes, fmt.Sprintf("+%.3fs %s", time.Since(m.start).Seconds(), what))
+}
+
+// observedPrefix starts the value of a nemesis note that records an effect
+// lockpick saw rather than a fault it injected.
+const observedPrefix = "observed: "
+
+// evidence returns the record of every step and the notes.
+func (m *nemesis) evidence() ([]evidence.Fault, []string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.record), slices.Clone(m.notes)
+}
+
+// verify observes f's effect on n right after it was injected, if f can
+// (a [cluster.Verifier]); it returns "" for a fault that cannot say.
+func verify(ctx context.Context, f cluster.Fault, n *cluster.Node) (string, error) {
+	v, ok := f.(interface {
+		Verify(context.Context, *cluster.Node) (string, error)
+	})
+	if !ok {
+		return "", nil
+	}
+	return v.Verify(ctx, n)
+}
+
+// keyFault reports whether a fault kind takes a node down, so the lock's
+// key on it is read before and after.
+func keyFault(kind string) bool { return kind == "kill" || kind == "restart" }
+
+// keyOn reads whether key exists on node n, through its own address (not
+// its proxy, which a fault may cut): "held", "absent", or "" if the node
+// does not answer in time.
+func keyOn(ctx context.Context, n *cluster.Node, key string) string {
+	if n == nil || n.Proc == nil {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	rdb := redis.NewClient(&redis.Options{Addr: n.Proc.Addr(), MaxRetries: -1, DialTimeout: 200 * time.Millisecond, ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	k, err := rdb.Exists(ctx, key).Result()
+	switch {
+	case err != nil:
+		return ""
+	case k > 0:
+		return evidence.KeyHeld
+	}
+	return evidence.KeyAbsent
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// watchSentinels notes, until ctx ends, each time the sentinels name a new
+// master: the moment a failover took effect for clients.
+func (m *nemesis) watchSentinels(ctx context.Context) {
+	c := m.env.c
+	if len(c.Sentinels) == 0 {
+		return
+	}
+	name := func(addr string) string {
+		for _, n := range c.Nodes {
+			if n.Addr() == addr {
+				return n.Name
+			}
+		}
+		return addr
+	}
+	last := ""
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for {
+		for _, s := range c.Sentinels {
+			qctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+			addr, err := cluster.MasterAddr(qctx, s.Addr())
+			cancel()
+			if err != nil {
+				continue
+			}
+			if now := name(addr); now != last {
+				if last != "" {
+					m.observe(now, fmt.Sprintf("sentinels switched master from %s to %s", last, now))
+				}
+				last = now
+			}
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 // writeReport renders report.html and summary.md for a run, showing trial i.
 func writeReport(dir *results.RunDir, s Scenario, v *results.Verdict, tr TrialResult, i int) error {
 	r := &results.Report{Verdict: v, Summary: s.Summary, Explain: s.Explain, Trial: i + 1,
-		Timeline: results.NewTimeline(tr.History, tr.Check), Check: tr.Check}
+		Timeline: results.NewTimeline(tr.History, tr.Check), Check: tr.Check, Evidence: tr.Evidence}
 	vis := filepath.Join(trialDir(i), "linearizability.html")
 	if _, err := os.Stat(dir.Path(vis)); err == nil {
 		r.Visualization = vis

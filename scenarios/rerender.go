@@ -35,7 +35,11 @@ func Rerender(runDir string) error {
 	if err != nil {
 		return err
 	}
-	r := checker.CheckTimeout(h, &checker.Options{MaxTTL: s.Lock.TTL.D()}, checkTimeout)
+	r := checker.CheckTimeout(h, CheckOptions(s), checkTimeout)
 	dir := results.Existing(runDir)
-	return writeReport(dir, s, &v, TrialResult{History: h, Check: r}, shown)
+	tr := TrialResult{History: h, Check: r}
+	if shown < len(v.TrialResults) {
+		tr.Evidence, tr.Observed, tr.Reason = v.TrialResults[shown].Evidence, v.TrialResults[shown].Observed, v.TrialResults[shown].Reason
+	}
+	return writeReport(dir, s, &v, tr, shown)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/evidence"
 	"github.com/lockpick/lockpick/results"
 )
 
@@ -61,10 +62,16 @@ func (o *Options) withDefaults() Options {
 
 // A TrialResult is what one trial recorded and what the checker made of it.
 type TrialResult struct {
-	Seed     uint64
-	History  checker.History
-	Check    checker.Result
+	Seed    uint64
+	History checker.History
+	Check   checker.Result
+	// Evidence is what the trial proves: grants, faults fired with their
+	// effect, the scenario's requirements.
+	Evidence evidence.Evidence
+	// Observed is safe, unsafe, stuck or inconclusive; Reason says why an
+	// inconclusive trial proves nothing.
 	Observed string
+	Reason   string
 	Wall     time.Duration
 
 	checkOptions *checker.Options
@@ -118,14 +125,17 @@ func runTrials(ctx context.Context, s Scenario, o Options, dir *results.RunDir) 
 	shown := 0
 	for i, tr := range trials {
 		rel := trialDir(i)
-		t := results.Trial{Trial: i + 1, Seed: tr.Seed, Observed: tr.Observed, Anomalies: map[string]int{},
-			WallSeconds: tr.Wall.Seconds(), Dir: rel}
+		t := results.Trial{Trial: i + 1, Seed: tr.Seed, Observed: tr.Observed, Reason: tr.Reason, Anomalies: map[string]int{},
+			WallSeconds: tr.Wall.Seconds(), Dir: rel, Evidence: tr.Evidence}
 		for k, n := range tr.Check.Counts() {
 			t.Anomalies[string(k)] += n
 			v.Anomalies[string(k)] += n
 		}
-		if tr.Observed != string(Safe) {
+		switch tr.Observed {
+		case evidence.Unsafe, evidence.Stuck:
 			v.TrialsWithAnomaly++
+		case evidence.Inconclusive:
+			v.TrialsInconclusive++
 		}
 		for _, a := range tr.Check.Anomalies {
 			if len(v.Examples) < 3 {
@@ -133,14 +143,18 @@ func runTrials(ctx context.Context, s Scenario, o Options, dir *results.RunDir) 
 			}
 		}
 		if trials[shown].Observed == string(Safe) && tr.Observed != string(Safe) {
-			shown = i
+			shown = i // the first trial that is not plainly safe is the one to look at
 		}
 		v.WallSeconds += tr.Wall.Seconds()
 		v.TrialResults = append(v.TrialResults, t)
 	}
 	v.WallSecondsPerTrial = v.WallSeconds / float64(o.Trials)
-	v.Observed = observedOverall(v.TrialResults)
-	v.Matched = matches(s.Expect, v.Observed)
+	observed := make([]string, len(trials))
+	for i, tr := range trials {
+		observed[i] = tr.Observed
+	}
+	v.Observed = evidence.Overall(observed)
+	v.Matched = evidence.Matches(string(s.Expect), v.Observed)
 	// The top-level history is the first trial with an anomaly, else the first.
 	if err := checker.WriteFile(dir.Path("history.jsonl"), trials[shown].History); err != nil {
 		return nil, &InfraError{Err: err}
@@ -250,12 +264,13 @@ func RunTrial(ctx context.Context, s Scenario, seed uint64, dir string, nb Backe
 	defer res.close()
 
 	rec := checker.NewRecorder(monoNow)
-	env := &trialEnv{c: c, pids: map[int]int{}}
+	env := &trialEnv{c: c, pids: map[int]int{}, key: s.Lock.Key}
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	problems := &problemLog{}
 	var procs []*workerProc
 	defer func() {
 		for _, p := range procs {
-			_ = p.wait(0) // only reached with work left on an error path
+			p.wait(0) // only reached with work left on an error path
 		}
 	}()
 	var inproc []*worker
@@ -279,8 +294,13 @@ func RunTrial(ctx context.Context, s Scenario, seed uint64, dir string, nb Backe
 		}
 		tgt := newTarget(view)
 		defer tgt.close()
-		inproc = append(inproc, &worker{process: p, s: s, subj: newSubject(SubjectConfig{tgt: tgt, Lock: s.Lock, Fenced: s.Fenced, Process: p}),
-			res: &resourceClient{addr: view.Resource}, mono: newMonoClock(s.Lock.skew(p)), emit: func(e checker.Event) { rec.Record(e) }})
+		w := newWorker(p, s, tgt, func(e checker.Event) { rec.Record(e) }, problems)
+		w.res = &resourceClient{addr: view.Resource}
+		inproc = append(inproc, w)
+	}
+	nem, err := newNemesis(env, s.Faults, rec)
+	if err != nil {
+		return TrialResult{}, err
 	}
 	// The trial's clock starts once every isolated client is up.
 	for _, wp := range procs {
@@ -300,33 +320,50 @@ func RunTrial(ctx context.Context, s Scenario, seed uint64, dir string, nb Backe
 	for _, w := range inproc {
 		wg.Go(func() { w.run(runCtx) })
 	}
-	var nemesisErr error
-	wg.Go(func() { nemesisErr = runNemesis(runCtx, env, s.Faults, rng, rec, start) })
+	wg.Go(func() { nem.run(runCtx, ctx, rng, start) })
+	wg.Go(func() { nem.watchSentinels(runCtx) })
 	wg.Wait()
+	var unusable error
 	for _, w := range inproc {
-		closeSubject(w.subj)
+		if err := w.finish(); err != nil && unusable == nil {
+			unusable = err
+		}
 	}
-	env.healAll(ctx)
+	nem.healAll(ctx)
 	grace := s.Hold.D() + 3*time.Second
 	for _, p := range procs {
-		if err := p.wait(grace); err != nil {
-			return TrialResult{}, &InfraError{Err: err}
+		p.wait(grace)
+		list, err := p.problems(p.process == s.Lock.CrashAfterSetNX)
+		for _, msg := range list {
+			problems.add("%s", msg)
+		}
+		if err != nil && unusable == nil {
+			unusable = err
 		}
 	}
 	procs = nil
 	if err := ctx.Err(); err != nil {
 		return TrialResult{}, err
 	}
-	if nemesisErr != nil {
-		if errors.Is(nemesisErr, ErrBadScenario) {
-			return TrialResult{}, nemesisErr
-		}
-		return TrialResult{}, &InfraError{Err: nemesisErr}
+	if unusable != nil {
+		return TrialResult{}, &InfraError{Err: unusable}
 	}
 	h := inTimeOrder(rec.History())
-	copt := &checker.Options{MaxTTL: s.Lock.TTL.D()}
+	copt := CheckOptions(s)
 	r := checker.CheckTimeout(h, copt, checkTimeout)
-	return TrialResult{Seed: seed, History: h, Check: r, Observed: observed(r, s.Tolerate), Wall: time.Since(began), checkOptions: copt}, nil
+	faults, notes := nem.evidence()
+	ev := evidence.Evaluate(evidence.Input{History: h, Result: r, Start: startMono, Faults: faults,
+		Require: s.Require, Notes: notes, Problems: problems.all()})
+	obs, why := evidence.Observe(r, ev, s.Tolerate)
+	return TrialResult{Seed: seed, History: h, Check: r, Evidence: ev, Observed: obs, Reason: why,
+		Wall: time.Since(began), checkOptions: copt}, nil
+}
+
+// CheckOptions returns the checker options for histories of s, the same
+// for `lockpick run` and `lockpick check`: an acquire whose outcome is
+// unknown may hold the lock for at most the scenario's TTL.
+func CheckOptions(s Scenario) *checker.Options {
+	return &checker.Options{MaxTTL: s.withDefaults().Lock.TTL.D()}
 }
 
 // inTimeOrder sorts events from all clients by time and renumbers them:
@@ -338,38 +375,3 @@ func inTimeOrder(h checker.History) checker.History {
 	}
 	return h
 }
-
-// observed turns a check result into safe, unsafe, stuck or unknown,
-// leaving out the tolerated kinds.
-func observed(r checker.Result, tolerate []string) string {
-	c := r.Counts()
-	for _, k := range tolerate {
-		delete(c, checker.Kind(k))
-	}
-	switch {
-	case c[checker.DoubleGrant]+c[checker.StaleWrite]+c[checker.LostUpdate] > 0:
-		return string(Unsafe)
-	case c[checker.StuckLock] > 0:
-		return string(Stuck)
-	case r.Verdict == checker.Unknown:
-		return "unknown"
-	}
-	return string(Safe)
-}
-
-func observedOverall(ts []results.Trial) string {
-	seen := map[string]bool{}
-	for _, t := range ts {
-		seen[t.Observed] = true
-	}
-	for _, o := range []string{string(Unsafe), string(Stuck), "unknown"} {
-		if seen[o] {
-			return o
-		}
-	}
-	return string(Safe)
-}
-
-// matches reports whether an observation meets an expectation: "unsafe" and
-// "stuck" need one trial to show it, "safe" needs every trial clean.
-func matches(e Expect, observed string) bool { return string(e) == observed }

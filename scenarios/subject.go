@@ -36,6 +36,16 @@ type Grant struct {
 	Node string
 }
 
+// A HealthReporter is a Subject that can tell, once its client is done,
+// whether it behaved. It is optional.
+type HealthReporter interface {
+	// Health returns nil if the subject behaved. An error wrapping
+	// [ErrSubjectUnusable] means it never worked at all (the trial fails
+	// as an infrastructure error); any other error makes the trial
+	// inconclusive.
+	Health() error
+}
+
 // A SubjectConfig is what building one client's Subject takes.
 type SubjectConfig struct {
 	// Lock is the scenario's lock section.
@@ -44,6 +54,10 @@ type SubjectConfig struct {
 	Fenced bool
 	// Process is the client's number, from 1.
 	Process int
+	// OnRenew, if set, records the renewals a lock makes on its own (a
+	// watchdog) as extends in the history. It may be called from any
+	// goroutine.
+	OnRenew func(lockcore.Renewal)
 
 	tgt *target
 }
@@ -133,7 +147,7 @@ type perMaster struct {
 func (s *perMaster) Acquire(ctx context.Context) (Grant, error) {
 	rdb, node, err := s.cfg.Master(ctx)
 	if err != nil {
-		return Grant{}, fmt.Errorf("no master: %w", err)
+		return Grant{}, noMaster(s.cfg.Lock.Key, err)
 	}
 	l, ok := s.locks[node]
 	if !ok {
@@ -149,3 +163,9 @@ func (s *perMaster) Acquire(ctx context.Context) (Grant, error) {
 }
 
 func (s *perMaster) Release(ctx context.Context) (string, error) { return s.node, s.cur.Unlock(ctx) }
+
+// noMaster is the error of an acquire that found no master to send to: it
+// surely did not run.
+func noMaster(key string, err error) error {
+	return &lockcore.OpError{Op: "acquire", Key: key, Err: fmt.Errorf("no master: %w", err)}
+}

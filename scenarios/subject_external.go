@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,7 +10,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -112,12 +115,22 @@ type externalSubject struct {
 	token  string // the current grant's, "" without one
 	master string // the address its acquire was sent to
 	node   string // the node(s) that granted it
+
+	// What Health reports, written by call and read (and by read's
+	// goroutine before exited closes).
+	calls, answered int
+	notReplies      int    // lines that are not JSON replies
+	notReply        string // the first of them
+	noDeadline      int    // grants without a usable deadline
+	diedEarly       bool   // it exited before Close asked it to
+	stderr          tailWriter
 }
 
 var (
-	_ Subject   = (*externalSubject)(nil)
-	_ Extender  = (*externalSubject)(nil)
-	_ io.Closer = (*externalSubject)(nil)
+	_ Subject        = (*externalSubject)(nil)
+	_ Extender       = (*externalSubject)(nil)
+	_ HealthReporter = (*externalSubject)(nil)
+	_ io.Closer      = (*externalSubject)(nil)
 )
 
 func (s *externalSubject) Acquire(ctx context.Context) (Grant, error) {
@@ -125,13 +138,20 @@ func (s *externalSubject) Acquire(ctx context.Context) (Grant, error) {
 	if len(s.cfg.tgt.view.Sentinels) > 0 {
 		var err error
 		if m, err = s.cfg.tgt.askSentinels(ctx); err != nil {
-			return Grant{}, fmt.Errorf("no master: %w", err)
+			return Grant{}, noMaster(s.cfg.Lock.Key, err)
 		}
 	}
 	s.token = ""
 	r, sent, err := s.call(ctx, extRequest{Op: "acquire", Master: m.Addr, Fenced: s.cfg.Fenced})
 	if err != nil {
 		return Grant{Node: m.Name}, err
+	}
+	if r.ValidMS != nil && *r.ValidMS <= 0 {
+		// A grant it says is already over: the protocol has no such thing,
+		// and the history could not place the lease. It may hold the lock.
+		s.noDeadline++
+		return Grant{Node: m.Name}, &lockcore.OpError{Op: "acquire", Key: s.cfg.Lock.Key, Indeterminate: true,
+			Err: fmt.Errorf("external subject granted the lock with valid_ms %d: no deadline", *r.ValidMS)}
 	}
 	g := s.grant(r, sent, m.Name)
 	s.token, s.master, s.node = g.Token, m.Addr, g.Node
@@ -217,8 +237,11 @@ func (s *externalSubject) call(ctx context.Context, req extRequest) (extReply, t
 		return &lockcore.OpError{Op: req.Op, Key: req.Key, Indeterminate: true, Err: err}
 	}
 	sent := s.cfg.Clock().Now()
+	s.calls++
 	if _, err := s.stdin.Write(append(line, '\n')); err != nil {
-		return extReply{}, sent, fmt.Errorf("%w (%v): write %s request: %w", errExited, s.exitStatus(), req.Op, err)
+		// The request never reached it: surely not applied.
+		return extReply{}, sent, &lockcore.OpError{Op: req.Op, Key: req.Key,
+			Err: fmt.Errorf("%w (%v): write %s request: %w", errExited, s.exitStatus(), req.Op, err)}
 	}
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
@@ -240,6 +263,7 @@ func (s *externalSubject) call(ctx context.Context, req extRequest) (extReply, t
 		if r.ID != req.ID {
 			continue // the late reply to a request that timed out
 		}
+		s.answered++
 		switch {
 		case r.OK:
 			return r, sent, nil
@@ -266,7 +290,7 @@ func (s *externalSubject) start() error {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	cmd.Stderr = os.Stderr
+	cmd.Stderr = io.MultiWriter(os.Stderr, &s.stderr)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	stdin, err := cmd.StdinPipe()
 	if err == nil {
@@ -293,7 +317,9 @@ func (s *externalSubject) read(out io.Reader) {
 	for sc.Scan() {
 		var r extReply
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			fmt.Fprintf(os.Stderr, "external subject %d: not a reply: %s\n", s.cfg.Process, sc.Text())
+			if s.notReplies++; s.notReplies == 1 {
+				s.notReply = sc.Text()
+			}
 			continue
 		}
 		select {
@@ -303,6 +329,94 @@ func (s *externalSubject) read(out io.Reader) {
 	}
 	_, _ = io.Copy(io.Discard, out)
 	s.waitErr = s.cmd.Wait()
+	select {
+	case <-s.quit:
+	default:
+		s.diedEarly = true
+	}
+}
+
+// Health reports a program that never answered (wrapping
+// [ErrSubjectUnusable]), and one that wrote lines that are not replies,
+// granted a lock without a deadline, or exited before the end of the trial.
+// Call it after Close.
+func (s *externalSubject) Health() error {
+	if s.cmd == nil && s.startErr == nil {
+		return nil // never asked anything
+	}
+	who := fmt.Sprintf("lock program %s (client %d)", strings.Join(s.cfg.Lock.Command, " "), s.cfg.Process)
+	var what []string
+	if s.startErr != nil {
+		what = append(what, s.startErr.Error())
+	}
+	if s.diedEarly {
+		what = append(what, fmt.Sprintf("exited (%v) before the end of the trial", s.waitErr))
+	}
+	if s.notReplies > 0 {
+		what = append(what, fmt.Sprintf("wrote %d lines that are not replies, e.g. %q", s.notReplies, trim(s.notReply, 80)))
+	}
+	if s.noDeadline > 0 {
+		what = append(what, fmt.Sprintf("granted %d locks without a deadline (valid_ms <= 0)", s.noDeadline))
+	}
+	if s.answered == 0 && s.calls > 0 {
+		what = append([]string{fmt.Sprintf("answered none of %d requests", s.calls)}, what...)
+		return fmt.Errorf("%w: %s %s%s", ErrSubjectUnusable, who, strings.Join(what, "; "), s.stderr.lastLines())
+	}
+	if len(what) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s %s%s", who, strings.Join(what, "; "), s.stderr.lastLines())
+}
+
+func trim(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// A tailWriter keeps the last lines written to it, for error messages.
+type tailWriter struct {
+	mu    sync.Mutex
+	lines []string
+	part  []byte
+}
+
+const tailLines = 5
+
+func (w *tailWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.part = append(w.part, b...)
+	for {
+		i := bytes.IndexByte(w.part, '\n')
+		if i < 0 {
+			break
+		}
+		w.lines = append(w.lines, string(w.part[:i]))
+		w.part = w.part[i+1:]
+	}
+	if len(w.lines) > tailLines {
+		w.lines = w.lines[len(w.lines)-tailLines:]
+	}
+	if len(w.part) > 4096 {
+		w.part = w.part[len(w.part)-4096:]
+	}
+	return len(b), nil
+}
+
+// lastLines returns "; last lines of its stderr:\n  ..." or "".
+func (w *tailWriter) lastLines() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	lines := w.lines
+	if len(w.part) > 0 {
+		lines = append(slices.Clone(lines), string(w.part))
+	}
+	if len(lines) == 0 {
+		return "; it wrote nothing on stderr"
+	}
+	return "; last lines of its stderr:\n  " + strings.Join(lines, "\n  ")
 }
 
 func (s *externalSubject) exitStatus() string {

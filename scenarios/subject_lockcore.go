@@ -21,7 +21,7 @@ func init() {
 	RegisterSubject("reentrant", func(c SubjectConfig) Subject {
 		return LockerSubject(c, func(rdb *redis.Client) lockcore.Locker {
 			return lockcore.NewReentrant(rdb, c.Lock.Key, &lockcore.ReentrantOptions{LeaseTime: c.Lock.TTL.D(),
-				NoWatchdog: c.Lock.NoWatchdog, Clock: c.Clock()})
+				NoWatchdog: c.Lock.NoWatchdog, Clock: c.Clock(), OnRenew: c.OnRenew})
 		})
 	})
 	RegisterSubject("setnx-expire", func(c SubjectConfig) Subject {

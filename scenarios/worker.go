@@ -3,6 +3,9 @@ package scenarios
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/lockpick/lockpick/checker"
@@ -15,13 +18,73 @@ const counterKey = "counter"
 // A worker is one client looping acquire → read the counter → hold → write
 // counter+1 → release, emitting an event for every step.
 type worker struct {
-	process int
-	s       Scenario
-	subj    Subject
-	res     *resourceClient
-	emit    func(checker.Event)
-	mono    *monoClock
-	late    time.Duration // how long after the trial's start the worker began
+	process  int
+	s        Scenario
+	subj     Subject
+	res      *resourceClient
+	emit     func(checker.Event)
+	mono     *monoClock
+	late     time.Duration // how long after the trial's start the worker began
+	problems *problemLog
+}
+
+// newWorker returns client p of s, with its subject built on tgt, emitting
+// events through emit and its subject's troubles into problems.
+func newWorker(p int, s Scenario, tgt *target, emit func(checker.Event), problems *problemLog) *worker {
+	w := &worker{process: p, s: s, emit: emit, mono: newMonoClock(s.Lock.skew(p)), problems: problems}
+	w.subj = newSubject(SubjectConfig{tgt: tgt, Lock: s.Lock, Fenced: s.Fenced, Process: p, OnRenew: w.renewed})
+	return w
+}
+
+// renewed records a renewal the lock made on its own as an extend.
+func (w *worker) renewed(r lockcore.Renewal) {
+	e := checker.Event{Process: w.process, F: checker.FExtend, Key: w.s.Lock.Key, Token: r.Token}
+	switch {
+	case !r.Done:
+		e.Type = checker.Invoke
+	case r.Err == nil:
+		e.Type, e.ValidUntil = checker.OK, w.mono.at(r.ValidUntil)
+	default:
+		e.Type, e.Error = outcome(r.Err), r.Err.Error()
+	}
+	w.emit(e)
+}
+
+// finish closes the worker's subject and adds what its health check says
+// to the problems; it returns the error of a subject that never worked.
+func (w *worker) finish() error {
+	closeSubject(w.subj)
+	h, ok := w.subj.(HealthReporter)
+	if !ok {
+		return nil
+	}
+	err := h.Health()
+	switch {
+	case errors.Is(err, ErrSubjectUnusable):
+		return err
+	case err != nil:
+		w.problems.add("%v", err)
+	}
+	return nil
+}
+
+// A problemLog collects, for a trial's evidence, what went wrong with the
+// harness or the subject. It is safe for concurrent use.
+type problemLog struct {
+	mu   sync.Mutex
+	list []string
+}
+
+func (p *problemLog) add(format string, a ...any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.list = append(p.list, fmt.Sprintf(format, a...))
+}
+
+func (p *problemLog) all() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.list)
 }
 
 func (w *worker) run(ctx context.Context) {
@@ -52,6 +115,12 @@ func (w *worker) acquire(ctx context.Context) (Grant, bool) {
 	key := w.s.Lock.Key
 	w.emit(checker.Event{Process: w.process, Type: checker.Invoke, F: checker.FAcquire, Key: key})
 	g, err := w.subj.Acquire(ctx)
+	if err == nil && g.ValidUntil.IsZero() {
+		// The history cannot place a lease without its end: the lock may
+		// be held, for how long nobody can say.
+		err = &lockcore.OpError{Op: "acquire", Key: key, Indeterminate: true, Err: errNoDeadline}
+		w.problems.add("client %d: the lock under test granted a lock without a deadline (Grant.ValidUntil)", w.process)
+	}
 	if err != nil {
 		w.emit(checker.Event{Process: w.process, Type: outcome(err), F: checker.FAcquire, Key: key, Node: g.Node, Error: err.Error()})
 		return Grant{}, false
@@ -115,19 +184,13 @@ func (w *worker) release(lease Grant) {
 	w.emit(checker.Event{Process: w.process, Type: checker.OK, F: checker.FRelease, Key: key, Node: node, Token: lease.Token})
 }
 
+// errNoDeadline is the error recorded for a grant without a deadline.
+var errNoDeadline = errors.New("subject error: granted without a deadline")
+
 // outcome maps a lock error to a history type: fail when the operation surely
-// did not take effect, info when it may have.
+// did not take effect, info when it may have. lockcore decides which.
 func outcome(err error) checker.Type {
-	if errors.Is(err, lockcore.ErrNotAcquired) {
-		// The lock said no (Redlock after releasing what it got): the
-		// client does not hold it, whatever a node did with a lost reply.
-		return checker.Fail
-	}
-	var oe *lockcore.OpError
-	if errors.As(err, &oe) && oe.Indeterminate {
-		return checker.Info
-	}
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+	if lockcore.MayHaveRun(err) {
 		return checker.Info
 	}
 	return checker.Fail

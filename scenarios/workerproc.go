@@ -6,13 +6,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/redis/go-redis/v9"
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/cluster"
@@ -62,29 +64,66 @@ func ServeWorker(ctx context.Context, in io.Reader, w io.Writer) error {
 	var mu sync.Mutex
 	enc := json.NewEncoder(w)
 	var werr error
-	wk := &worker{process: spec.Process, s: s, late: time.Duration(monoNow() - spec.StartMono), subj: newSubject(SubjectConfig{tgt: tgt, Lock: s.Lock, Fenced: s.Fenced, Process: spec.Process}), mono: newMonoClock(s.Lock.skew(spec.Process)),
-		emit: func(e checker.Event) {
-			e.Time = monoNow()
-			mu.Lock()
-			defer mu.Unlock()
-			if err := enc.Encode(e); err != nil && werr == nil {
-				werr = err
-			}
-		}}
+	emit := func(e checker.Event) {
+		e.Time = monoNow()
+		mu.Lock()
+		defer mu.Unlock()
+		if err := enc.Encode(e); err != nil && werr == nil {
+			werr = err
+		}
+	}
+	wk := newWorker(spec.Process, s, tgt, emit, &problemLog{})
+	wk.late = time.Duration(monoNow() - spec.StartMono)
 	if spec.View.Resource != "" {
 		wk.res = &resourceClient{addr: spec.View.Resource}
 	}
 	wk.run(ctx)
-	closeSubject(wk.subj)
-	return werr
+	var d workerDone
+	if err := wk.finish(); err != nil {
+		d.Unusable = err.Error()
+	}
+	d.Problems = wk.problems.all()
+	mu.Lock()
+	defer mu.Unlock()
+	if werr != nil {
+		return werr
+	}
+	b, err := json.Marshal(d)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s%s\n", doneLine, b)
+	return err
+}
+
+// doneLine starts the last line an isolated client writes, after its
+// events: its problems as JSON. A worker that exits without it died.
+const doneLine = "done "
+
+// workerDone is what an isolated client reports when it is done.
+type workerDone struct {
+	// Problems are its subject's troubles, for the trial's evidence.
+	Problems []string `json:"problems,omitempty"`
+	// Unusable is set when its subject never worked at all.
+	Unusable string `json:"unusable,omitempty"`
 }
 
 // A workerProc is an isolated client as seen by the runner.
 type workerProc struct {
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	ready chan struct{}
-	done  chan struct{}
+	process int
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	ready   chan struct{}
+	done    chan struct{} // closed once its output ended and it was reaped
+
+	// Set by the reader before done closes.
+	report    *workerDone // its last words; nil if it died
+	badLines  int         // lines that are not events
+	badLine   string
+	exitErr   error
+	startMono int64
+	exitMono  int64
+	killed    time.Duration // the grace it overran, if the runner killed it
 }
 
 // startWorker starts an isolated client and feeds its events to rec.
@@ -112,7 +151,7 @@ func startWorker(spec workerSpec, rec *checker.Recorder, stderr io.Writer) (*wor
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start worker %d: %w", spec.Process, err)
 	}
-	p := &workerProc{cmd: cmd, stdin: stdin, ready: make(chan struct{}), done: make(chan struct{})}
+	p := &workerProc{process: spec.Process, cmd: cmd, stdin: stdin, ready: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
 		sc := bufio.NewScanner(out)
@@ -121,14 +160,66 @@ func startWorker(spec workerSpec, rec *checker.Recorder, stderr io.Writer) (*wor
 			close(p.ready)
 		}
 		for sc.Scan() {
-			var e checker.Event
-			if json.Unmarshal(sc.Bytes(), &e) == nil {
-				rec.Record(e)
+			if rest, ok := strings.CutPrefix(sc.Text(), doneLine); ok && p.report == nil {
+				var d workerDone
+				if json.Unmarshal([]byte(rest), &d) == nil {
+					p.report = &d
+					continue
+				}
 			}
+			var e checker.Event
+			if err := json.Unmarshal(sc.Bytes(), &e); err != nil || p.report != nil {
+				if p.badLines++; p.badLines == 1 {
+					p.badLine = sc.Text()
+				}
+				continue
+			}
+			rec.Record(e)
 		}
-		_ = cmd.Wait()
+		_, _ = io.Copy(io.Discard, out)
+		p.exitErr = cmd.Wait()
+		p.exitMono = monoNow()
 	}()
 	return p, nil
+}
+
+// problems says, once the worker was waited for, what went wrong with it:
+// it died before reporting (unless crash says it was meant to die), or
+// wrote lines that are not events; plus its subject's problems. It returns
+// the error of a subject that never worked.
+func (p *workerProc) problems(crash bool) ([]string, error) {
+	var out []string
+	at := fmt.Sprintf("+%.3fs", float64(p.exitMono-p.startMono)/1e9)
+	switch {
+	case p.killed > 0:
+		out = append(out, fmt.Sprintf("client %d's process did not finish within %v of the end of the trial and was killed", p.process, p.killed))
+	case p.report == nil && crash && p.exitErr == nil:
+		// It died in its first acquire, as crash_after_setnx asks.
+	case p.report == nil && crash:
+		out = append(out, fmt.Sprintf("client %d was to exit after its SETNX but died otherwise at %s (%v)", p.process, at, p.exitErr))
+	case p.report == nil:
+		out = append(out, fmt.Sprintf("client %d's process died at %s before the end of the trial (%v): its history is cut short", p.process, at, exitStatus(p.exitErr)))
+	case crash:
+		out = append(out, fmt.Sprintf("client %d was to exit after its SETNX (crash_after_setnx) but ran to the end", p.process))
+	}
+	if p.badLines > 0 {
+		out = append(out, fmt.Sprintf("client %d's process wrote %d lines that are not events, e.g. %q", p.process, p.badLines, trim(p.badLine, 80)))
+	}
+	if p.report == nil {
+		return out, nil
+	}
+	out = append(out, p.report.Problems...)
+	if p.report.Unusable != "" {
+		return out, errors.New(p.report.Unusable)
+	}
+	return out, nil
+}
+
+func exitStatus(err error) string {
+	if err == nil {
+		return "exit status 0"
+	}
+	return err.Error()
 }
 
 func (p *workerProc) pid() int { return p.cmd.Process.Pid }
@@ -147,21 +238,21 @@ func (p *workerProc) waitReady(timeout time.Duration) error {
 
 // start tells the worker the trial began at startMono.
 func (p *workerProc) start(startMono int64) error {
+	p.startMono = startMono
 	_, err := fmt.Fprintf(p.stdin, "go %d\n", startMono)
 	return err
 }
 
 // wait resumes the worker if it is paused and waits up to grace for it to
-// finish its last operation, then kills it.
-func (p *workerProc) wait(grace time.Duration) error {
+// finish its last operation, then kills it (see problems).
+func (p *workerProc) wait(grace time.Duration) {
 	_ = cluster.ResumePID(p.pid())
 	select {
 	case <-p.done:
-		return nil
 	case <-time.After(grace):
 		_ = p.cmd.Process.Kill()
 		<-p.done
-		return errors.New("worker did not stop in time and was killed")
+		p.killed = grace
 	}
 }
 

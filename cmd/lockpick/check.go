@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -10,16 +11,22 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockpick/lockpick/checker"
+	"github.com/lockpick/lockpick/scenarios"
 )
 
 func newCheckCmd() *cobra.Command {
-	var timeout time.Duration
+	var timeout, maxTTL time.Duration
 	cmd := &cobra.Command{
 		Use:   "check PATH",
 		Short: "Check a history.jsonl (or every trial of a run folder) and print its anomalies",
-		Long: `Check reads a history in lockpick's JSON-lines format (see DESIGN.md; histories
-recorded by other tools work too), runs every checker and prints the anomalies.
-Exit 0: no anomaly; 1: anomalies; 2: a malformed file (with its line number).`,
+		Long: `Check reads a history in lockpick's JSON-lines format (docs/history.md;
+histories recorded by other tools work too), runs every checker and prints
+the anomalies. Inside a run folder it checks with the options the run used
+(the scenario's TTL, from scenario.json); elsewhere --max-ttl sets how long
+an acquire with an unknown outcome may hold the lock (default: the longest
+lease in the history).
+Exit 0: no anomaly; 1: anomalies, or a search that timed out (verdict
+unknown); 2: a malformed file (with its line number).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			paths, err := historyPaths(args[0])
@@ -33,7 +40,11 @@ Exit 0: no anomaly; 1: anomalies; 2: a malformed file (with its line number).`,
 				if err != nil {
 					return usageError(fmt.Sprintf("%s: %v", p, err))
 				}
-				r := checker.CheckTimeout(h, nil, timeout)
+				opt, err := checkOptions(p, maxTTL)
+				if err != nil {
+					return usageError(err.Error())
+				}
+				r := checker.CheckTimeout(h, opt, timeout)
 				fmt.Fprintf(out, "%s: %d events, verdict %s\n", p, len(h), r.Verdict)
 				for _, a := range r.Anomalies {
 					fmt.Fprintf(out, "  %s: %s\n", a.Kind, wrap(a.Message, 96, "    "))
@@ -49,7 +60,30 @@ Exit 0: no anomaly; 1: anomalies; 2: a malformed file (with its line number).`,
 		},
 	}
 	cmd.Flags().DurationVar(&timeout, "timeout", time.Minute, "give up a linearizability search after this long (verdict unknown)")
+	cmd.Flags().DurationVar(&maxTTL, "max-ttl", 0, "longest lease an acquire with an unknown outcome may hold (default: the run's TTL, or the longest lease seen)")
 	return cmd
+}
+
+// checkOptions returns the checker options `lockpick run` used for the
+// history at path: from the scenario.json of its run folder (the folder of
+// the history, or its parent for a trial's), unless maxTTL overrides them.
+func checkOptions(path string, maxTTL time.Duration) (*checker.Options, error) {
+	if maxTTL > 0 {
+		return &checker.Options{MaxTTL: maxTTL}, nil
+	}
+	dir := filepath.Dir(path)
+	for _, d := range []string{dir, filepath.Dir(dir)} {
+		b, err := os.ReadFile(filepath.Join(d, "scenario.json"))
+		if err != nil {
+			continue
+		}
+		var s scenarios.Scenario
+		if err := json.Unmarshal(b, &s); err != nil {
+			return nil, fmt.Errorf("%s: %v", filepath.Join(d, "scenario.json"), err)
+		}
+		return scenarios.CheckOptions(s), nil
+	}
+	return nil, nil
 }
 
 // historyPaths returns path itself for a file, or every trial's history in a run folder.

@@ -19,17 +19,24 @@ func newCompareCmd() *cobra.Command {
 	var f runFlags
 	var arms []string
 	cmd := &cobra.Command{
-		Use:   "compare SCENARIO [--arms A,B,...] [--trials N]",
+		Use:   "compare [SCENARIO] [--file F] [--arms A,B,...] [--trials N]",
 		Short: "Run a scenario's arms (e.g. mitigations) N trials each and compare violation rates",
 		Long: `Compare runs each arm of a scenario (variants declared under "arms:" in its
 YAML, e.g. restart delay 0, restart delay ≥ TTL, appendfsync always) for
 --trials trials, and prints per arm the violation rate with its 95% Wilson
 interval, and a Fisher exact test of the first arm against each other arm.
+Rates count conclusive trials only; a trial that proves nothing (a fault
+that did not fire, a lock that was never granted, a dead worker) is counted
+apart as inconclusive, and any inconclusive trial makes compare exit 1.
 The run folder holds one folder per arm and compare.json.`,
-		Example: "  lockpick compare redlock-crash-restart --trials 100 --parallel 4",
-		Args:    cobra.ExactArgs(1),
+		Example: "  lockpick compare redlock-crash-restart --trials 100 --parallel 4\n  lockpick compare --file my-scenario.yaml --trials 20",
+		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return compare(cmd.Context(), cmd.OutOrStdout(), args[0], arms, f)
+			name := ""
+			if len(args) == 1 {
+				name = args[0]
+			}
+			return compare(cmd.Context(), cmd.OutOrStdout(), name, arms, f)
 		},
 	}
 	cmd.Flags().StringSliceVar(&arms, "arms", nil, "arms to run, in order (default: all the scenario declares)")
@@ -70,16 +77,26 @@ func compare(ctx context.Context, out io.Writer, name string, arms []string, f r
 		return err
 	}
 	fmt.Fprintf(out, "results: %s\n", dir)
+	if n := c.Inconclusive(); n > 0 {
+		return mismatch("%d trials were inconclusive and left out of the rates; their reasons are in each arm's verdict.json and report", n)
+	}
 	return nil
 }
 
-// loadScenario returns the scenario from the single file given, else the built-in one.
+// loadScenario returns the scenario from the single file given, else the
+// built-in one. With a file, a name is optional and must be the file's.
 func loadScenario(name string, files []string) (scenarios.Scenario, error) {
-	if len(files) > 1 {
-		return scenarios.Scenario{}, errors.New("compare takes one --file")
+	switch {
+	case len(files) > 1:
+		return scenarios.Scenario{}, errors.New("compare: takes one --file")
+	case len(files) == 0 && name == "":
+		return scenarios.Scenario{}, errors.New("compare: name a scenario (see `lockpick list`) or pass --file")
+	case len(files) == 0:
+		return scenarios.Lookup(name)
 	}
-	if len(files) == 1 {
-		return scenarios.LoadFile(files[0])
+	s, err := scenarios.LoadFile(files[0])
+	if err == nil && name != "" && name != s.Name {
+		err = fmt.Errorf("compare: %s holds scenario %q, not %q", files[0], s.Name, name)
 	}
-	return scenarios.Lookup(name)
+	return s, err
 }

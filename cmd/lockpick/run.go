@@ -184,8 +184,17 @@ func printVerdict(w io.Writer, v *results.Verdict, dir string) {
 	if !v.Matched {
 		status = "NOT MATCHED"
 	}
-	fmt.Fprintf(w, "%s: expect %s, observed %s — %s (%d/%d trials with an anomaly, %.2f s per trial)\n",
-		v.Scenario, v.Expect, v.Observed, status, v.TrialsWithAnomaly, v.Trials, v.WallSecondsPerTrial)
+	inconclusive := ""
+	if v.TrialsInconclusive > 0 {
+		inconclusive = fmt.Sprintf(", %d inconclusive", v.TrialsInconclusive)
+	}
+	fmt.Fprintf(w, "%s: expect %s, observed %s — %s (%d/%d trials with an anomaly%s, %.2f s per trial)\n",
+		v.Scenario, v.Expect, v.Observed, status, v.TrialsWithAnomaly, v.Trials, inconclusive, v.WallSecondsPerTrial)
+	for _, t := range v.TrialResults {
+		if t.Reason != "" {
+			fmt.Fprintf(w, "  trial %d inconclusive: %s\n", t.Trial, wrap(t.Reason, 96, "    "))
+		}
+	}
 	for _, e := range v.Examples {
 		fmt.Fprintf(w, "  %s\n", wrap(e, 96, "    "))
 	}
