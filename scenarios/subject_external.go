@@ -212,7 +212,8 @@ func (s *externalSubject) grant(r extReply, sent time.Time, node string) Grant {
 // plain error when the request never reached it.
 func (s *externalSubject) call(ctx context.Context, req extRequest) (extReply, time.Time, error) {
 	if err := s.start(); err != nil {
-		return extReply{}, time.Time{}, err
+		// Nothing ran: the program did not start.
+		return extReply{}, time.Time{}, &lockcore.OpError{Op: req.Op, Key: s.cfg.Lock.Key, Err: err}
 	}
 	view := s.cfg.tgt.view
 	s.id++
