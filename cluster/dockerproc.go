@@ -195,16 +195,25 @@ func (p *dockerProc) containerOutput(ctx context.Context) []byte {
 
 // checkShim returns an error wrapping [ErrNoClockShim] unless the running
 // process has mapped its clock file, which the shim does on the first clock
-// read (Redis reads the clock long before it answers PING). When the
-// process's memory map cannot be read (another pid namespace), it trusts
-// the shim.
+// read (Redis reads the clock long before it answers PING). It fails
+// closed: when the process's memory map cannot be read (an engine in
+// another pid namespace or VM), the error says so, since clock faults on
+// an unchecked node could do nothing unnoticed.
 func (p *dockerProc) checkShim(ctx context.Context) error {
 	insp, err := p.api.ContainerInspect(ctx, p.ctr.GetContainerID(), client.ContainerInspectOptions{})
-	if err != nil || insp.Container.State == nil || insp.Container.State.Pid == 0 {
-		return nil
+	if err != nil {
+		return fmt.Errorf("%w: cannot check that %s loaded it: inspect: %v", ErrNoClockShim, p.name, err)
 	}
-	maps, err := os.ReadFile("/proc/" + strconv.Itoa(insp.Container.State.Pid) + "/maps")
-	if err != nil || bytes.Contains(maps, []byte(p.clock.path)) {
+	if insp.Container.State == nil || insp.Container.State.Pid == 0 {
+		return fmt.Errorf("%w: cannot check that %s loaded it: the engine reports no pid", ErrNoClockShim, p.name)
+	}
+	pid := insp.Container.State.Pid
+	maps, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/maps")
+	if err != nil {
+		return fmt.Errorf("%w: cannot check that %s loaded it: %v (is the docker engine on another host or VM?)",
+			ErrNoClockShim, p.name, err)
+	}
+	if bytes.Contains(maps, []byte(p.clock.path)) {
 		return nil
 	}
 	why := "the image's redis may be static, use another C library than this host's, or ignore LD_PRELOAD"

@@ -234,7 +234,45 @@ func (p *process) startLocked(ctx context.Context) error {
 		p.killLocked()
 		return p.startError(err)
 	}
+	if p.clock != nil {
+		if err := p.checkShim(ctx, cmd.Process.Pid); err != nil {
+			p.killLocked()
+			return p.startError(err)
+		}
+	}
 	return nil
+}
+
+// checkShim returns an error wrapping [ErrNoClockShim] unless process pid
+// has mapped its clock file within a second. The shim maps it on the first
+// clock read, which Redis makes before it answers PING, so the first look
+// normally settles it. A memory map that cannot be read is an error too:
+// clock faults on an unchecked node could do nothing unnoticed.
+func (p *process) checkShim(ctx context.Context, pid int) error {
+	want := [][]byte{[]byte(p.clock.path)}
+	if real, err := filepath.EvalSymlinks(p.clock.path); err == nil && real != p.clock.path {
+		want = append(want, []byte(real)) // /proc shows resolved paths
+	}
+	maps := "/proc/" + strconv.Itoa(pid) + "/maps"
+	deadline := time.Now().Add(time.Second)
+	for {
+		b, err := os.ReadFile(maps)
+		if err != nil {
+			return fmt.Errorf("%w: cannot check that %s loaded %s: %v", ErrNoClockShim, p.name, p.shim, err)
+		}
+		for _, w := range want {
+			if bytes.Contains(b, w) {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w: %s (pid %d) did not map its clock file %s within 1s: %s does not move its clock (not the clock shim, or a static %s)",
+				ErrNoClockShim, p.name, pid, p.clock.path, p.shim, p.bin)
+		}
+		if err := sleepCtx(ctx, 10*time.Millisecond); err != nil {
+			return err
+		}
+	}
 }
 
 func (p *process) startError(err error) error {
