@@ -1,6 +1,8 @@
 package cluster_test
 
 import (
+	"github.com/lockpick/lockpick/internal/testredis"
+
 	"bufio"
 	"context"
 	"os"
@@ -44,6 +46,7 @@ func runDockerHelper(mode string) int {
 func startDockerHelper(t *testing.T, mode string) (*exec.Cmd, string) {
 	t.Helper()
 	needDocker(t)
+	testredis.Require(t, false)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), dockerHelperEnv+"="+mode, helperDirEnv+"="+t.TempDir())
 	out, err := cmd.StdoutPipe()

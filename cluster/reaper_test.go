@@ -1,6 +1,8 @@
 package cluster_test
 
 import (
+	"github.com/lockpick/lockpick/internal/testredis"
+
 	"bufio"
 	"context"
 	"fmt"
@@ -54,6 +56,7 @@ func runHelper(mode string) int {
 // process, ends the child in each way a run can end badly, and checks that
 // none of the redis processes it started survive it.
 func TestReapOnSignal_NoNodeOutlivesTheRun(t *testing.T) {
+	testredis.Require(t, true)
 	t.Parallel()
 	for _, tc := range []struct {
 		name, mode string

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"runtime"
 	"strings"
 	"testing"
@@ -13,18 +12,12 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/internal/testredis"
 )
 
-// haveRedis is whether redis-server is installed: the tests that need it
-// skip without it, the pure ones still run.
-var haveRedis bool
-
+// TestMain runs every test, then checks that no lockcore goroutine leaked.
+// Tests that need redis-server skip without it (internal/testredis).
 func TestMain(m *testing.M) {
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		fmt.Println("skipping lockcore's Redis tests: redis-server not installed (make deps)")
-	} else {
-		haveRedis = true
-	}
 	redis.SetLogger(quietLogger{}) // timeouts on purpose make go-redis chatty
 	code := m.Run()
 	if code == 0 {
@@ -65,9 +58,7 @@ func leakedGoroutines(timeout time.Duration) string {
 // skips the test without redis-server.
 func processBackend(tb testing.TB) cluster.Backend {
 	tb.Helper()
-	if !haveRedis {
-		tb.Skip("redis-server not installed")
-	}
+	testredis.Require(tb, false)
 	b, err := cluster.NewProcessBackend(tb.TempDir())
 	if err != nil {
 		tb.Fatal(err)

@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"testing"
 
 	"github.com/lockpick/lockpick/checker"
+	"github.com/lockpick/lockpick/internal/testredis"
 	"github.com/lockpick/lockpick/scenarios"
 )
 
@@ -20,10 +20,6 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	scenarios.SilenceRedisLogs()
-	if _, err := exec.LookPath("redis-sentinel"); err != nil {
-		fmt.Println("skipping scenario tests: redis-server/redis-sentinel not installed (make deps)")
-		os.Exit(0)
-	}
 	os.Exit(m.Run())
 }
 
@@ -32,6 +28,7 @@ func TestMain(m *testing.M) {
 // of the scenario file held (a "safe" mitigation met its attack), so a
 // verdict cannot be met by doing nothing.
 func TestCatalogue(t *testing.T) {
+	testredis.Require(t, true)
 	for _, s := range scenarios.All() {
 		t.Run(s.Name, func(t *testing.T) {
 			tr, err := scenarios.RunTrial(context.Background(), s, 1, t.TempDir(), nil)

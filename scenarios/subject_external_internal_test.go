@@ -14,6 +14,7 @@ import (
 
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/internal/testredis"
 	"github.com/lockpick/lockpick/lockcore"
 )
 
@@ -62,6 +63,7 @@ func gone(s *externalSubject) bool {
 // startRedis starts one Redis node for the test and returns its view.
 func startRedis(tb testing.TB) View {
 	tb.Helper()
+	testredis.Require(tb, false)
 	b, err := ProcessBackend(tb.TempDir(), false)
 	if err != nil {
 		tb.Fatal(err)

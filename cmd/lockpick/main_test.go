@@ -1,10 +1,11 @@
 package main
 
 import (
+	"github.com/lockpick/lockpick/internal/testredis"
+
 	"bytes"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -73,9 +74,7 @@ func TestRun_InfraFailureIsExit3(t *testing.T) {
 }
 
 func TestRun_SingleBaselineWritesRunFolder(t *testing.T) {
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		t.Skip("redis-server not installed (make deps)")
-	}
+	testredis.Require(t, false)
 	out := t.TempDir()
 	code, stdout, stderr := lockpick(t, "run", "single-baseline", "single-baseline", "--out", out, "--seed", "7")
 	if code != exitOK {
@@ -131,9 +130,7 @@ func TestCheck_ExitCodes(t *testing.T) {
 }
 
 func TestCompare(t *testing.T) {
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		t.Skip("redis-server not installed (make deps)")
-	}
+	testredis.Require(t, false)
 	if code, _, stderr := lockpick(t, "compare", "single-baseline", "--out", t.TempDir()); code != exitUsage {
 		t.Errorf("compare on a scenario without arms: exit %d (%s), want %d", code, stderr, exitUsage)
 	}
@@ -159,9 +156,7 @@ func TestCompare(t *testing.T) {
 }
 
 func TestBench(t *testing.T) {
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		t.Skip("redis-server not installed (make deps)")
-	}
+	testredis.Require(t, false)
 	code, out, stderr := lockpick(t, "bench", "--ops", "50")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)

@@ -1,7 +1,8 @@
 package main
 
 import (
-	"os/exec"
+	"github.com/lockpick/lockpick/internal/testredis"
+
 	"strings"
 	"testing"
 )
@@ -36,9 +37,7 @@ func TestRun_SubjectUsageErrors(t *testing.T) {
 // that breaks its kind, shows the violation. The runs are not parallel: a
 // run ending calls cluster.KillAll, which would stop the other's nodes.
 func TestRun_Subject(t *testing.T) {
-	if _, err := exec.LookPath("redis-sentinel"); err != nil {
-		t.Skip("redis-server/redis-sentinel not installed (make deps)")
-	}
+	testredis.Require(t, true)
 	for _, tc := range []struct{ scenario, subject, nodes string }{
 		{"failover-lock-loss", "redislock", "on n2"},
 		{"redlock-crash-restart", "redsync", "n3,n4,n5"},
