@@ -16,7 +16,14 @@ type ClockJumpFault struct {
 	Offset time.Duration `json:"offset"`
 }
 
-var _ Fault = (*ClockJumpFault)(nil)
+var (
+	_ Fault    = (*ClockJumpFault)(nil)
+	_ Verifier = (*ClockJumpFault)(nil)
+)
+
+// clockTolerance is how far a clock read back with TIME may be from the
+// offset its [Clock] expects.
+const clockTolerance = 250 * time.Millisecond
 
 // Inject steps the clock. Each Inject steps again, so two add up. It
 // returns [ErrNoClock] for a node without the shim.
@@ -36,6 +43,40 @@ func (f *ClockJumpFault) Heal(ctx context.Context, n *Node) error {
 		return err
 	}
 	return c.Reset()
+}
+
+// Verify reads the node's TIME on its own address and returns e.g. "clock
+// +5.001s (read back with TIME)" if the clock is off true time by the
+// offset its [Clock] expects (±250ms). It returns an error wrapping
+// [ErrNoEffect] if TIME shows true time although Offset is larger than
+// that (the shim is not loaded, or the clock was reset), or another offset.
+func (f *ClockJumpFault) Verify(ctx context.Context, n *Node) (string, error) {
+	c, err := clockOf(n)
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	rdb := timeClient(n.Proc.Addr())
+	defer rdb.Close()
+	r, err := readTime(ctx, rdb)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", n.Name, err)
+	}
+	want, err := c.Offset()
+	if err != nil {
+		return "", err
+	}
+	got := r.offset()
+	if got.Abs() <= clockTolerance && f.Offset.Abs() > clockTolerance {
+		return "", noEffect("%s: TIME is %s off true time, the clock did not move by %s (shim not loaded, or clock reset)",
+			n.Name, signedDuration(got), signedDuration(f.Offset))
+	}
+	if (got - want).Abs() > clockTolerance {
+		return "", noEffect("%s: TIME is %s off true time, want %s ±%v",
+			n.Name, signedDuration(got), signedDuration(want), clockTolerance)
+	}
+	return "clock " + signedDuration(got) + " (read back with TIME)", nil
 }
 
 // Describe returns e.g. "clock jump +20s".

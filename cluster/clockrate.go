@@ -2,7 +2,10 @@ package cluster
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"strconv"
+	"time"
 )
 
 // A ClockRateFault makes a node's clocks run fast or slow, as a drifting
@@ -13,7 +16,10 @@ type ClockRateFault struct {
 	Rate float64 `json:"rate"`
 }
 
-var _ Fault = (*ClockRateFault)(nil)
+var (
+	_ Fault    = (*ClockRateFault)(nil)
+	_ Verifier = (*ClockRateFault)(nil)
+)
 
 // Inject sets the rate. It returns [ErrBadFault] for a rate that is not
 // positive and [ErrNoClock] for a node without the shim.
@@ -33,6 +39,37 @@ func (f *ClockRateFault) Heal(ctx context.Context, n *Node) error {
 		return err
 	}
 	return c.Reset()
+}
+
+// Verify reads the node's TIME on its own address twice, 200ms of true
+// time apart, and returns e.g. "clock rate ×2.01 (read back with TIME)" if
+// the clock advanced Rate times as fast as the host's, ±15%. Otherwise it
+// returns an error wrapping [ErrNoEffect].
+func (f *ClockRateFault) Verify(ctx context.Context, n *Node) (string, error) {
+	if _, err := clockOf(n); err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	rdb := timeClient(n.Proc.Addr())
+	defer rdb.Close()
+	r1, err := readTime(ctx, rdb)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", n.Name, err)
+	}
+	if err := sleepCtx(ctx, 200*time.Millisecond); err != nil {
+		return "", err
+	}
+	r2, err := readTime(ctx, rdb)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", n.Name, err)
+	}
+	rate := float64(r2.server.Sub(r1.server)) / float64(r2.host.Sub(r1.host))
+	got := "×" + strconv.FormatFloat(rate, 'f', 2, 64)
+	if math.Abs(rate-f.Rate) > 0.15*f.Rate {
+		return "", noEffect("%s: TIME advanced at %s true time, want ×%v ±15%%", n.Name, got, f.Rate)
+	}
+	return "clock rate " + got + " (read back with TIME)", nil
 }
 
 // Describe returns e.g. "clock rate ×2".

@@ -10,7 +10,10 @@ type DropRepliesFault struct {
 	Link string `json:"link"`
 }
 
-var _ Fault = (*DropRepliesFault)(nil)
+var (
+	_ Fault    = (*DropRepliesFault)(nil)
+	_ Verifier = (*DropRepliesFault)(nil)
+)
 
 const dropRepliesToxic = "lockpick-drop-replies"
 
@@ -30,8 +33,20 @@ func (f *DropRepliesFault) Heal(ctx context.Context, n *Node) error {
 	if err != nil {
 		return err
 	}
-	removeToxics(ctx, l, dropRepliesToxic)
-	return nil
+	return removeToxics(ctx, l, dropRepliesToxic)
+}
+
+// Verify returns "toxic timeout from-node installed, replies dropped" if
+// the link has the toxic, and an error wrapping [ErrNoEffect] otherwise.
+func (f *DropRepliesFault) Verify(ctx context.Context, n *Node) (string, error) {
+	l, err := linkOf(n, f.Link)
+	if err != nil {
+		return "", err
+	}
+	if _, err := checkToxics(l, dropRepliesToxic, "timeout", []string{"downstream"}); err != nil {
+		return "", err
+	}
+	return "toxic timeout from-node installed, replies dropped" + onLink(f.Link), nil
 }
 
 // Describe returns "drop replies".

@@ -37,6 +37,10 @@ var (
 	ErrUnknownFault = errors.New("cluster: unknown fault")
 	// ErrBadFault means a fault's parameters are invalid.
 	ErrBadFault = errors.New("cluster: bad fault parameters")
+	// ErrNoEffect means [Verify] looked for a fault's effect right after it
+	// was injected and did not find it: a killed node still answers, a toxic
+	// is not installed, TIME shows a clock that did not move.
+	ErrNoEffect = errors.New("cluster: fault effect not observed")
 )
 
 // A StartError reports a node that failed to start, with the log to read.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -19,7 +21,10 @@ type SentinelFailoverFault struct {
 	Timeout time.Duration `json:"timeout"`
 }
 
-var _ Fault = (*SentinelFailoverFault)(nil)
+var (
+	_ Fault    = (*SentinelFailoverFault)(nil)
+	_ Verifier = (*SentinelFailoverFault)(nil)
+)
 
 // Inject asks the sentinels to fail over the master n and waits until
 // another node is master. It returns [ErrNoFailover] if none is in time.
@@ -53,6 +58,67 @@ func (f *SentinelFailoverFault) Inject(ctx context.Context, n *Node) error {
 
 // Heal does nothing: a failover is not undone.
 func (f *SentinelFailoverFault) Heal(ctx context.Context, n *Node) error { return nil }
+
+// Verify asks every sentinel which node is master and returns e.g.
+// "sentinels now name n2 master" (or "2 of 3 sentinels ...") if an
+// answering one names a node other than n. It returns an error wrapping
+// [ErrNoEffect] if the answering sentinels all name n or unknown nodes,
+// and another error if none answers within 300ms.
+func (f *SentinelFailoverFault) Verify(ctx context.Context, n *Node) (string, error) {
+	if n == nil || n.cluster == nil || len(n.cluster.Sentinels) == 0 {
+		return "", fmt.Errorf("%w: %s: no sentinels", ErrNoFailover, nodeName(n))
+	}
+	c := n.cluster
+	var (
+		errs  []error
+		named = map[*Node]int{}
+		views []string
+	)
+	for _, s := range c.Sentinels {
+		addr, err := askMaster(ctx, s.Addr())
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", s.Name, err))
+			continue
+		}
+		m := c.NodeByAddr(addr)
+		if m == nil {
+			views = append(views, s.Name+" names unknown "+addr)
+			continue
+		}
+		named[m]++
+		views = append(views, s.Name+" names "+m.Name)
+	}
+	if len(views) == 0 {
+		return "", fmt.Errorf("cluster: no sentinel answered: %w", errors.Join(errs...))
+	}
+	var best *Node
+	for _, m := range c.Nodes {
+		if m != n && named[m] > 0 && (best == nil || named[m] > named[best]) {
+			best = m
+		}
+	}
+	if best == nil {
+		return "", noEffect("no sentinel names a master other than %s (%s)", n.Name, strings.Join(views, ", "))
+	}
+	if named[best] == len(c.Sentinels) {
+		return "sentinels now name " + best.Name + " master", nil
+	}
+	return fmt.Sprintf("%d of %d sentinels now name %s master", named[best], len(c.Sentinels), best.Name), nil
+}
+
+// askMaster is [MasterAddr] bounded by 300ms.
+func askMaster(ctx context.Context, sentinelAddr string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	s := redis.NewSentinelClient(&redis.Options{Addr: sentinelAddr, MaxRetries: -1, PoolSize: 1,
+		DialTimeout: 200 * time.Millisecond, ReadTimeout: 300 * time.Millisecond, ContextTimeoutEnabled: true})
+	defer s.Close()
+	hp, err := s.GetMasterAddrByName(ctx, MasterName).Result()
+	if err != nil {
+		return "", err
+	}
+	return net.JoinHostPort(hp[0], hp[1]), nil
+}
 
 // Describe returns "sentinel failover".
 func (f *SentinelFailoverFault) Describe() string { return "sentinel failover" }

@@ -40,6 +40,30 @@ func Describe(f Fault, n *Node) string {
 	return d + " " + n.Name
 }
 
+// A Verifier is a Fault that can check, right after Inject returned nil,
+// that its effect is really in place, and say what it saw.
+type Verifier interface {
+	// Verify returns what it observed, e.g. "down", "clock +5.001s read back
+	// with TIME", or an error saying why the effect is absent.
+	Verify(ctx context.Context, n *Node) (string, error)
+}
+
+// Verify checks that f's effect on n is in place (see [Verifier]) and
+// returns what it observed. It returns ("", nil) for a fault that is not a
+// Verifier, an error wrapping [ErrNoEffect] when the effect is absent, and
+// another error when it could not look.
+func Verify(ctx context.Context, f Fault, n *Node) (effect string, err error) {
+	v, ok := f.(Verifier)
+	if !ok {
+		return "", nil
+	}
+	effect, err = v.Verify(ctx, n)
+	if err != nil {
+		return "", fmt.Errorf("verify %s: %w", Describe(f, n), err)
+	}
+	return effect, nil
+}
+
 var (
 	registryMu sync.RWMutex
 	registry   = map[string]func() Fault{}

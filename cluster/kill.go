@@ -1,6 +1,11 @@
 package cluster
 
-import "context"
+import (
+	"context"
+	"errors"
+	"syscall"
+	"time"
+)
 
 // A KillFault crashes a node with kill -9 and leaves it down until healed;
 // Heal starts it again on the same port with the data it persisted (see
@@ -8,7 +13,10 @@ import "context"
 // Heal does nothing.
 type KillFault struct{}
 
-var _ Fault = (*KillFault)(nil)
+var (
+	_ Fault    = (*KillFault)(nil)
+	_ Verifier = (*KillFault)(nil)
+)
 
 // Inject sends SIGKILL and waits for the process to exit.
 func (f *KillFault) Inject(ctx context.Context, n *Node) error {
@@ -26,6 +34,24 @@ func (f *KillFault) Heal(ctx context.Context, n *Node) error {
 		return err
 	}
 	return p.Start(ctx)
+}
+
+// Verify returns "down" if the process's own address refuses connections,
+// and an error wrapping [ErrNoEffect] if it accepts them (even without
+// answering, as a paused node does).
+func (f *KillFault) Verify(ctx context.Context, n *Node) (string, error) {
+	p, err := procOf(n)
+	if err != nil {
+		return "", err
+	}
+	err = ping(p.Addr(), 200*time.Millisecond)
+	switch {
+	case err == nil:
+		return "", noEffect("%s still answers PING on %s", n.Name, p.Addr())
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "down", nil
+	}
+	return "", noEffect("%s does not refuse connections on %s: %v", n.Name, p.Addr(), err)
 }
 
 // Describe returns "kill".

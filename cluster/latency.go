@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/Shopify/toxiproxy/v2/toxics"
 )
 
 // A LatencyFault delays traffic through a node's link by Latency ± Jitter,
@@ -20,7 +22,10 @@ type LatencyFault struct {
 	Link string `json:"link"`
 }
 
-var _ Fault = (*LatencyFault)(nil)
+var (
+	_ Fault    = (*LatencyFault)(nil)
+	_ Verifier = (*LatencyFault)(nil)
+)
 
 const latencyToxic = "lockpick-latency"
 
@@ -49,8 +54,43 @@ func (f *LatencyFault) Heal(ctx context.Context, n *Node) error {
 	if err != nil {
 		return err
 	}
-	removeToxics(ctx, l, latencyToxic)
-	return nil
+	return removeToxics(ctx, l, latencyToxic)
+}
+
+// Verify returns e.g. "toxic latency 1500ms to-node installed" if the link
+// has the latency toxics of Direction with this fault's latency and jitter,
+// read back from the toxics, and an error wrapping [ErrNoEffect] otherwise
+// (another latency fault's toxic on the link included).
+func (f *LatencyFault) Verify(ctx context.Context, n *Node) (string, error) {
+	streams, err := f.Direction.streams()
+	if err != nil {
+		return "", err
+	}
+	l, err := linkOf(n, f.Link)
+	if err != nil {
+		return "", err
+	}
+	ts, err := checkToxics(l, latencyToxic, "latency", streams)
+	if err != nil {
+		return "", err
+	}
+	var lat, jitter int64
+	for _, t := range ts {
+		lt, ok := t.Toxic.(*toxics.LatencyToxic)
+		if !ok {
+			return "", noEffect("toxic %s on %s is a %T", t.Name, l.Name(), t.Toxic)
+		}
+		if lt.Latency != ceilMillis(f.Latency) || lt.Jitter != ceilMillis(f.Jitter) {
+			return "", noEffect("toxic %s on %s adds %dms±%dms, want %dms±%dms",
+				t.Name, l.Name(), lt.Latency, lt.Jitter, ceilMillis(f.Latency), ceilMillis(f.Jitter))
+		}
+		lat, jitter = lt.Latency, lt.Jitter
+	}
+	s := fmt.Sprintf("toxic latency %dms", lat)
+	if jitter > 0 {
+		s += fmt.Sprintf("±%dms", jitter)
+	}
+	return s + " " + f.Direction.String() + " installed" + onLink(f.Link), nil
 }
 
 // Describe returns e.g. "latency 200ms±50ms both".

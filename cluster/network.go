@@ -2,7 +2,10 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
+
+	"github.com/Shopify/toxiproxy/v2/toxics"
 )
 
 // A Direction says which traffic of a link a network fault affects.
@@ -56,7 +59,7 @@ func linkOf(n *Node, which string) (*Link, error) {
 	case "", ClientLink:
 		l = n.Link
 	case ReplicationLink:
-		l = n.Repl
+		l = n.ReplLink()
 	default:
 		return nil, fmt.Errorf("%w: %q (want client or repl)", ErrBadFault, which)
 	}
@@ -88,9 +91,41 @@ func addToxics(l *Link, prefix, typ string, streams []string, attrs map[string]a
 	return nil
 }
 
-// removeToxics removes the toxics addToxics added on every stream.
-func removeToxics(ctx context.Context, l *Link, prefix string) {
+// removeToxics removes the toxics addToxics added on every stream. It
+// tries every stream and returns their errors joined; a missing toxic is
+// not an error.
+func removeToxics(ctx context.Context, l *Link, prefix string) error {
+	var errs []error
 	for _, s := range []string{"upstream", "downstream"} {
-		l.RemoveToxic(ctx, prefix+"-"+s)
+		errs = append(errs, l.RemoveToxic(ctx, prefix+"-"+s))
 	}
+	return errors.Join(errs...)
+}
+
+// checkToxics returns the toxics addToxics added on streams, or an error
+// wrapping [ErrNoEffect] if one is missing or of another type than typ.
+func checkToxics(l *Link, prefix, typ string, streams []string) ([]*toxics.ToxicWrapper, error) {
+	var found []*toxics.ToxicWrapper
+	for _, s := range streams {
+		name := prefix + "-" + s
+		t := l.proxy.Toxics.GetToxic(name)
+		if t == nil {
+			return nil, fmt.Errorf("%w: %s has no toxic %s", ErrNoEffect, l.name, name)
+		}
+		if t.Type != typ || t.Stream != s {
+			return nil, fmt.Errorf("%w: toxic %s on %s is a %s on %s, want %s on %s",
+				ErrNoEffect, name, l.name, t.Type, t.Stream, typ, s)
+		}
+		found = append(found, t)
+	}
+	return found, nil
+}
+
+// onLink returns "" for the client link and " on the repl link" otherwise,
+// to end a Verify description.
+func onLink(link string) string {
+	if orClient(link) == ClientLink {
+		return ""
+	}
+	return " on the " + link + " link"
 }

@@ -22,7 +22,10 @@ type PartitionFault struct {
 	Refuse bool `json:"refuse"`
 }
 
-var _ Fault = (*PartitionFault)(nil)
+var (
+	_ Fault    = (*PartitionFault)(nil)
+	_ Verifier = (*PartitionFault)(nil)
+)
 
 const partitionToxic = "lockpick-partition"
 
@@ -49,8 +52,32 @@ func (f *PartitionFault) Heal(ctx context.Context, n *Node) error {
 	if f.Refuse {
 		return l.Restore()
 	}
-	removeToxics(ctx, l, partitionToxic)
-	return nil
+	return removeToxics(ctx, l, partitionToxic)
+}
+
+// Verify returns e.g. "client link black-holed both ways" if the link has
+// the partition's timeout toxics on every stream of Direction, or "client
+// link cut, refusing connections" if Refuse and the link is cut. Otherwise
+// it returns an error wrapping [ErrNoEffect].
+func (f *PartitionFault) Verify(ctx context.Context, n *Node) (string, error) {
+	l, streams, err := f.target(n)
+	if err != nil {
+		return "", err
+	}
+	link := orClient(f.Link)
+	if f.Refuse {
+		if !l.IsCut() {
+			return "", noEffect("%s link %s is open", link, l.Name())
+		}
+		return link + " link cut, refusing connections", nil
+	}
+	if _, err := checkToxics(l, partitionToxic, "timeout", streams); err != nil {
+		return "", err
+	}
+	if len(streams) == 2 {
+		return link + " link black-holed both ways", nil
+	}
+	return link + " link black-holed " + f.Direction.String(), nil
 }
 
 func (f *PartitionFault) target(n *Node) (*Link, []string, error) {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"syscall"
+	"time"
 )
 
 // A PauseFault freezes a node's process with SIGSTOP until healed with
@@ -12,7 +14,10 @@ import (
 // stop-the-world pause or a VM migration.
 type PauseFault struct{}
 
-var _ Fault = (*PauseFault)(nil)
+var (
+	_ Fault    = (*PauseFault)(nil)
+	_ Verifier = (*PauseFault)(nil)
+)
 
 // Inject sends SIGSTOP. It returns [ErrNotRunning] for a node that is down.
 func (f *PauseFault) Inject(ctx context.Context, n *Node) error {
@@ -35,6 +40,36 @@ func (f *PauseFault) Heal(ctx context.Context, n *Node) error {
 	return nil
 }
 
+// Verify returns "frozen (SIGSTOP)" if the process is stopped, as its
+// /proc stat says; for a process of another host (a container) it returns
+// "frozen (no reply to PING in 150ms)" if PING times out. Otherwise it
+// returns an error wrapping [ErrNoEffect].
+func (f *PauseFault) Verify(ctx context.Context, n *Node) (string, error) {
+	p, err := procOf(n)
+	if err != nil {
+		return "", err
+	}
+	if pp, ok := p.(PIDProc); ok {
+		pid := pp.PID()
+		if pid == 0 {
+			return "", noEffect("%s is not running", n.Name)
+		}
+		if err := checkStopped(ctx, pid, n.Name); err != nil {
+			return "", err
+		}
+		return "frozen (SIGSTOP)", nil
+	}
+	err = ping(p.Addr(), 150*time.Millisecond)
+	var ne net.Error
+	switch {
+	case err == nil:
+		return "", noEffect("%s still answers PING on %s", n.Name, p.Addr())
+	case errors.As(err, &ne) && ne.Timeout():
+		return "frozen (no reply to PING in 150ms)", nil
+	}
+	return "", noEffect("%s on %s: %v, not a frozen process", n.Name, p.Addr(), err)
+}
+
 // Describe returns "pause".
 func (f *PauseFault) Describe() string { return "pause" }
 
@@ -47,13 +82,28 @@ type ProcessPauseFault struct {
 	PID int `json:"pid"`
 }
 
-var _ Fault = (*ProcessPauseFault)(nil)
+var (
+	_ Fault    = (*ProcessPauseFault)(nil)
+	_ Verifier = (*ProcessPauseFault)(nil)
+)
 
 // Inject freezes the process; see [PausePID].
 func (f *ProcessPauseFault) Inject(ctx context.Context, _ *Node) error { return PausePID(f.PID) }
 
 // Heal thaws the process; see [ResumePID].
 func (f *ProcessPauseFault) Heal(ctx context.Context, _ *Node) error { return ResumePID(f.PID) }
+
+// Verify returns "frozen (SIGSTOP)" if /proc says the process is stopped,
+// and an error wrapping [ErrNoEffect] if it is not or does not exist.
+func (f *ProcessPauseFault) Verify(ctx context.Context, _ *Node) (string, error) {
+	if f.PID <= 0 {
+		return "", fmt.Errorf("%w: pid %d", ErrBadFault, f.PID)
+	}
+	if err := checkStopped(ctx, f.PID, "process"); err != nil {
+		return "", err
+	}
+	return "frozen (SIGSTOP)", nil
+}
 
 // Describe returns e.g. "pause pid 4242".
 func (f *ProcessPauseFault) Describe() string { return fmt.Sprintf("pause pid %d", f.PID) }

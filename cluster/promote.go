@@ -22,7 +22,10 @@ type PromoteFault struct {
 	Demote bool `json:"demote"`
 }
 
-var _ Fault = (*PromoteFault)(nil)
+var (
+	_ Fault    = (*PromoteFault)(nil)
+	_ Verifier = (*PromoteFault)(nil)
+)
 
 // Inject promotes the replica n and returns once it reports role master.
 // It returns [ErrNoLink] when n is not a replica.
@@ -48,8 +51,8 @@ func (f *PromoteFault) Inject(ctx context.Context, n *Node) error {
 		return fmt.Errorf("cluster: promote %s: %w", n.Name, err)
 	}
 	for _, r := range c.Nodes {
-		if r != n && r != old && r.Repl != nil {
-			if err := r.Repl.SetUpstream(n.Proc.Addr()); err != nil {
+		if l := r.ReplLink(); r != n && r != old && l != nil {
+			if err := l.SetUpstream(n.Proc.Addr()); err != nil {
 				return err
 			}
 		}
@@ -73,6 +76,25 @@ func (f *PromoteFault) Inject(ctx context.Context, n *Node) error {
 // Heal does nothing: a promotion is not undone.
 func (f *PromoteFault) Heal(ctx context.Context, n *Node) error { return nil }
 
+// Verify returns "role master" if the node's INFO replication, asked on its
+// own address, says so, and an error wrapping [ErrNoEffect] otherwise.
+func (f *PromoteFault) Verify(ctx context.Context, n *Node) (string, error) {
+	p, err := procOf(n)
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	role, err := nodeRole(ctx, p.Addr())
+	if err != nil {
+		return "", fmt.Errorf("cluster: role of %s: %w", n.Name, err)
+	}
+	if role != "master" {
+		return "", noEffect("%s has role %q", n.Name, role)
+	}
+	return "role master", nil
+}
+
 // Describe returns "promote" or "promote, demote old master".
 func (f *PromoteFault) Describe() string {
 	if f.Demote {
@@ -84,16 +106,11 @@ func (f *PromoteFault) Describe() string {
 // demote makes old a replica of master through old's replication proxy,
 // creating the proxy if old never was a replica.
 func (c *Cluster) demote(ctx context.Context, old, master *Node) error {
-	if old.Repl == nil {
-		l, err := c.proxies.Add(old.Name+"-repl", master.Proc.Addr())
-		if err != nil {
-			return err
-		}
-		old.Repl = l
-	} else if err := old.Repl.SetUpstream(master.Proc.Addr()); err != nil {
+	repl, err := c.replLinkTo(old, master.Proc.Addr())
+	if err != nil {
 		return err
 	}
-	host, rport, err := net.SplitHostPort(old.Repl.Addr())
+	host, rport, err := net.SplitHostPort(repl.Addr())
 	if err != nil {
 		return err
 	}
@@ -106,6 +123,26 @@ func (c *Cluster) demote(ctx context.Context, old, master *Node) error {
 		return fmt.Errorf("cluster: demote %s: %w", old.Name, err)
 	}
 	return nil
+}
+
+// replLinkTo returns n's replication proxy pointed at upstream, creating it
+// if n never was a replica; n's lock makes two concurrent demotions create
+// one proxy.
+func (c *Cluster) replLinkTo(n *Node, upstream string) (*Link, error) {
+	if n.Repl != nil {
+		return n.Repl, n.Repl.SetUpstream(upstream)
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.demoted != nil {
+		return n.demoted, n.demoted.SetUpstream(upstream)
+	}
+	l, err := c.proxies.Add(n.Name+"-repl", upstream)
+	if err != nil {
+		return nil, err
+	}
+	n.demoted = l
+	return l, nil
 }
 
 // replicaOf sends REPLICAOF host port straight to the process at addr.

@@ -93,7 +93,11 @@ func (l *Link) Addr() string {
 }
 
 // Upstream returns the address the proxy forwards to.
-func (l *Link) Upstream() string { return l.proxy.Upstream }
+func (l *Link) Upstream() string {
+	l.proxy.Lock()
+	defer l.proxy.Unlock()
+	return l.proxy.Upstream
+}
 
 // Cut closes every connection through the link and refuses new ones until
 // [Link.Restore]. It is idempotent.
@@ -105,6 +109,14 @@ func (l *Link) Cut() {
 	}
 	l.proxy.Stop()
 	l.cut = true
+}
+
+// IsCut reports whether the link is cut by [Link.Cut] (or could not be
+// reopened after [Link.DropConnections]) and refuses connections.
+func (l *Link) IsCut() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.cut
 }
 
 // Restore reopens a link closed by [Link.Cut] on the same address. It is idempotent.
@@ -159,8 +171,12 @@ func (l *Link) DropConnections() error {
 }
 
 // RemoveToxic removes the named toxic; a missing one is not an error.
-func (l *Link) RemoveToxic(ctx context.Context, name string) {
-	_ = l.proxy.Toxics.RemoveToxic(ctx, name)
+func (l *Link) RemoveToxic(ctx context.Context, name string) error {
+	err := l.proxy.Toxics.RemoveToxic(ctx, name)
+	if err != nil && !errors.Is(err, toxiproxy.ErrToxicNotFound) {
+		return fmt.Errorf("cluster: remove toxic %s from %s: %w", name, l.name, err)
+	}
+	return nil
 }
 
 // SetUpstream points the link at a new upstream, keeping its listen address.

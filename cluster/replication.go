@@ -9,7 +9,10 @@ import "context"
 // failover loses a lock.
 type CutReplicationFault struct{}
 
-var _ Fault = (*CutReplicationFault)(nil)
+var (
+	_ Fault    = (*CutReplicationFault)(nil)
+	_ Verifier = (*CutReplicationFault)(nil)
+)
 
 // Inject cuts the link. It returns [ErrNoLink] on a node that is not a replica.
 func (f *CutReplicationFault) Inject(ctx context.Context, n *Node) error {
@@ -28,6 +31,19 @@ func (f *CutReplicationFault) Heal(ctx context.Context, n *Node) error {
 		return err
 	}
 	return l.Restore()
+}
+
+// Verify returns "replication link cut" if the node's replication proxy is
+// cut, and an error wrapping [ErrNoEffect] if it is open.
+func (f *CutReplicationFault) Verify(ctx context.Context, n *Node) (string, error) {
+	l, err := linkOf(n, ReplicationLink)
+	if err != nil {
+		return "", err
+	}
+	if !l.IsCut() {
+		return "", noEffect("replication link %s is open", l.Name())
+	}
+	return "replication link cut", nil
 }
 
 // Describe returns "cut replication".

@@ -10,7 +10,10 @@ type ResetFault struct {
 	Link string `json:"link"`
 }
 
-var _ Fault = (*ResetFault)(nil)
+var (
+	_ Fault    = (*ResetFault)(nil)
+	_ Verifier = (*ResetFault)(nil)
+)
 
 const resetToxic = "lockpick-reset"
 
@@ -33,8 +36,20 @@ func (f *ResetFault) Heal(ctx context.Context, n *Node) error {
 	if err != nil {
 		return err
 	}
-	removeToxics(ctx, l, resetToxic)
-	return nil
+	return removeToxics(ctx, l, resetToxic)
+}
+
+// Verify returns "toxic reset_peer to-node installed" if the link has the
+// toxic, and an error wrapping [ErrNoEffect] otherwise.
+func (f *ResetFault) Verify(ctx context.Context, n *Node) (string, error) {
+	l, err := linkOf(n, f.Link)
+	if err != nil {
+		return "", err
+	}
+	if _, err := checkToxics(l, resetToxic, "reset_peer", []string{"upstream"}); err != nil {
+		return "", err
+	}
+	return "toxic reset_peer to-node installed" + onLink(f.Link), nil
 }
 
 // Describe returns "reset connections".

@@ -18,7 +18,10 @@ type RestartFault struct {
 	Wipe bool `json:"wipe"`
 }
 
-var _ Fault = (*RestartFault)(nil)
+var (
+	_ Fault    = (*RestartFault)(nil)
+	_ Verifier = (*RestartFault)(nil)
+)
 
 // Inject kills the node, waits Delay and starts it again, returning once it
 // answers PING, so it blocks for at least Delay. If ctx ends during the
@@ -49,6 +52,29 @@ func (f *RestartFault) Heal(ctx context.Context, n *Node) error {
 		return err
 	}
 	return p.Start(ctx)
+}
+
+// Verify returns e.g. "back up (uptime 0s), wiped" if the process answers
+// PING on its own address, with the uptime its INFO reports, and an error
+// wrapping [ErrNoEffect] if it does not answer.
+func (f *RestartFault) Verify(ctx context.Context, n *Node) (string, error) {
+	p, err := procOf(n)
+	if err != nil {
+		return "", err
+	}
+	if err := ping(p.Addr(), 300*time.Millisecond); err != nil {
+		return "", noEffect("%s does not answer PING on %s: %v", n.Name, p.Addr(), err)
+	}
+	s := "back up"
+	ictx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	if m, err := info(ictx, p.Addr(), "server"); err == nil && m["uptime_in_seconds"] != "" {
+		s += " (uptime " + m["uptime_in_seconds"] + "s)"
+	}
+	if f.Wipe {
+		s += ", wiped"
+	}
+	return s, nil
 }
 
 // Describe returns e.g. "restart after 5s, wiped".

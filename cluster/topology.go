@@ -65,10 +65,27 @@ type Node struct {
 	Proc Proc
 	// Link is the proxy clients (and sentinels) reach the node through.
 	Link *Link
-	// Repl is the proxy a replica replicates from its master through; nil on masters.
+	// Repl is the proxy a replica replicates from its master through; nil
+	// on nodes started as masters. It is set by [Start] and never changes:
+	// [Node.ReplLink] also returns the proxy of a master a [PromoteFault]
+	// demoted.
 	Repl *Link
 
 	cluster *Cluster
+	mu      sync.Mutex
+	demoted *Link // the replication proxy demote made for a master; guarded by mu
+}
+
+// ReplLink returns the proxy the node replicates from its master through:
+// Repl for a node started as a replica, the proxy a [PromoteFault] made
+// when it demoted a node started as a master, or nil.
+func (n *Node) ReplLink() *Link {
+	if n.Repl != nil {
+		return n.Repl
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.demoted
 }
 
 // Addr returns the address clients dial: the node's proxy, or the process

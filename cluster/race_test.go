@@ -1,0 +1,89 @@
+package cluster_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/lockpick/lockpick/cluster"
+)
+
+// TestLink_UpstreamWhileRetargeted reads a link's upstream while another
+// goroutine retargets it; run with -race.
+func TestLink_UpstreamWhileRetargeted(t *testing.T) {
+	t.Parallel()
+	p := cluster.NewProxies()
+	t.Cleanup(p.Close)
+	a, b := echoServer(t), echoServer(t)
+	l, err := p.Add("retarget", a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := range 20 {
+			if err := l.SetUpstream([]string{a, b}[i%2]); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	for range 200 {
+		if got := l.Upstream(); got != a && got != b {
+			t.Fatalf("Upstream = %q, want %s or %s", got, a, b)
+		}
+	}
+	wg.Wait()
+	if got := l.Upstream(); got != b {
+		t.Fatalf("Upstream = %q after retargeting, want %s", got, b)
+	}
+}
+
+// TestPromoteFault_DemoteWhileFaultsRun looks up the old master's
+// replication link while a promotion demotes it; run with -race.
+func TestPromoteFault_DemoteWhileFaultsRun(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t, cluster.Topology{Replicas: 1})
+	ctx := context.Background()
+	n1, n2 := c.Nodes[0], c.Nodes[1]
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		cut := &cluster.CutReplicationFault{}
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			_ = n1.ReplLink()
+			if _, err := cut.Verify(ctx, n1); !errors.Is(err, cluster.ErrNoLink) && !errors.Is(err, cluster.ErrNoEffect) {
+				t.Errorf("Verify cut replication on n1: err=%v, want ErrNoLink or ErrNoEffect", err)
+				return
+			}
+		}
+	}()
+	inject(t, &cluster.PromoteFault{Demote: true}, n2)
+	close(done)
+	wg.Wait()
+	l := n1.ReplLink()
+	if l == nil {
+		t.Fatal("the demoted master has no replication link")
+	}
+	if got, want := l.Upstream(), n2.Proc.Addr(); got != want {
+		t.Fatalf("n1 replicates from %s, want the new master %s", got, want)
+	}
+	if n1.Repl != nil {
+		t.Fatalf("n1.Repl = %v, want nil: Repl never changes after Start", n1.Repl)
+	}
+	// Network faults on the demoted master find its new link.
+	f := &cluster.CutReplicationFault{}
+	inject(t, f, n1)
+	verifyOK(t, f, n1, "replication link cut")
+	heal(t, f, n1)
+}
