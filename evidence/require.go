@@ -113,9 +113,9 @@ func (r Requirement) String() string {
 	min := max(r.Min, 1)
 	switch {
 	case r.Grants != nil && r.After != "":
-		return fmt.Sprintf("at least %d grants after %s fired", *r.Grants, r.After)
+		return fmt.Sprintf("at least %s after %s fired", grants(*r.Grants), r.After)
 	case r.Grants != nil:
-		return fmt.Sprintf("at least %d grants", *r.Grants)
+		return fmt.Sprintf("at least %s", grants(*r.Grants))
 	case r.Refused != "":
 		return fmt.Sprintf("at least %d %s refused with %q", min, r.Refused, r.Error)
 	case r.Prevented != "":
@@ -168,7 +168,7 @@ func (in *Input) check(r Requirement) Check {
 				n++
 			}
 		}
-		c.Found, c.Met = fmt.Sprintf("%d grants", n), n >= *r.Grants
+		c.Found, c.Met = grants(n), n >= *r.Grants
 	case r.Refused != "":
 		n := 0
 		for _, e := range in.History {
@@ -210,6 +210,14 @@ func (in *Input) check(r Requirement) Check {
 		}
 	}
 	return c
+}
+
+// grants returns "1 grant" or "n grants".
+func grants(n int) string {
+	if n == 1 {
+		return "1 grant"
+	}
+	return fmt.Sprintf("%d grants", n)
 }
 
 func orUnknown(s string) string {

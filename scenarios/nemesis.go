@@ -187,7 +187,7 @@ func (m *nemesis) inject(ctx context.Context, i int) {
 	var effect, noEffect, after string
 	if err == nil {
 		vctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-		if effect, err = verify(vctx, f, n); err != nil {
+		if effect, err = cluster.Verify(vctx, f, n); err != nil {
 			effect, noEffect, err = "", err.Error(), nil
 		}
 		cancel()
@@ -277,18 +277,6 @@ func (m *nemesis) evidence() ([]evidence.Fault, []string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return slices.Clone(m.record), slices.Clone(m.notes)
-}
-
-// verify observes f's effect on n right after it was injected, if f can
-// (a [cluster.Verifier]); it returns "" for a fault that cannot say.
-func verify(ctx context.Context, f cluster.Fault, n *cluster.Node) (string, error) {
-	v, ok := f.(interface {
-		Verify(context.Context, *cluster.Node) (string, error)
-	})
-	if !ok {
-		return "", nil
-	}
-	return v.Verify(ctx, n)
 }
 
 // keyFault reports whether a fault kind takes a node down, so the lock's
