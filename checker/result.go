@@ -5,7 +5,7 @@ import "time"
 // A Kind names a class of anomaly.
 type Kind string
 
-// The anomaly kinds of DESIGN.md.
+// The anomaly kinds; see the package comment for their rules.
 const (
 	DoubleGrant Kind = "double-grant" // a lock granted while another process's lease was valid
 	StaleWrite  Kind = "stale-write"  // a write by a holder whose lease had expired after someone else was granted

@@ -219,6 +219,8 @@ func TestRequirement_Validate(t *testing.T) {
 		{r: evidence.Requirement{Fault: "restart", KeyAfter: "gone"}, field: "key_after"},
 		{r: evidence.Requirement{Anomaly: "double-grant"}, field: "nodes"},
 		{r: evidence.Requirement{Anomaly: "split-brain", Nodes: []string{"n1"}}, field: "anomaly"},
+		{r: evidence.Requirement{Refused: "acquire", KeyAfter: "held"}, field: "key_after"},
+		{r: evidence.Requirement{Grants: intp(2), Min: 3}, field: "min"},
 	} {
 		field, msg := tc.r.Validate()
 		if (msg == "") != tc.valid || field != tc.field {

@@ -85,8 +85,12 @@ func (r Requirement) Validate() (field, msg string) {
 		return "prevented", fmt.Sprintf("only stale-write can be prevented, not %q", r.Prevented)
 	case r.Node != "" && r.Fault == "":
 		return "node", "only goes with fault"
-	case (r.KeyBefore != "" || r.KeyAfter != "") && r.Fault == "":
+	case r.KeyBefore != "" && r.Fault == "":
 		return "key_before", "only goes with fault"
+	case r.KeyAfter != "" && r.Fault == "":
+		return "key_after", "only goes with fault"
+	case r.Min != 0 && r.Refused == "" && r.Prevented == "":
+		return "min", "only goes with refused or prevented"
 	case r.Fault != "" && r.KeyBefore == "" && r.KeyAfter == "":
 		return "fault", "say what the node held: key_before and/or key_after"
 	case !keyState(r.KeyBefore):

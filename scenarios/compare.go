@@ -3,6 +3,7 @@ package scenarios
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/lockpick/lockpick/results"
@@ -17,7 +18,7 @@ func Compare(ctx context.Context, s Scenario, arms []string, opt *Options) (*res
 		arms = s.ArmNames()
 	}
 	if len(arms) < 2 {
-		return nil, "", fmt.Errorf("%w: compare needs two arms; %s has %d", ErrBadScenario, s.Name, len(s.Arms))
+		return nil, "", fmt.Errorf("%w: compare needs two arms; %d named (%s has %s)", ErrBadScenario, len(arms), s.Name, strings.Join(s.ArmNames(), ", "))
 	}
 	variants := make([]Scenario, len(arms))
 	for i, a := range arms {

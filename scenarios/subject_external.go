@@ -122,6 +122,7 @@ type externalSubject struct {
 	notReplies      int    // lines that are not JSON replies
 	notReply        string // the first of them
 	noDeadline      int    // grants without a usable deadline
+	noToken         int    // grants without a token
 	diedEarly       bool   // it exited before Close asked it to
 	stderr          tailWriter
 }
@@ -152,6 +153,12 @@ func (s *externalSubject) Acquire(ctx context.Context) (Grant, error) {
 		s.noDeadline++
 		return Grant{Node: m.Name}, &lockcore.OpError{Op: "acquire", Key: s.cfg.Lock.Key, Indeterminate: true,
 			Err: fmt.Errorf("external subject granted the lock with valid_ms %d: no deadline", *r.ValidMS)}
+	}
+	if r.Token == "" {
+		// Without a token there is nothing to release the grant with.
+		s.noToken++
+		return Grant{Node: m.Name}, &lockcore.OpError{Op: "acquire", Key: s.cfg.Lock.Key, Indeterminate: true,
+			Err: errors.New("external subject granted the lock without a token")}
 	}
 	g := s.grant(r, sent, m.Name)
 	s.token, s.master, s.node = g.Token, m.Addr, g.Node
@@ -310,7 +317,7 @@ func (s *externalSubject) start() error {
 }
 
 // read feeds the program's replies to call until its stdout ends, then
-// reaps it. Lines that are not JSON objects are passed on to stderr.
+// reaps it. Lines that are not JSON objects are counted for Health.
 func (s *externalSubject) read(out io.Reader) {
 	defer close(s.exited)
 	sc := bufio.NewScanner(out)
@@ -359,7 +366,10 @@ func (s *externalSubject) Health() error {
 	if s.noDeadline > 0 {
 		what = append(what, fmt.Sprintf("granted %d locks without a deadline (valid_ms <= 0)", s.noDeadline))
 	}
-	if s.answered == 0 && s.calls > 0 {
+	if s.noToken > 0 {
+		what = append(what, fmt.Sprintf("granted %d locks without a token", s.noToken))
+	}
+	if (s.answered == 0 && s.calls > 0) || s.startErr != nil {
 		what = append([]string{fmt.Sprintf("answered none of %d requests", s.calls)}, what...)
 		return fmt.Errorf("%w: %s %s%s", ErrSubjectUnusable, who, strings.Join(what, "; "), s.stderr.lastLines())
 	}

@@ -38,7 +38,7 @@ unknown); 2: a malformed file (with its line number).`,
 			for _, p := range paths {
 				h, err := checker.ReadFile(p)
 				if err != nil {
-					return usageError(fmt.Sprintf("%s: %v", p, err))
+					return usageError(err.Error()) // it names the file
 				}
 				opt, err := checkOptions(p, maxTTL)
 				if err != nil {

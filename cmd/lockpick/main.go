@@ -12,7 +12,7 @@ import (
 	"os"
 )
 
-// Exit codes of DESIGN.md.
+// Exit codes, as docs/verdicts.md lists them.
 const (
 	exitOK       = 0 // every verdict matched (check: no anomaly)
 	exitMismatch = 1 // a verdict did not match (check: an anomaly)
