@@ -52,7 +52,7 @@ func startClockCluster(tb testing.TB, topo cluster.Topology) *cluster.Cluster {
 
 func newBackend(tb testing.TB) *cluster.ProcessBackend {
 	tb.Helper()
-	testredis.Require(tb, false)
+	testredis.Require(tb, true)
 	b, err := cluster.NewProcessBackend(tb.TempDir())
 	if err != nil {
 		tb.Fatal(err)
@@ -199,7 +199,7 @@ func eventuallyWithin(timeout time.Duration, fn func() error) error {
 }
 
 func TestNewProcessBackend_RelativeDir(t *testing.T) {
-	testredis.Require(t, false)
+	testredis.Require(t, true)
 	t.Chdir(t.TempDir())
 	b, err := cluster.NewProcessBackend("relative/nodes")
 	if err != nil {

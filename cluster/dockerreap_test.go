@@ -1,8 +1,6 @@
 package cluster_test
 
 import (
-	"github.com/lockpick/lockpick/internal/testredis"
-
 	"bufio"
 	"context"
 	"os"
@@ -14,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/internal/testredis"
 )
 
 // dockerHelperEnv, when set, makes the test binary a helper that starts a
@@ -46,7 +45,7 @@ func runDockerHelper(mode string) int {
 func startDockerHelper(t *testing.T, mode string) (*exec.Cmd, string) {
 	t.Helper()
 	needDocker(t)
-	testredis.Require(t, false)
+	testredis.Require(t, true)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), dockerHelperEnv+"="+mode, helperDirEnv+"="+t.TempDir())
 	out, err := cmd.StdoutPipe()

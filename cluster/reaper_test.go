@@ -1,8 +1,6 @@
 package cluster_test
 
 import (
-	"github.com/lockpick/lockpick/internal/testredis"
-
 	"bufio"
 	"context"
 	"fmt"
@@ -16,6 +14,7 @@ import (
 	"time"
 
 	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/internal/testredis"
 )
 
 // helperEnv, when set, makes the test binary a helper process instead of

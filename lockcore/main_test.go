@@ -16,7 +16,7 @@ import (
 )
 
 // TestMain runs every test, then checks that no lockcore goroutine leaked.
-// Tests that need redis-server skip without it (internal/testredis).
+// Tests that need Redis skip without it (internal/testredis).
 func TestMain(m *testing.M) {
 	redis.SetLogger(quietLogger{}) // timeouts on purpose make go-redis chatty
 	code := m.Run()
@@ -55,10 +55,11 @@ func leakedGoroutines(timeout time.Duration) string {
 }
 
 // processBackend returns a backend of local redis-server processes, or
-// skips the test without redis-server.
+// skips the test without redis-server and redis-sentinel (the process
+// backend needs both).
 func processBackend(tb testing.TB) cluster.Backend {
 	tb.Helper()
-	testredis.Require(tb, false)
+	testredis.Require(tb, true)
 	b, err := cluster.NewProcessBackend(tb.TempDir())
 	if err != nil {
 		tb.Fatal(err)

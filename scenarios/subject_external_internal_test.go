@@ -63,7 +63,7 @@ func gone(s *externalSubject) bool {
 // startRedis starts one Redis node for the test and returns its view.
 func startRedis(tb testing.TB) View {
 	tb.Helper()
-	testredis.Require(tb, false)
+	testredis.Require(tb, true)
 	b, err := ProcessBackend(tb.TempDir(), false)
 	if err != nil {
 		tb.Fatal(err)
@@ -78,6 +78,7 @@ func startRedis(tb testing.TB) View {
 }
 
 func TestExternalSubject_Extlock(t *testing.T) {
+	testredis.Require(t, true)
 	t.Parallel()
 	bin := filepath.Join(t.TempDir(), "extlock")
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/lockpick/lockpick/examples/extlock").CombinedOutput(); err != nil {

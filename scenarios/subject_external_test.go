@@ -4,6 +4,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/lockpick/lockpick/internal/testredis"
 )
 
 // buildExtlock builds examples/extlock, a lock in a program of its own, and
@@ -19,11 +21,13 @@ func buildExtlock(tb testing.TB) []string {
 }
 
 func TestExternal_SingleBaseline(t *testing.T) {
+	testredis.Require(t, true)
 	t.Parallel()
 	wantSafe(t, runWith(t, "single-baseline", "external", buildExtlock(t), nil), 10)
 }
 
 func TestExternal_FailoverLockLoss(t *testing.T) {
+	testredis.Require(t, true)
 	t.Parallel()
 	wantFailoverDoubleGrant(t, runWith(t, "failover-lock-loss", "external", buildExtlock(t), nil))
 }

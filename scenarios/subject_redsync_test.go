@@ -5,10 +5,12 @@ import (
 	"testing"
 
 	"github.com/lockpick/lockpick/checker"
+	"github.com/lockpick/lockpick/internal/testredis"
 	"github.com/lockpick/lockpick/scenarios"
 )
 
 func TestRedsync_CrashRestart(t *testing.T) {
+	testredis.Require(t, true)
 	t.Parallel()
 	tr := runWith(t, "redlock-crash-restart", "redsync", nil, nil)
 	if got, want := tr.Observed, string(scenarios.Unsafe); got != want {
@@ -23,11 +25,13 @@ func TestRedsync_CrashRestart(t *testing.T) {
 }
 
 func TestRedsync_CrashRestartWithoutFaults(t *testing.T) {
+	testredis.Require(t, true)
 	t.Parallel()
 	wantSafe(t, runWith(t, "redlock-crash-restart", "redsync", nil, noFaults), 2)
 }
 
 func TestRedsync_Baseline(t *testing.T) {
+	testredis.Require(t, true)
 	t.Parallel()
 	wantSafe(t, runWith(t, "redlock-baseline", "redsync", nil, nil), 10)
 }

@@ -64,8 +64,8 @@ func TestScenario_WithSubject(t *testing.T) {
 // runWith plays one trial of the built-in scenario name with the subject
 // put through it; edit, if set, changes the scenario first.
 func runWith(t *testing.T, name, subject string, command []string, edit func(*scenarios.Scenario)) scenarios.TrialResult {
-	testredis.Require(t, true)
 	t.Helper()
+	testredis.Require(t, true)
 	s, err := scenarios.Lookup(name)
 	if err != nil {
 		t.Fatal(err)

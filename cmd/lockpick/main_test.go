@@ -1,14 +1,14 @@
 package main
 
 import (
-	"github.com/lockpick/lockpick/internal/testredis"
-
 	"bytes"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lockpick/lockpick/internal/testredis"
 )
 
 // lockpick runs the CLI in-process and returns its exit code and output.
@@ -74,7 +74,7 @@ func TestRun_InfraFailureIsExit3(t *testing.T) {
 }
 
 func TestRun_SingleBaselineWritesRunFolder(t *testing.T) {
-	testredis.Require(t, false)
+	testredis.Require(t, true)
 	out := t.TempDir()
 	code, stdout, stderr := lockpick(t, "run", "single-baseline", "single-baseline", "--out", out, "--seed", "7")
 	if code != exitOK {
@@ -130,7 +130,7 @@ func TestCheck_ExitCodes(t *testing.T) {
 }
 
 func TestCompare(t *testing.T) {
-	testredis.Require(t, false)
+	testredis.Require(t, true)
 	if code, _, stderr := lockpick(t, "compare", "single-baseline", "--out", t.TempDir()); code != exitUsage {
 		t.Errorf("compare on a scenario without arms: exit %d (%s), want %d", code, stderr, exitUsage)
 	}
@@ -156,7 +156,7 @@ func TestCompare(t *testing.T) {
 }
 
 func TestBench(t *testing.T) {
-	testredis.Require(t, false)
+	testredis.Require(t, true)
 	code, out, stderr := lockpick(t, "bench", "--ops", "50")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)

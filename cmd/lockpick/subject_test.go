@@ -1,10 +1,10 @@
 package main
 
 import (
-	"github.com/lockpick/lockpick/internal/testredis"
-
 	"strings"
 	"testing"
+
+	"github.com/lockpick/lockpick/internal/testredis"
 )
 
 func TestRun_SubjectUsageErrors(t *testing.T) {
