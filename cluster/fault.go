@@ -43,8 +43,8 @@ func Describe(f Fault, n *Node) string {
 // A Verifier is a Fault that can check, right after Inject returned nil,
 // that its effect is really in place, and say what it saw.
 type Verifier interface {
-	// Verify returns what it observed, e.g. "down", "clock +5.001s read back
-	// with TIME", or an error saying why the effect is absent.
+	// Verify returns what it observed, e.g. "down", "clock +5.001s (read
+	// back with TIME)", or an error saying why the effect is absent.
 	Verify(ctx context.Context, n *Node) (string, error)
 }
 
