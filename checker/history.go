@@ -46,6 +46,11 @@ type Event struct {
 	_          struct{}        // disallow positional literals, for extensibility
 }
 
+// ObservedNote starts the Value of a lone nemesis info event that records
+// an effect the harness saw (a node back up, the sentinels switching
+// masters) rather than a fault it injected, e.g. "observed: n1 down".
+const ObservedNote = "observed: "
+
 // IntValue returns n encoded as an [Event] Value.
 func IntValue(n int64) json.RawMessage { return strconv.AppendInt(nil, n, 10) }
 

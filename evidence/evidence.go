@@ -153,13 +153,10 @@ func (ev Evidence) Summary() string {
 	for _, n := range ev.Grants {
 		grants += n
 	}
-	fired, effect := 0, 0
+	effect := 0
 	for _, f := range ev.Faults {
-		if f.Fired != nil && f.Error == "" {
-			fired++
-			if f.NoEffect == "" {
-				effect++
-			}
+		if f.Fired != nil && f.Error == "" && f.NoEffect == "" {
+			effect++
 		}
 	}
 	met := 0
@@ -171,7 +168,7 @@ func (ev Evidence) Summary() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d grants to %d of %d clients", grants, len(ev.Grants), len(ev.Attempts))
 	if len(ev.Faults) > 0 {
-		fmt.Fprintf(&b, ", %d/%d faults fired with their effect", min(fired, effect), len(ev.Faults))
+		fmt.Fprintf(&b, ", %d/%d faults fired with their effect", effect, len(ev.Faults))
 	}
 	fmt.Fprintf(&b, ", %d/%d requirements met", met, len(ev.Required))
 	return b.String()

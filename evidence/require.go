@@ -246,27 +246,29 @@ func splitNodes(ns []string) []string {
 	return out
 }
 
-// first returns the first fault of the schedule matching what: a kind, or
-// a kind and its target ("kill n4").
-func (in *Input) first(what string) (*Fault, bool) {
+// matches reports whether f is what a requirement names: a kind, or a kind
+// and its target ("kill n4").
+func (f *Fault) matches(what string) bool {
 	kind, target, _ := strings.Cut(what, " ")
+	return f.Fault == kind && (target == "" || f.Target == target)
+}
+
+// first returns the first fault of the schedule matching what.
+func (in *Input) first(what string) (*Fault, bool) {
 	for i := range in.Faults {
-		f := &in.Faults[i]
-		if f.Fault == kind && (target == "" || f.Target == target) {
-			return f, true
+		if in.Faults[i].matches(what) {
+			return &in.Faults[i], true
 		}
 	}
 	return nil, false
 }
 
-// firstFired is like first, but the fault must have fired; it returns the
-// earliest one that did.
+// firstFired returns the earliest fault matching what that fired.
 func (in *Input) firstFired(what string) (*Fault, bool) {
-	kind, target, _ := strings.Cut(what, " ")
 	var best *Fault
 	for i := range in.Faults {
 		f := &in.Faults[i]
-		if f.Fault == kind && (target == "" || f.Target == target) && f.Fired != nil && (best == nil || *f.Fired < *best.Fired) {
+		if f.matches(what) && f.Fired != nil && (best == nil || *f.Fired < *best.Fired) {
 			best = f
 		}
 	}

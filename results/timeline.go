@@ -25,9 +25,6 @@ type Mark struct {
 	Label string
 }
 
-// observedPrefix starts a nemesis note recording an observed effect.
-const observedPrefix = "observed: "
-
 // A Lane is one client's leases.
 type Lane struct {
 	Process int
@@ -72,8 +69,8 @@ func NewTimeline(h checker.History, r checker.Result) Timeline {
 			t.Origin = e.Time
 		}
 		switch {
-		case e.F == checker.FNemesis && e.Type == checker.Info && strings.HasPrefix(e.Text(), observedPrefix):
-			t.Marks = append(t.Marks, Mark{Time: e.Time, Label: strings.TrimPrefix(e.Text(), observedPrefix)})
+		case e.F == checker.FNemesis && e.Type == checker.Info && strings.HasPrefix(e.Text(), checker.ObservedNote):
+			t.Marks = append(t.Marks, Mark{Time: e.Time, Label: strings.TrimPrefix(e.Text(), checker.ObservedNote)})
 		case e.F == checker.FNemesis && e.Type == checker.Invoke:
 			// "heal X" closes the window "X" opened; a fault never healed
 			// lasts until the end of the trial.

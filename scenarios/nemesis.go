@@ -233,7 +233,11 @@ func (m *nemesis) heal(ctx context.Context, i int) {
 	var after string
 	if err == nil && st.Fault == "kill" {
 		after = keyOn(ctx, n, m.env.key)
-		m.observe(st.target(), st.target()+" back up, lock key "+orUnknown(after))
+		state := after
+		if state == "" {
+			state = "unknown"
+		}
+		m.observe(st.target(), st.target()+" back up, lock key "+state)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -262,15 +266,11 @@ func (m *nemesis) healAll(ctx context.Context) {
 // observe records an effect seen on target as a nemesis note in the history
 // and in the trial's notes.
 func (m *nemesis) observe(target, what string) {
-	m.rec.Record(checker.Event{Process: -1, Type: checker.Info, F: checker.FNemesis, Value: checker.TextValue(observedPrefix + what), Node: target})
+	m.rec.Record(checker.Event{Process: -1, Type: checker.Info, F: checker.FNemesis, Value: checker.TextValue(checker.ObservedNote + what), Node: target})
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.notes = append(m.notes, fmt.Sprintf("+%.3fs %s", time.Since(m.start).Seconds(), what))
 }
-
-// observedPrefix starts the value of a nemesis note that records an effect
-// lockpick saw rather than a fault it injected.
-const observedPrefix = "observed: "
 
 // evidence returns the record of every step and the notes.
 func (m *nemesis) evidence() ([]evidence.Fault, []string) {
@@ -302,13 +302,6 @@ func keyOn(ctx context.Context, n *cluster.Node, key string) string {
 		return evidence.KeyHeld
 	}
 	return evidence.KeyAbsent
-}
-
-func orUnknown(s string) string {
-	if s == "" {
-		return "unknown"
-	}
-	return s
 }
 
 // watchSentinels notes, until ctx ends, each time the sentinels name a new

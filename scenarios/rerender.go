@@ -10,19 +10,34 @@ import (
 	"github.com/lockpick/lockpick/results"
 )
 
+// RunScenario reads the scenario a run folder was played with, from its
+// scenario.json.
+func RunScenario(runDir string) (Scenario, error) {
+	var s Scenario
+	return s, readRunFile(runDir, "scenario.json", &s)
+}
+
+func readRunFile(runDir, name string, into any) error {
+	b, err := os.ReadFile(filepath.Join(runDir, name))
+	if err != nil {
+		return fmt.Errorf("%s is not a run folder: %w", runDir, err)
+	}
+	if err := json.Unmarshal(b, into); err != nil {
+		return fmt.Errorf("%s: %w", filepath.Join(runDir, name), err)
+	}
+	return nil
+}
+
 // Rerender writes report.html and summary.md of a finished run folder again,
 // from its scenario.json, verdict.json and the shown trial's history.
 func Rerender(runDir string) error {
-	var s Scenario
+	s, err := RunScenario(runDir)
+	if err != nil {
+		return err
+	}
 	var v results.Verdict
-	for name, into := range map[string]any{"scenario.json": &s, "verdict.json": &v} {
-		b, err := os.ReadFile(filepath.Join(runDir, name))
-		if err != nil {
-			return fmt.Errorf("%s is not a run folder: %w", runDir, err)
-		}
-		if err := json.Unmarshal(b, into); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
+	if err := readRunFile(runDir, "verdict.json", &v); err != nil {
+		return err
 	}
 	shown := 0
 	for i, t := range v.TrialResults {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -73,13 +72,12 @@ func checkOptions(path string, maxTTL time.Duration) (*checker.Options, error) {
 	}
 	dir := filepath.Dir(path)
 	for _, d := range []string{dir, filepath.Dir(dir)} {
-		b, err := os.ReadFile(filepath.Join(d, "scenario.json"))
-		if err != nil {
+		if _, err := os.Stat(filepath.Join(d, "scenario.json")); err != nil {
 			continue
 		}
-		var s scenarios.Scenario
-		if err := json.Unmarshal(b, &s); err != nil {
-			return nil, fmt.Errorf("%s: %v", filepath.Join(d, "scenario.json"), err)
+		s, err := scenarios.RunScenario(d)
+		if err != nil {
+			return nil, err
 		}
 		return scenarios.CheckOptions(s), nil
 	}

@@ -59,11 +59,18 @@ func TestRun_InfraFailureIsExit3(t *testing.T) {
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	out := t.TempDir()
 	code, stdout, stderr := lockpick(t, "run", "single-baseline", "--out", out)
-	if code != exitInfra {
-		t.Fatalf("exit %d, want %d; stdout %q stderr %q", code, exitInfra, stdout, stderr)
-	}
+	wantInfraFailure(t, code, stdout, stderr, out)
 	if !strings.Contains(stderr, "n1") || !strings.Contains(stderr, "log:") {
 		t.Errorf("stderr %q does not name the node and its log", stderr)
+	}
+}
+
+// wantInfraFailure fails unless a run exited 3, printed no verdict and left
+// nothing in its results folder out.
+func wantInfraFailure(t *testing.T, code int, stdout, stderr, out string) {
+	t.Helper()
+	if code != exitInfra {
+		t.Fatalf("exit %d, want %d; stdout %q stderr %q", code, exitInfra, stdout, stderr)
 	}
 	if strings.Contains(stdout, "observed") {
 		t.Errorf("an infrastructure failure was reported as a verdict: %q", stdout)
