@@ -38,7 +38,7 @@ var (
 func (s *redislockSubject) Acquire(ctx context.Context) (Grant, error) {
 	rdb, node, err := s.cfg.Master(ctx)
 	if err != nil {
-		return Grant{}, fmt.Errorf("no master: %w", err)
+		return Grant{}, noMaster(s.cfg.Lock.Key, err)
 	}
 	c, ok := s.clients[node]
 	if !ok {

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockpick/lockpick/checker"
+	"github.com/lockpick/lockpick/evidence"
 	"github.com/lockpick/lockpick/scenarios"
 )
 
@@ -24,8 +25,10 @@ the anomalies. Inside a run folder it checks with the options the run used
 (the scenario's TTL, from scenario.json); elsewhere --max-ttl sets how long
 an acquire with an unknown outcome may hold the lock (default: the longest
 lease in the history).
-Exit 0: no anomaly; 1: anomalies, or a search that timed out (verdict
-unknown); 2: a malformed file (with its line number).`,
+Exit 0: no anomaly; 1: anomalies, a search that timed out (verdict
+unknown), or a history that proves nothing (no lock was ever granted, or
+completions without their invoke); 2: a malformed file (with its line
+number).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			paths, err := historyPaths(args[0])
@@ -48,7 +51,13 @@ unknown); 2: a malformed file (with its line number).`,
 				for _, a := range r.Anomalies {
 					fmt.Fprintf(out, "  %s: %s\n", a.Kind, wrap(a.Message, 96, "    "))
 				}
-				if r.Verdict != checker.Ok {
+				// The evidence a history carries alone: a lock was granted,
+				// and every completion has its invoke.
+				ev := evidence.Evaluate(evidence.Input{History: h, Result: r})
+				for _, why := range ev.Reasons {
+					fmt.Fprintf(out, "  inconclusive: %s\n", wrap(why, 96, "    "))
+				}
+				if r.Verdict != checker.Ok || !ev.Conclusive {
 					found++
 				}
 			}
