@@ -1,6 +1,9 @@
 package checker
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // A span is an interval of monotonic nanoseconds during which a lease was
 // certainly held, opened by the ok acquire or extend by.
@@ -155,4 +158,21 @@ func without(ls []*lease, l *lease) []*lease {
 		}
 	}
 	return ls
+}
+
+// Holders returns, sorted, the processes that certainly hold a lease at
+// monotonic time at, by the lease rules of [Check]. A harness uses it to aim
+// a fault at the current holder while the history is still being recorded.
+func Holders(h History, at int64) []int {
+	list, _ := ops(h)
+	var out []int
+	for _, l := range leases(list) {
+		for _, w := range l.windows {
+			if w.start <= at && at < w.end && !slices.Contains(out, l.process) {
+				out = append(out, l.process)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -70,9 +70,10 @@ func (s Step) validate() error {
 // of isolated clients, and the lock's key, whose presence on a node is
 // read before and after the node restarts.
 type trialEnv struct {
-	c    *cluster.Cluster
-	pids map[int]int
-	key  string
+	c       *cluster.Cluster
+	pids    map[int]int
+	key     string
+	clients int
 }
 
 // A nemesis plays a trial's fault schedule and keeps the record of what
@@ -85,6 +86,10 @@ type nemesis struct {
 
 	faults []cluster.Fault
 	nodes  []*cluster.Node
+
+	clients int
+	seeds   []uint64 // of aimed steps' random choices
+	runCtx  context.Context
 
 	mu     sync.Mutex
 	record []evidence.Fault
@@ -102,9 +107,23 @@ type action struct {
 // newNemesis builds the faults of steps; a step that names a client that
 // is not isolated or a node the topology lacks is an [ErrBadScenario].
 func newNemesis(env *trialEnv, steps []Step, rec *checker.Recorder) (*nemesis, error) {
-	m := &nemesis{env: env, steps: steps, rec: rec, faults: make([]cluster.Fault, len(steps)),
-		nodes: make([]*cluster.Node, len(steps)), record: make([]evidence.Fault, len(steps)), live: make([]bool, len(steps))}
+	m := &nemesis{env: env, steps: steps, rec: rec, faults: make([]cluster.Fault, len(steps)), clients: env.clients,
+		nodes: make([]*cluster.Node, len(steps)), record: make([]evidence.Fault, len(steps)), live: make([]bool, len(steps)),
+		seeds: make([]uint64, len(steps))}
 	for i, s := range steps {
+		if s.aimed() {
+			// The target is chosen when the step fires (see aim).
+			desc := s.Fault + " " + s.Node
+			if s.Fault != "pause-client" {
+				f, err := s.fault(nil)
+				if err != nil {
+					return nil, err
+				}
+				m.faults[i], desc = f, cluster.Describe(f, nil)+" "+s.Node
+			}
+			m.record[i] = evidence.Fault{Step: i, Fault: s.Fault, Target: s.Node, Desc: desc}
+			continue
+		}
 		f, err := s.fault(env.pids)
 		if err != nil {
 			return nil, err
@@ -130,7 +149,7 @@ func newNemesis(env *trialEnv, steps []Step, rec *checker.Recorder) (*nemesis, e
 // injected before the end of the trial completes (a node still restarting
 // comes back) before run returns.
 func (m *nemesis) run(runCtx, ctx context.Context, rng *rand.Rand, start time.Time) {
-	m.start = start
+	m.start, m.runCtx = start, runCtx
 	var plan []action
 	for i, s := range m.steps {
 		at := s.At.D()
@@ -139,8 +158,13 @@ func (m *nemesis) run(runCtx, ctx context.Context, rng *rand.Rand, start time.Ti
 		}
 		m.record[i].At = at.Seconds()
 		plan = append(plan, action{at: at, step: i})
-		if s.For > 0 {
+		if s.For > 0 && !s.aimed() { // an aimed step heals after it fires: see inject
 			plan = append(plan, action{at: at + s.For.D(), heal: true, step: i})
+		}
+	}
+	for i, s := range m.steps {
+		if s.aimed() {
+			m.seeds[i] = rng.Uint64()
 		}
 	}
 	sort.SliceStable(plan, func(i, j int) bool { return plan[i].at < plan[j].at })
@@ -167,19 +191,43 @@ func (m *nemesis) since() *float64 {
 // inject injects step i, then observes its effect, and for a kill or
 // restart the lock's key on the node before and after.
 func (m *nemesis) inject(ctx context.Context, i int) {
-	f, n, st := m.faults[i], m.nodes[i], m.steps[i]
-	desc := m.record[i].Desc
+	st := m.steps[i]
+	if st.aimed() {
+		target, how, err := m.aim(ctx, i, rand.New(rand.NewPCG(m.seeds[i], uint64(i))))
+		m.mu.Lock()
+		r := &m.record[i]
+		if err != nil {
+			r.Fired, r.Error = m.since(), err.Error()
+			m.mu.Unlock()
+			return
+		}
+		r.Target = target
+		r.Desc = strings.Replace(r.Desc, st.Node, target, 1) + " (" + how + ")"
+		m.mu.Unlock()
+		if st.For > 0 {
+			// Healed from here, so a heal can never come before its target is known.
+			defer func() {
+				if sleep(m.runCtx, time.Until(m.start.Add(time.Duration(m.record[i].At*float64(time.Second))+st.For.D()))) {
+					m.heal(ctx, i)
+				}
+			}()
+		}
+	}
+	f, n := m.faults[i], m.nodes[i]
+	m.mu.Lock()
+	desc, target := m.record[i].Desc, m.record[i].Target
+	m.mu.Unlock()
 	var before string
 	if keyFault(st.Fault) {
 		before = keyOn(ctx, n, m.env.key)
 	}
-	m.rec.Record(checker.Event{Process: -1, Type: checker.Invoke, F: checker.FNemesis, Value: checker.TextValue(desc), Node: st.target()})
+	m.rec.Record(checker.Event{Process: -1, Type: checker.Invoke, F: checker.FNemesis, Value: checker.TextValue(desc), Node: target})
 	m.mu.Lock()
 	m.live[i] = true
 	m.mu.Unlock()
 	fired := m.since()
 	err := f.Inject(ctx, n)
-	e := checker.Event{Process: -1, Type: checker.Info, F: checker.FNemesis, Value: checker.TextValue(desc), Node: st.target()}
+	e := checker.Event{Process: -1, Type: checker.Info, F: checker.FNemesis, Value: checker.TextValue(desc), Node: target}
 	if err != nil {
 		e.Type, e.Error = checker.Fail, err.Error()
 	}
@@ -198,7 +246,7 @@ func (m *nemesis) inject(ctx context.Context, i int) {
 			effect = strings.TrimSpace(effect + ", lock key " + after)
 		}
 		if effect != "" {
-			m.observe(st.target(), st.target()+" "+effect)
+			m.observe(target, target+" "+effect)
 		}
 	}
 	m.mu.Lock()
@@ -221,10 +269,12 @@ func (m *nemesis) heal(ctx context.Context, i int) {
 		return
 	}
 	f, n, st := m.faults[i], m.nodes[i], m.steps[i]
-	desc := "heal " + m.record[i].Desc
-	m.rec.Record(checker.Event{Process: -1, Type: checker.Invoke, F: checker.FNemesis, Value: checker.TextValue(desc), Node: st.target()})
+	m.mu.Lock()
+	desc, target := "heal "+m.record[i].Desc, m.record[i].Target
+	m.mu.Unlock()
+	m.rec.Record(checker.Event{Process: -1, Type: checker.Invoke, F: checker.FNemesis, Value: checker.TextValue(desc), Node: target})
 	err := f.Heal(ctx, n)
-	e := checker.Event{Process: -1, Type: checker.Info, F: checker.FNemesis, Value: checker.TextValue(desc), Node: st.target()}
+	e := checker.Event{Process: -1, Type: checker.Info, F: checker.FNemesis, Value: checker.TextValue(desc), Node: target}
 	if err != nil {
 		e.Type, e.Error = checker.Fail, err.Error()
 	}
@@ -237,7 +287,7 @@ func (m *nemesis) heal(ctx context.Context, i int) {
 		if state == "" {
 			state = "unknown"
 		}
-		m.observe(st.target(), st.target()+" back up, lock key "+state)
+		m.observe(target, target+" back up, lock key "+state)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -311,14 +361,6 @@ func (m *nemesis) watchSentinels(ctx context.Context) {
 	if len(c.Sentinels) == 0 {
 		return
 	}
-	name := func(addr string) string {
-		for _, n := range c.Nodes {
-			if n.Addr() == addr {
-				return n.Name
-			}
-		}
-		return addr
-	}
 	last := ""
 	t := time.NewTicker(50 * time.Millisecond)
 	defer t.Stop()
@@ -330,7 +372,7 @@ func (m *nemesis) watchSentinels(ctx context.Context) {
 			if err != nil {
 				continue
 			}
-			if now := name(addr); now != last {
+			if now := nodeNamed(c, addr); now != last {
 				if last != "" {
 					m.observe(now, fmt.Sprintf("sentinels switched master from %s to %s", last, now))
 				}

@@ -264,7 +264,7 @@ func RunTrial(ctx context.Context, s Scenario, seed uint64, dir string, nb Backe
 	defer res.close()
 
 	rec := checker.NewRecorder(monoNow)
-	env := &trialEnv{c: c, pids: map[int]int{}, key: s.Lock.Key}
+	env := &trialEnv{c: c, pids: map[int]int{}, key: s.Lock.Key, clients: s.Clients}
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	problems := &problemLog{}
 	var procs []*workerProc

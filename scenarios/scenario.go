@@ -71,6 +71,22 @@ type Scenario struct {
 	Arms []Arm `json:"arms,omitempty" yaml:"arms"`
 	// Faults is the nemesis schedule.
 	Faults []Step `json:"faults,omitempty" yaml:"faults"`
+	// Explore configures `lockpick explore` on this scenario: its fault
+	// vocabulary and schedule sizes. Run ignores it.
+	Explore *ExploreSpec `json:"explore,omitempty" yaml:"explore"`
+}
+
+// An ExploreSpec says how `lockpick explore` draws random schedules for a
+// scenario; see docs/explore.md. Zero fields take explore's defaults.
+type ExploreSpec struct {
+	// Faults is the vocabulary: the fault kinds schedules draw from.
+	// default: every kind that fits the topology.
+	Faults []string `json:"faults,omitempty" yaml:"faults"`
+	// MaxFaults bounds the faults of one schedule. default: 4.
+	MaxFaults int `json:"max_faults,omitempty" yaml:"max_faults"`
+	// Hold is the range [min, max] the clients' hold time is drawn from.
+	// default: [TTL/20, TTL×3/4].
+	Hold []Duration `json:"hold,omitempty" yaml:"hold"`
 }
 
 // A Topology is the serializable form of [cluster.Topology].

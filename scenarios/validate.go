@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/lockpick/lockpick/checker"
+	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/evidence"
 )
 
@@ -61,7 +62,11 @@ func (s Scenario) Validate() error {
 		if err := st.validate(); err != nil {
 			return bad(field+".fault", "%v", err)
 		}
-		if st.Fault == "pause-client" {
+		if st.aimed() {
+			if msg := s.validAim(st); msg != "" {
+				return bad(field+".node", "%s", msg)
+			}
+		} else if st.Fault == "pause-client" {
 			if !slices.Contains(s.Isolate, st.Client) {
 				return bad(field+".client", "client %d is not in isolate %v; only isolated clients can be paused", st.Client, s.Isolate)
 			}
@@ -73,6 +78,20 @@ func (s Scenario) Validate() error {
 		}
 		if due := st.At + st.Jitter; due >= s.Duration {
 			return bad(field+".at", "due at %v (at %v + jitter %v) but the trial lasts %v: it would never fire", due.D(), st.At.D(), st.Jitter.D(), s.Duration.D())
+		}
+	}
+	if e := s.Explore; e != nil {
+		kinds := append(slices.DeleteFunc(cluster.FaultKinds(), func(k string) bool { return k == "pause-process" }), "pause-client")
+		for i, k := range e.Faults {
+			if !slices.Contains(kinds, k) {
+				return bad(fmt.Sprintf("explore.faults[%d]", i), "unknown fault %q (known: %s)", k, strings.Join(kinds, ", "))
+			}
+		}
+		if e.MaxFaults < 0 {
+			return bad("explore.max_faults", "must not be negative")
+		}
+		if len(e.Hold) != 0 && (len(e.Hold) != 2 || e.Hold[0] <= 0 || e.Hold[1] < e.Hold[0]) {
+			return bad("explore.hold", "must be [min, max] with 0 < min <= max, e.g. [100ms, 1s]")
 		}
 	}
 	for i, r := range s.Require {

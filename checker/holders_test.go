@@ -1,0 +1,36 @@
+package checker_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/lockpick/lockpick/checker"
+)
+
+func TestHolders(t *testing.T) {
+	ms := int64(1_000_000)
+	ev := func(p int, typ checker.Type, f string, at int64, validUntil int64) checker.Event {
+		return checker.Event{Process: p, Type: typ, F: f, Key: "lock", Token: string(rune('a' + p)), Time: at * ms, ValidUntil: validUntil * ms}
+	}
+	h := checker.History{
+		ev(1, checker.Invoke, checker.FAcquire, 0, 0),
+		ev(1, checker.OK, checker.FAcquire, 1, 100),
+		ev(2, checker.Invoke, checker.FAcquire, 2, 0),
+		ev(2, checker.Fail, checker.FAcquire, 3, 0),
+		ev(1, checker.Invoke, checker.FRelease, 50, 0),
+		ev(1, checker.OK, checker.FRelease, 51, 0),
+		ev(2, checker.Invoke, checker.FAcquire, 60, 0),
+		ev(2, checker.OK, checker.FAcquire, 61, 90),
+	}
+	for i := range h {
+		h[i].Index = i
+	}
+	for _, c := range []struct {
+		at   int64
+		want []int
+	}{{0, nil}, {10, []int{1}}, {55, nil}, {70, []int{2}}, {95, nil}} {
+		if got := checker.Holders(h, c.at*ms); !slices.Equal(got, c.want) {
+			t.Errorf("Holders at %dms = %v, want %v", c.at, got, c.want)
+		}
+	}
+}

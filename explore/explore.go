@@ -1,0 +1,373 @@
+package explore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lockpick/lockpick/checker"
+	"github.com/lockpick/lockpick/evidence"
+	"github.com/lockpick/lockpick/results"
+	"github.com/lockpick/lockpick/scenarios"
+)
+
+// Options configures [Explore]. Zero fields take their defaults.
+type Options struct {
+	// Faults is the vocabulary; default: the scenario's explore section,
+	// else every fault that fits the topology.
+	Faults []string
+	// Seed makes the search: the same seed plays the same schedules. default: 1.
+	Seed uint64
+	// Parallel is how many trials run at once. default: 1.
+	Parallel int
+	// Budget bounds the search by time, MaxTrials by trials; with neither,
+	// the search stops after 5 minutes. Shrinking is bounded apart.
+	Budget    time.Duration
+	MaxTrials int
+	// Findings is how many findings to shrink before stopping. default: 1.
+	Findings int
+	// Shrink configures the shrinker; its Parallel and Seed are set here.
+	Shrink ShrinkOptions
+	// Measure is how many replays measure each minimal scenario's
+	// reproduction rate. default: 10.
+	Measure int
+	// Out is the folder the explore folder is created in. default: results/explore.
+	Out string
+	// Backend makes each trial's backend. default: [scenarios.ProcessBackend].
+	Backend scenarios.BackendFactory
+	// Progress, if set, is called as the work goes on.
+	Progress func(Progress)
+}
+
+// Progress is where an exploration stands.
+type Progress struct {
+	Phase        string  // search, shrink or measure
+	Trials       int     // search trials done
+	Unsafe       int     // findings so far
+	Stuck        int     // trials that showed only a stuck lock
+	Inconclusive int     // trials that proved nothing
+	PerMinute    float64 // schedules per minute
+	Replays      int     // shrink and measure replays so far
+	Best         string  // the smallest failing schedule so far, in words
+}
+
+// A Result is what an exploration found; it is also written as explore.json.
+type Result struct {
+	Scenario   string   `json:"scenario"`
+	Seed       uint64   `json:"seed"`
+	Vocabulary []string `json:"vocabulary"`
+	Parallel   int      `json:"parallel"`
+	// Budget is what bounded the search, e.g. "10m0s" or "500 trials".
+	Budget   string    `json:"budget"`
+	Trials   []Tried   `json:"trials"`
+	Findings []Finding `json:"findings"`
+	// Inconclusive counts the trials that proved nothing, by reason.
+	Inconclusive map[string]int `json:"inconclusive,omitempty"`
+	Stuck        int            `json:"stuck"`
+	// SearchSeconds is the search's wall time; PerMinute its schedules per minute.
+	SearchSeconds float64 `json:"search_seconds"`
+	PerMinute     float64 `json:"schedules_per_minute"`
+	Dir           string  `json:"-"`
+}
+
+// A Finding is one unsafe schedule, shrunk, with its measured replay rate.
+type Finding struct {
+	File     string           `json:"file"`     // minimal.yaml, minimal-2.yaml, ...
+	Original Schedule         `json:"original"` // the schedule the search drew
+	Kind     string           `json:"kind"`     // the anomaly kind reproduced, e.g. double-grant
+	Anomaly  string           `json:"anomaly"`  // the original trial's anomaly, in words
+	Shrunk   Shrunk           `json:"shrink"`
+	Minimal  []scenarios.Step `json:"minimal"`
+	// Reproduced of Measured replays of the minimal scenario showed the anomaly.
+	Reproduced int    `json:"reproduced"`
+	Measured   int    `json:"measured"`
+	ReplayDir  string `json:"replay_dir"` // the run folder of those replays
+
+	originalTrial scenarios.TrialResult
+	minimalTrial  *scenarios.TrialResult
+	minimal       scenarios.Scenario
+}
+
+// ErrFoundNothing is not an error of the harness: the budget ran out with no
+// finding. [Explore] returns it with a complete Result.
+var ErrFoundNothing = errors.New("explore: no finding within the budget")
+
+// Explore searches base with random fault schedules, shrinks each finding
+// and writes an explore folder (explore.json, minimal.yaml, original.yaml,
+// report.html, replay run folders). It returns [ErrFoundNothing] when the
+// budget ran out first, an *[scenarios.InfraError] when the harness failed.
+func Explore(ctx context.Context, base scenarios.Scenario, opt Options) (*Result, error) {
+	o := opt.withDefaults()
+	base.Faults, base.Arms = nil, nil
+	gen, err := NewGenerator(base, o.Faults)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := results.Create(o.Out, fmt.Sprintf("%s-%s-seed%d", time.Now().Format("20060102-150405"), base.Name, o.Seed))
+	if err != nil {
+		return nil, &scenarios.InfraError{Err: err}
+	}
+	res, err := explore(ctx, base, gen, o, dir)
+	if err != nil && !errors.Is(err, ErrFoundNothing) {
+		dir.Abort()
+		return nil, err
+	}
+	if werr := write(dir, base, res); werr != nil {
+		dir.Abort()
+		return nil, &scenarios.InfraError{Err: werr}
+	}
+	final, cerr := dir.Commit()
+	if cerr != nil {
+		dir.Abort()
+		return nil, &scenarios.InfraError{Err: cerr}
+	}
+	res.Dir = final
+	return res, err
+}
+
+func (o Options) withDefaults() Options {
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	if o.Parallel <= 0 {
+		o.Parallel = 1
+	}
+	if o.Budget <= 0 && o.MaxTrials <= 0 {
+		o.Budget = 5 * time.Minute
+	}
+	if o.Findings <= 0 {
+		o.Findings = 1
+	}
+	if o.Measure <= 0 {
+		o.Measure = 10
+	}
+	if o.Out == "" {
+		o.Out = filepath.Join("results", "explore")
+	}
+	if o.Backend == nil {
+		o.Backend = scenarios.ProcessBackend
+	}
+	o.Shrink.Parallel = o.Parallel
+	return o
+}
+
+func explore(ctx context.Context, base scenarios.Scenario, gen *Generator, o Options, dir *results.RunDir) (*Result, error) {
+	res := &Result{Scenario: base.Name, Seed: o.Seed, Vocabulary: gen.Kinds(), Parallel: o.Parallel, Inconclusive: map[string]int{}}
+	switch {
+	case o.MaxTrials > 0 && o.Budget > 0:
+		res.Budget = fmt.Sprintf("%v or %d trials", o.Budget, o.MaxTrials)
+	case o.MaxTrials > 0:
+		res.Budget = fmt.Sprintf("%d trials", o.MaxTrials)
+	default:
+		res.Budget = o.Budget.String()
+	}
+	began := time.Now()
+	p := Progress{Phase: "search"}
+	var pmu sync.Mutex
+	report := func(edit func(*Progress)) {
+		pmu.Lock()
+		defer pmu.Unlock()
+		edit(&p)
+		if mins := time.Since(began).Minutes(); mins > 0 && p.Phase == "search" {
+			p.PerMinute = float64(p.Trials) / mins
+		}
+		if o.Progress != nil {
+			o.Progress(p)
+		}
+	}
+	sr := &searcher{base: base, gen: gen, seed: o.Seed, parallel: o.Parallel, maxTry: o.MaxTrials, backend: o.Backend, began: began,
+		progress: func(t Tried) {
+			report(func(p *Progress) {
+				p.Trials++
+				switch t.Observed {
+				case evidence.Unsafe:
+					p.Unsafe++
+				case evidence.Stuck:
+					p.Stuck++
+				case evidence.Inconclusive:
+					p.Inconclusive++
+				}
+			})
+		}}
+	if o.Budget > 0 {
+		sr.deadline = began.Add(o.Budget)
+	}
+	var searchTime time.Duration
+	next := 0
+	var err error
+	for len(res.Findings) < o.Findings {
+		t0 := time.Now()
+		var f *finding
+		f, next, err = sr.search(ctx, next)
+		searchTime += time.Since(t0)
+		if err != nil || f == nil {
+			break
+		}
+		report(func(p *Progress) { p.Phase, p.Best = "shrink", f.tried.Schedule.Describe() })
+		var fd Finding
+		fd, err = shrinkFinding(ctx, base, f, o, dir, len(res.Findings)+1, report)
+		if err != nil {
+			break
+		}
+		res.Findings = append(res.Findings, fd)
+		report(func(p *Progress) { p.Phase = "search" })
+	}
+	res.Trials = sr.log()
+	res.SearchSeconds = searchTime.Seconds()
+	if searchTime > 0 {
+		res.PerMinute = float64(len(res.Trials)) / searchTime.Minutes()
+	}
+	for _, t := range res.Trials {
+		switch t.Observed {
+		case evidence.Inconclusive:
+			res.Inconclusive[t.Reason]++
+		case evidence.Stuck:
+			res.Stuck++
+		}
+	}
+	if err != nil && (len(res.Findings) == 0 || !errors.Is(err, context.DeadlineExceeded)) {
+		return res, err
+	}
+	if len(res.Findings) == 0 {
+		return res, ErrFoundNothing
+	}
+	return res, nil
+}
+
+// shrinkFinding shrinks f, measures the minimal scenario with a run of
+// its own in dir, and returns the finding.
+func shrinkFinding(ctx context.Context, base scenarios.Scenario, f *finding, o Options, dir *results.RunDir, n int, report func(func(*Progress))) (Finding, error) {
+	fd := Finding{File: "minimal.yaml", Original: f.tried.Schedule, Anomaly: f.tried.Example, originalTrial: f.trial}
+	if n > 1 {
+		fd.File = fmt.Sprintf("minimal-%d.yaml", n)
+	}
+	fd.Kind, _, _ = strings.Cut(f.tried.Example, ":")
+	original := f.tried.Schedule.Apply(base)
+	original.Expect = scenarios.Unsafe
+	rp := &replayer{backend: o.Backend, kind: fd.Kind}
+	so := o.Shrink
+	so.Seed = f.tried.Schedule.Seed
+	so.Progress = func(step ShrinkStep, best scenarios.Scenario) {
+		report(func(p *Progress) {
+			p.Replays += step.Replays
+			p.Best = fmt.Sprintf("%d faults: %s", len(best.Faults), best.Schedule())
+		})
+	}
+	shrunk, err := Shrink(ctx, original, rp.replay, so)
+	if err != nil {
+		return fd, err
+	}
+	fd.Shrunk, fd.minimal = shrunk, shrunk.Minimal
+	fd.Minimal = shrunk.Minimal.Faults
+	fd.minimal.Name = fmt.Sprintf("%s-explored-seed%d-%d", base.Name, o.Seed, f.tried.Schedule.Index)
+	fd.minimal.Require = []evidence.Requirement{{Anomaly: fd.Kind}}
+	report(func(p *Progress) { p.Phase = "measure" })
+	// The measurement is a run like `lockpick run --file minimal.yaml --trials N`.
+	runName := strings.TrimSuffix(fd.File, ".yaml") + "-replay"
+	v, runDir, err := scenarios.Run(ctx, fd.minimal, &scenarios.Options{Trials: o.Measure, Seed: 1, Out: dir.Path("."),
+		Name: runName, Parallel: o.Parallel, Backend: o.Backend})
+	if err != nil {
+		return fd, err
+	}
+	fd.Measured, fd.ReplayDir = o.Measure, filepath.Base(runDir)
+	for _, t := range v.TrialResults {
+		if t.Observed == evidence.Unsafe && t.Anomalies[fd.Kind] > 0 {
+			fd.Reproduced++
+		}
+	}
+	report(func(p *Progress) { p.Replays += o.Measure })
+	if h, err := checker.ReadFile(filepath.Join(runDir, "history.jsonl")); err == nil {
+		tr := scenarios.TrialResult{History: h, Check: checker.Check(h, scenarios.CheckOptions(fd.minimal))}
+		fd.minimalTrial = &tr
+	}
+	fd.minimal.Explain = explain(base, f, fd, o.Seed)
+	fd.minimal.Summary = fmt.Sprintf("found by lockpick explore on %s: %s → %s", base.Name, fd.minimal.Schedule(), fd.Kind)
+	return fd, nil
+}
+
+// A replayer runs the shrinker's trials on real nodes: a trial reproduces
+// the finding when it is unsafe with the same anomaly kind.
+type replayer struct {
+	backend scenarios.BackendFactory
+	kind    string
+}
+
+func (r *replayer) replay(ctx context.Context, s scenarios.Scenario, seed uint64) (Outcome, error) {
+	dir, err := os.MkdirTemp("", "lockpick-shrink-")
+	if err != nil {
+		return Outcome{}, &scenarios.InfraError{Err: err}
+	}
+	defer os.RemoveAll(dir)
+	tr, err := scenarios.RunTrial(ctx, s, seed, dir, r.backend)
+	if err != nil {
+		return Outcome{}, err
+	}
+	return Outcome{Observed: tr.Observed, Reason: tr.Reason,
+		Reproduced: tr.Observed == evidence.Unsafe && tr.Check.Counts()[checker.Kind(r.kind)] > 0}, nil
+}
+
+// explain writes the minimal scenario's explain paragraph from its faults
+// and the anomaly.
+func explain(base scenarios.Scenario, f *finding, fd Finding, seed uint64) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Found by `lockpick explore %s --seed %d` (schedule %d of the search), with no scripted fault: ",
+		base.Name, seed, f.tried.Schedule.Index)
+	fmt.Fprintf(&b, "%s, with clients holding the lock %v. ", describeFaults(fd.minimal.Faults), fd.minimal.Hold.D())
+	fmt.Fprintf(&b, "The search drew %d faults (%s); the shrinker kept %d in %d replays, each change kept only when %d of %d replays still broke the lock. ",
+		len(f.tried.Schedule.Faults), f.tried.Schedule.Describe(), len(fd.minimal.Faults), fd.Shrunk.Replays, fd.Shrunk.K, fd.Shrunk.N)
+	fmt.Fprintf(&b, "It reproduced in %d of %d replays. The original trial showed: %s", fd.Reproduced, fd.Measured, fd.Anomaly)
+	return b.String()
+}
+
+// describeFaults says the faults in a sentence, e.g. "at +350ms restart
+// n3, then at +1.2s pause the node holding the lock's key for 800ms".
+func describeFaults(steps []scenarios.Step) string {
+	if len(steps) == 0 {
+		return "no fault at all (the lock breaks under load alone)"
+	}
+	var parts []string
+	for _, s := range steps {
+		what := s.Fault + " " + targetWords(s)
+		if s.Fault == "pause-client" {
+			what = "freeze client " + targetWords(s)
+		}
+		if len(s.Params) > 0 {
+			var ps []string
+			for _, k := range slices.Sorted(maps.Keys(s.Params)) {
+				ps = append(ps, fmt.Sprintf("%s %v", k, s.Params[k]))
+			}
+			what += " (" + strings.Join(ps, ", ") + ")"
+		}
+		if s.For > 0 {
+			what += fmt.Sprintf(" for %v", s.For.D())
+		}
+		parts = append(parts, fmt.Sprintf("at +%v %s", s.At.D(), what))
+	}
+	return strings.Join(parts, ", then ")
+}
+
+// targetWords says a step's target in words.
+func targetWords(s scenarios.Step) string {
+	switch s.Node {
+	case scenarios.AimMaster:
+		return "the current master"
+	case scenarios.AimReplica:
+		return "a replica"
+	case scenarios.AimKeyHolder:
+		return "a node holding the lock's key"
+	case scenarios.AimHolderResource:
+		return "the holder's path to the resource"
+	case scenarios.AimHolder:
+		return "the one holding the lock"
+	case "":
+		return fmt.Sprintf("%d", s.Client)
+	}
+	return s.Node
+}

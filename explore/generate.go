@@ -1,0 +1,208 @@
+package explore
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lockpick/lockpick/scenarios"
+)
+
+// DefaultMaxFaults bounds a schedule's faults when the scenario does not.
+const DefaultMaxFaults = 4
+
+// A Schedule is one random plan for a trial: the faults, and the hold time
+// of the workload they meet. Schedule i of a search is a function of the
+// search's seed and i alone.
+type Schedule struct {
+	Index  int                `json:"index"`
+	Seed   uint64             `json:"seed"` // the trial's seed
+	Hold   scenarios.Duration `json:"hold"`
+	Faults []scenarios.Step   `json:"faults"`
+}
+
+// Apply returns base with the schedule's hold and faults, no requirements
+// of its own (the base's were written for its faults) and no arms.
+func (sc Schedule) Apply(base scenarios.Scenario) scenarios.Scenario {
+	s := base
+	s.Hold = sc.Hold
+	s.Faults = slices.Clone(sc.Faults)
+	s.Require, s.Arms, s.Explore = nil, nil, nil
+	return s
+}
+
+// Describe lists the faults in words, e.g. "+300ms kill @master; +1.2s pause n2 for 800ms".
+func (sc Schedule) Describe() string {
+	if len(sc.Faults) == 0 {
+		return "no faults"
+	}
+	return scenarios.Scenario{Faults: sc.Faults}.Schedule()
+}
+
+// A Generator draws random schedules for a scenario: faults from its
+// vocabulary, aimed at nodes by name or by the system's state, with
+// intensities scaled to the lock's TTL.
+type Generator struct {
+	base      scenarios.Scenario
+	kinds     []string
+	maxFaults int
+	holdMin   time.Duration
+	holdMax   time.Duration
+}
+
+// NewGenerator returns a generator for base. kinds is the vocabulary; empty
+// means base's explore section, else every kind that fits the topology. A
+// kind that does not fit (promote without replicas, pause-client without
+// isolated clients) is an error.
+func NewGenerator(base scenarios.Scenario, kinds []string) (*Generator, error) {
+	g := &Generator{base: base, maxFaults: DefaultMaxFaults}
+	ttl := base.Lock.TTL.D()
+	g.holdMin, g.holdMax = ttl/20, ttl*3/4
+	if e := base.Explore; e != nil {
+		if e.MaxFaults > 0 {
+			g.maxFaults = e.MaxFaults
+		}
+		if len(e.Hold) == 2 {
+			g.holdMin, g.holdMax = e.Hold[0].D(), e.Hold[1].D()
+		}
+		if len(kinds) == 0 {
+			kinds = e.Faults
+		}
+	}
+	if len(kinds) == 0 {
+		for _, k := range Kinds() {
+			if vocabulary[k].fits(base) == "" {
+				kinds = append(kinds, k)
+			}
+		}
+	}
+	for _, k := range kinds {
+		f, ok := vocabulary[k]
+		if !ok {
+			return nil, fmt.Errorf("%w: unknown fault %q (known: %s)", scenarios.ErrBadScenario, k, strings.Join(Kinds(), ", "))
+		}
+		if why := f.fits(base); why != "" {
+			return nil, fmt.Errorf("%w: fault %s does not fit %s: %s", scenarios.ErrBadScenario, k, base.Name, why)
+		}
+	}
+	if len(kinds) == 0 {
+		return nil, fmt.Errorf("%w: no fault fits %s", scenarios.ErrBadScenario, base.Name)
+	}
+	g.kinds = kinds
+	return g, nil
+}
+
+// Kinds returns the vocabulary's kinds, the faults a generator knows.
+func (g *Generator) Kinds() []string { return slices.Clone(g.kinds) }
+
+// Schedule returns schedule i of the search with the given seed: 1 to
+// MaxFaults faults (a group fault, on a minority or a majority of nodes,
+// counts once), sorted by time.
+func (g *Generator) Schedule(seed uint64, i int) Schedule {
+	rng := rand.New(rand.NewPCG(seed, uint64(i)+0x5eed))
+	d := &draw{rng: rng, s: g.base, ttl: g.base.Lock.TTL.D(), dur: g.base.Duration.D()}
+	sc := Schedule{Index: i, Seed: rng.Uint64()>>1 + 1, Hold: scenarios.Duration(d.between(g.holdMin, g.holdMax))}
+	n := 1 + rng.IntN(g.maxFaults)
+	for range n {
+		kind := g.kinds[rng.IntN(len(g.kinds))]
+		sc.Faults = append(sc.Faults, vocabulary[kind].make(d)...)
+	}
+	slices.SortStableFunc(sc.Faults, func(a, b scenarios.Step) int { return int(a.At - b.At) })
+	return sc
+}
+
+// A draw is the random source of one schedule, with the scale of its
+// intensities.
+type draw struct {
+	rng      *rand.Rand
+	s        scenarios.Scenario
+	ttl, dur time.Duration
+}
+
+// round keeps drawn times readable in a scenario file: 10ms steps.
+func round(d time.Duration) time.Duration { return d.Round(10 * time.Millisecond) }
+
+// between draws a duration uniformly in [lo, hi], rounded.
+func (d *draw) between(lo, hi time.Duration) time.Duration {
+	if hi <= lo {
+		return round(lo)
+	}
+	return round(lo + time.Duration(d.rng.Int64N(int64(hi-lo))))
+}
+
+// at draws an injection time in the first 70% of the trial, so the lock
+// meets the fault and the clients have time to act on it.
+func (d *draw) at() scenarios.Duration {
+	return scenarios.Duration(d.between(0, d.dur*7/10))
+}
+
+// span draws how long a fault lasts: TTL/10 to 1.5×TTL.
+func (d *draw) span() scenarios.Duration {
+	return scenarios.Duration(d.between(d.ttl/10, d.ttl*3/2))
+}
+
+func (d *draw) chance(p float64) bool { return d.rng.Float64() < p }
+
+// nodes is the number of Redis nodes of the topology.
+func (d *draw) nodes() int { return max(d.s.Topology.Masters, 1) + d.s.Topology.Replicas }
+
+func nodeName(i int) string { return fmt.Sprintf("n%d", i+1) }
+
+// node aims at one node: by name, or by the system's state.
+func (d *draw) node() string {
+	aims := []string{scenarios.AimKeyHolder}
+	if d.s.Topology.Replicas > 0 {
+		aims = append(aims, scenarios.AimMaster, scenarios.AimReplica)
+	}
+	if d.chance(0.5) {
+		return aims[d.rng.IntN(len(aims))]
+	}
+	return nodeName(d.rng.IntN(d.nodes()))
+}
+
+// group returns the targets of a node fault: mostly one node, sometimes a
+// minority or a majority of the nodes, drawn at random.
+func (d *draw) group() []string {
+	n := d.nodes()
+	if n < 3 || d.chance(0.6) {
+		return []string{d.node()}
+	}
+	size := n / 2 // a minority
+	if d.chance(0.5) {
+		size = n/2 + 1 // a majority
+	}
+	perm := d.rng.Perm(n)[:size]
+	slices.Sort(perm)
+	out := make([]string, size)
+	for i, p := range perm {
+		out[i] = nodeName(p)
+	}
+	return out
+}
+
+// link aims a network fault at a node's client link or, half the time, at
+// one client's path to the resource (r<p>) or the holder's.
+func (d *draw) link() string {
+	if d.chance(0.5) {
+		return d.node()
+	}
+	if d.chance(0.5) {
+		return scenarios.AimHolderResource
+	}
+	return fmt.Sprintf("r%d", 1+d.rng.IntN(d.s.Clients))
+}
+
+// steps makes one step per target, all at the same time and for as long.
+func steps(kind string, targets []string, at, span scenarios.Duration, params map[string]any) []scenarios.Step {
+	out := make([]scenarios.Step, len(targets))
+	for i, t := range targets {
+		out[i] = scenarios.Step{At: at, Fault: kind, Node: t, For: span}
+		if len(params) > 0 {
+			out[i].Params = maps.Clone(params)
+		}
+	}
+	return out
+}

@@ -1,0 +1,185 @@
+package explore
+
+import (
+	"context"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lockpick/lockpick/checker"
+	"github.com/lockpick/lockpick/evidence"
+	"github.com/lockpick/lockpick/scenarios"
+)
+
+// A Tried is one trial of the search: its schedule and what it showed.
+type Tried struct {
+	Schedule  Schedule       `json:"schedule"`
+	Observed  string         `json:"observed"`
+	Reason    string         `json:"reason,omitempty"`
+	Anomalies map[string]int `json:"anomalies,omitempty"`
+	Example   string         `json:"example,omitempty"` // the first anomaly, in words
+	Seconds   float64        `json:"seconds"`           // the trial's wall time
+	EndedAt   float64        `json:"ended_at"`          // seconds from the start of the search
+}
+
+// A finding is an unsafe trial, with what it recorded.
+type finding struct {
+	tried Tried
+	trial scenarios.TrialResult
+}
+
+// searcher runs random schedules on base until one is unsafe or the budget
+// is spent.
+type searcher struct {
+	base     scenarios.Scenario
+	gen      *Generator
+	seed     uint64
+	parallel int
+	deadline time.Time // zero: no time budget
+	maxTry   int       // 0: no trial budget
+	backend  scenarios.BackendFactory
+	began    time.Time
+	progress func(t Tried)
+
+	mu    sync.Mutex
+	tried []Tried
+}
+
+// search plays schedules from index next on, parallel at a time, and
+// returns the lowest-index unsafe one, or nil when the budget ran out
+// first. With a finding at index i, trials above i are cancelled and the
+// ones below finish, so a seed gives the same finding however the trials
+// interleave.
+func (sr *searcher) search(ctx context.Context, next int) (*finding, int, error) {
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	type running struct{ cancel context.CancelFunc }
+	var (
+		mu      sync.Mutex
+		live    = map[int]running{}
+		best    *finding
+		firstEr error
+		wg      sync.WaitGroup
+		sem     = make(chan struct{}, sr.parallel)
+	)
+	over := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return best != nil || firstEr != nil
+	}
+	for i := next; ; i++ {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil || over() || sr.spent(i) {
+			next = i
+			break
+		}
+		tctx, cancel := context.WithCancel(ctx)
+		mu.Lock()
+		live[i] = running{cancel}
+		mu.Unlock()
+		wg.Go(func() {
+			defer func() { <-sem }()
+			defer cancel()
+			f, err := sr.play(tctx, i)
+			mu.Lock()
+			defer mu.Unlock()
+			delete(live, i)
+			switch {
+			case err != nil && tctx.Err() != nil && ctx.Err() == nil:
+				// cancelled because a lower index found something
+			case err != nil:
+				if firstEr == nil {
+					firstEr = err
+					stop()
+				}
+			case f != nil && (best == nil || i < best.tried.Schedule.Index):
+				best = f
+				for j, r := range live {
+					if j > i {
+						r.cancel()
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if firstEr != nil {
+		return nil, next, firstEr
+	}
+	if best != nil {
+		return best, best.tried.Schedule.Index + 1, nil
+	}
+	return nil, next, ctx.Err()
+}
+
+// spent reports whether trial i would overrun the budget.
+func (sr *searcher) spent(i int) bool {
+	return (sr.maxTry > 0 && i >= sr.maxTry) || (!sr.deadline.IsZero() && time.Now().After(sr.deadline))
+}
+
+// play runs schedule i and records it; it returns the finding if the trial
+// was unsafe.
+func (sr *searcher) play(ctx context.Context, i int) (*finding, error) {
+	sc := sr.gen.Schedule(sr.seed, i)
+	dir, err := os.MkdirTemp("", "lockpick-explore-")
+	if err != nil {
+		return nil, &scenarios.InfraError{Err: err}
+	}
+	defer os.RemoveAll(dir)
+	tr, err := scenarios.RunTrial(ctx, sc.Apply(sr.base), sc.Seed, dir, sr.backend)
+	if err != nil {
+		return nil, err
+	}
+	t := tried(sc, tr, time.Since(sr.began))
+	sr.mu.Lock()
+	sr.tried = append(sr.tried, t)
+	sr.mu.Unlock()
+	if sr.progress != nil {
+		sr.progress(t)
+	}
+	if t.Observed == evidence.Unsafe {
+		return &finding{tried: t, trial: tr}, nil
+	}
+	return nil, nil
+}
+
+// tried sums up a trial of sc.
+func tried(sc Schedule, tr scenarios.TrialResult, at time.Duration) Tried {
+	t := Tried{Schedule: sc, Observed: tr.Observed, Reason: tr.Reason, Seconds: tr.Wall.Seconds(), EndedAt: at.Seconds()}
+	for k, n := range tr.Check.Counts() {
+		if t.Anomalies == nil {
+			t.Anomalies = map[string]int{}
+		}
+		t.Anomalies[string(k)] = n
+	}
+	for _, a := range tr.Check.Anomalies {
+		if t.Example == "" || safety(string(a.Kind)) && !safety(strings.SplitN(t.Example, ":", 2)[0]) {
+			t.Example = string(a.Kind) + ": " + a.Message
+		}
+	}
+	return t
+}
+
+// safety reports whether an anomaly kind breaks mutual exclusion (rather
+// than liveness): the kinds that make a trial unsafe.
+func safety(kind string) bool {
+	switch checker.Kind(kind) {
+	case checker.DoubleGrant, checker.StaleWrite, checker.LostUpdate:
+		return true
+	}
+	return false
+}
+
+// log returns the trials so far in index order.
+func (sr *searcher) log() []Tried {
+	sr.mu.Lock()
+	defer sr.mu.Unlock()
+	out := slices.Clone(sr.tried)
+	slices.SortFunc(out, func(a, b Tried) int { return a.Schedule.Index - b.Schedule.Index })
+	return out
+}

@@ -1,0 +1,257 @@
+package explore
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lockpick/lockpick/scenarios"
+)
+
+// A Replay runs one trial of s with the given seed and says whether it
+// reproduced the finding. An error means the harness failed, and ends the
+// shrink.
+type Replay func(ctx context.Context, s scenarios.Scenario, seed uint64) (Outcome, error)
+
+// An Outcome is one replay's result.
+type Outcome struct {
+	Reproduced bool   `json:"reproduced"`
+	Observed   string `json:"observed"`         // safe, unsafe, stuck or inconclusive
+	Reason     string `json:"reason,omitempty"` // why an inconclusive replay proves nothing
+}
+
+// ShrinkOptions configures [Shrink]. Zero fields take their defaults.
+type ShrinkOptions struct {
+	// K of N: a candidate is kept when at least K of N replays reproduce
+	// the finding; replays stop as soon as the answer is known.
+	// default: 3 of 4.
+	K, N int
+	// MaxReplays bounds the replays of the whole shrink. default: 150.
+	MaxReplays int
+	// Parallel is how many replays run at once. default: 1.
+	Parallel int
+	// Seed is the first replay's seed; each replay uses the next. default: 1.
+	Seed uint64
+	// Progress, if set, is called after each candidate.
+	Progress func(step ShrinkStep, best scenarios.Scenario)
+}
+
+func (o ShrinkOptions) withDefaults() ShrinkOptions {
+	if o.K <= 0 || o.N <= 0 || o.K > o.N {
+		o.K, o.N = 3, 4
+	}
+	if o.MaxReplays <= 0 {
+		o.MaxReplays = 150
+	}
+	if o.Parallel <= 0 {
+		o.Parallel = 1
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	return o
+}
+
+// A ShrinkStep is one candidate the shrinker tried.
+type ShrinkStep struct {
+	Change     string  `json:"change"` // e.g. "drop +350ms restart n3"
+	Faults     int     `json:"faults"` // faults of the candidate
+	Replays    int     `json:"replays"`
+	Reproduced int     `json:"reproduced"`
+	Kept       bool    `json:"kept"`
+	Seconds    float64 `json:"seconds"`
+}
+
+// A Shrunk is the result of [Shrink].
+type Shrunk struct {
+	Minimal scenarios.Scenario `json:"-"`
+	// Confirmed says whether the original reproduced K of N times at the
+	// start; when it did not, nothing was shrunk.
+	Confirmed bool         `json:"confirmed"`
+	Steps     []ShrinkStep `json:"steps"`
+	Replays   int          `json:"replays"`
+	Seconds   float64      `json:"seconds"`
+	// K of N replays had to reproduce a change for it to be kept.
+	K int `json:"k"`
+	N int `json:"n"`
+	// Exhausted says the replay budget ran out before no change was left to try.
+	Exhausted bool `json:"exhausted"`
+}
+
+// Shrink reduces s while it still reproduces in K of N replays: it drops
+// faults, shortens them, moves them earlier, simplifies their parameters,
+// and takes away clients, trial time and hold time, one change at a time,
+// greedily, until no change is kept or the replay budget is spent.
+func Shrink(ctx context.Context, s scenarios.Scenario, replay Replay, opt ShrinkOptions) (Shrunk, error) {
+	o := opt.withDefaults()
+	sh := &shrinker{replay: replay, o: o, seed: o.Seed}
+	began := time.Now()
+	out := Shrunk{Minimal: s, K: o.K, N: o.N}
+	first, err := sh.try(ctx, "confirm the finding", s)
+	if err != nil {
+		return out, err
+	}
+	out.Steps = append(out.Steps, first)
+	out.Confirmed = first.Kept
+	cur := s
+	for out.Confirmed {
+		kept := false
+		for _, c := range candidates(cur) {
+			if sh.replays >= o.MaxReplays {
+				out.Exhausted = true
+				break
+			}
+			if c.s.Validate() != nil {
+				continue
+			}
+			step, err := sh.try(ctx, c.change, c.s)
+			if err != nil {
+				return out, err
+			}
+			out.Steps = append(out.Steps, step)
+			if step.Kept {
+				cur, kept = c.s, true
+			}
+			if o.Progress != nil {
+				o.Progress(step, cur)
+			}
+			if kept {
+				break // start over from the smaller scenario
+			}
+		}
+		if !kept || out.Exhausted {
+			break
+		}
+	}
+	out.Minimal, out.Replays, out.Seconds = cur, sh.replays, time.Since(began).Seconds()
+	return out, nil
+}
+
+type shrinker struct {
+	replay  Replay
+	o       ShrinkOptions
+	seed    uint64
+	replays int
+}
+
+// try replays s until K reproduce or N-K+1 do not, Parallel at a time.
+func (sh *shrinker) try(ctx context.Context, change string, s scenarios.Scenario) (ShrinkStep, error) {
+	began := time.Now()
+	step := ShrinkStep{Change: change, Faults: len(s.Faults)}
+	for step.Reproduced < sh.o.K && step.Replays-step.Reproduced <= sh.o.N-sh.o.K {
+		batch := min(sh.o.Parallel, sh.o.K-step.Reproduced)
+		outs, err := replayBatch(ctx, sh.replay, s, sh.seed, batch)
+		if err != nil {
+			return step, err
+		}
+		sh.seed += uint64(batch)
+		sh.replays += batch
+		for _, oc := range outs {
+			step.Replays++
+			if oc.Reproduced {
+				step.Reproduced++
+			}
+		}
+	}
+	step.Kept = step.Reproduced >= sh.o.K
+	step.Seconds = time.Since(began).Seconds()
+	return step, nil
+}
+
+// replayBatch runs n replays of s at once, with seeds seed, seed+1, ...
+func replayBatch(ctx context.Context, replay Replay, s scenarios.Scenario, seed uint64, n int) ([]Outcome, error) {
+	outs := make([]Outcome, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { outs[i], errs[i] = replay(ctx, s, seed+uint64(i)) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return outs, nil
+}
+
+// Measure replays s n times, parallel at a time, and returns the outcomes:
+// the reproduction rate of a minimal scenario, measured rather than assumed.
+func Measure(ctx context.Context, s scenarios.Scenario, replay Replay, n, parallel int, seed uint64) ([]Outcome, error) {
+	var all []Outcome
+	for len(all) < n {
+		batch := min(max(parallel, 1), n-len(all))
+		outs, err := replayBatch(ctx, replay, s, seed+uint64(len(all)), batch)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, outs...)
+	}
+	return all, nil
+}
+
+// A candidate is one smaller scenario and the change that made it.
+type candidate struct {
+	change string
+	s      scenarios.Scenario
+}
+
+// candidates lists the changes to try on s, biggest first: drop a fault,
+// then shorten, move earlier and simplify each, then fewer clients, a
+// shorter trial and a shorter hold.
+func candidates(s scenarios.Scenario) []candidate {
+	var out []candidate
+	with := func(change string, edit func(c *scenarios.Scenario)) {
+		c := s
+		c.Faults = slices.Clone(s.Faults)
+		for i := range c.Faults {
+			c.Faults[i].Params = maps.Clone(c.Faults[i].Params)
+		}
+		edit(&c)
+		out = append(out, candidate{change, c})
+	}
+	for i, f := range s.Faults {
+		with("drop "+stepText(f), func(c *scenarios.Scenario) { c.Faults = slices.Delete(c.Faults, i, i+1) })
+	}
+	for i, f := range s.Faults {
+		if half := round(f.For.D() / 2); f.For > 0 && half >= 10*time.Millisecond {
+			with(fmt.Sprintf("shorten %s to %v", stepText(f), half), func(c *scenarios.Scenario) { c.Faults[i].For = scenarios.Duration(half) })
+		}
+		if f.At > 0 {
+			at := round(f.At.D() / 2)
+			if at < 50*time.Millisecond {
+				at = 0
+			}
+			with(fmt.Sprintf("move %s to +%v", stepText(f), at), func(c *scenarios.Scenario) { c.Faults[i].At = scenarios.Duration(at) })
+		}
+		if f.Jitter > 0 {
+			with("no jitter on "+stepText(f), func(c *scenarios.Scenario) { c.Faults[i].Jitter = 0 })
+		}
+		for _, k := range slices.Sorted(maps.Keys(f.Params)) {
+			with(fmt.Sprintf("no %s on %s", k, stepText(f)), func(c *scenarios.Scenario) { delete(c.Faults[i].Params, k) })
+		}
+	}
+	if s.Clients > 2 {
+		with(fmt.Sprintf("%d clients", s.Clients-1), func(c *scenarios.Scenario) {
+			c.Clients--
+			c.Isolate = slices.DeleteFunc(slices.Clone(c.Isolate), func(p int) bool { return p > c.Clients })
+			c.Cycles = c.Cycles[:min(len(c.Cycles), c.Clients)]
+		})
+	}
+	if d := round(s.Duration.D() * 3 / 4); d >= 500*time.Millisecond {
+		with(fmt.Sprintf("trial of %v", d), func(c *scenarios.Scenario) { c.Duration = scenarios.Duration(d) })
+	}
+	if h := round(s.Hold.D() / 2); h >= 10*time.Millisecond {
+		with(fmt.Sprintf("hold %v", h), func(c *scenarios.Scenario) { c.Hold = scenarios.Duration(h) })
+	}
+	return out
+}
+
+// stepText names a step in a shrink log, e.g. "+350ms restart n3".
+func stepText(f scenarios.Step) string {
+	return strings.TrimSpace(scenarios.Scenario{Faults: []scenarios.Step{f}}.Schedule())
+}

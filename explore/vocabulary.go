@@ -1,0 +1,141 @@
+package explore
+
+import (
+	"slices"
+
+	"github.com/lockpick/lockpick/scenarios"
+)
+
+// A kind is one fault of the vocabulary: which scenarios it fits, and how
+// to draw it.
+type kind struct {
+	// fits returns why the fault cannot be used on s, or "".
+	fits func(s scenarios.Scenario) string
+	// make draws one fault: one step, or one per node of a group.
+	make func(d *draw) []scenarios.Step
+}
+
+func always(scenarios.Scenario) string { return "" }
+
+func needsReplicas(s scenarios.Scenario) string {
+	if s.Topology.Replicas == 0 {
+		return "the topology has no replicas"
+	}
+	return ""
+}
+
+// vocabulary holds every fault lockpick has, as explore draws it.
+// Intensities scale with the lock's TTL.
+var vocabulary = map[string]kind{
+	"kill": {always, func(d *draw) []scenarios.Step {
+		span := d.span() // then the node comes back, empty without persistence
+		if d.chance(0.3) {
+			span = 0 // down until the end
+		}
+		return steps("kill", d.group(), d.at(), span, nil)
+	}},
+	"restart": {always, func(d *draw) []scenarios.Step {
+		p := map[string]any{}
+		if d.chance(0.4) {
+			p["delay"] = d.between(d.ttl/4, d.ttl*3/2).String()
+		}
+		if d.chance(0.2) {
+			p["wipe"] = true
+		}
+		return steps("restart", d.group(), d.at(), 0, p)
+	}},
+	"pause": {always, func(d *draw) []scenarios.Step {
+		return steps("pause", d.group(), d.at(), d.span(), nil)
+	}},
+	"partition": {always, func(d *draw) []scenarios.Step {
+		p := map[string]any{}
+		switch r := d.rng.IntN(4); {
+		case r == 0:
+			p["refuse"] = true
+		case r == 1:
+			p["direction"] = "to-node"
+		case r == 2:
+			p["direction"] = "from-node"
+		}
+		targets := []string{d.link()}
+		if d.chance(0.3) {
+			targets = d.group()
+		}
+		return steps("partition", targets, d.at(), d.span(), p)
+	}},
+	"latency": {always, func(d *draw) []scenarios.Step {
+		lat := d.between(d.ttl/20, d.ttl/2)
+		p := map[string]any{"latency": lat.String()}
+		if d.chance(0.5) {
+			p["jitter"] = round(lat / 4).String()
+		}
+		return steps("latency", []string{d.link()}, d.at(), d.span(), p)
+	}},
+	"drop-replies": {always, func(d *draw) []scenarios.Step {
+		return steps("drop-replies", []string{d.link()}, d.at(), d.span(), nil)
+	}},
+	"reset": {always, func(d *draw) []scenarios.Step {
+		return steps("reset", []string{d.link()}, d.at(), d.span(), nil)
+	}},
+	"cut-replication": {needsReplicas, func(d *draw) []scenarios.Step {
+		span := d.span()
+		if d.chance(0.5) {
+			span = 0
+		}
+		return steps("cut-replication", []string{scenarios.AimReplica}, d.at(), span, nil)
+	}},
+	"clock-jump": {always, func(d *draw) []scenarios.Step {
+		off := d.between(d.ttl/2, d.ttl*3)
+		if d.chance(0.2) {
+			off = -off
+		}
+		return steps("clock-jump", d.group(), d.at(), 0, map[string]any{"offset": off.String()})
+	}},
+	"clock-rate": {always, func(d *draw) []scenarios.Step {
+		rates := []float64{0.5, 1.5, 2, 4}
+		return steps("clock-rate", d.group(), d.at(), d.span(), map[string]any{"rate": rates[d.rng.IntN(len(rates))]})
+	}},
+	"promote": {func(s scenarios.Scenario) string {
+		if why := needsReplicas(s); why != "" {
+			return why
+		}
+		if s.Topology.Sentinels > 0 {
+			return "sentinels would fight it; use sentinel-failover"
+		}
+		return ""
+	}, func(d *draw) []scenarios.Step {
+		return steps("promote", []string{scenarios.AimReplica}, d.at(), 0, map[string]any{"demote": d.chance(0.5)})
+	}},
+	"sentinel-failover": {func(s scenarios.Scenario) string {
+		if s.Topology.Sentinels == 0 {
+			return "the topology has no sentinels"
+		}
+		return ""
+	}, func(d *draw) []scenarios.Step {
+		return steps("sentinel-failover", []string{scenarios.AimMaster}, d.at(), 0, nil)
+	}},
+	"pause-client": {func(s scenarios.Scenario) string {
+		if len(s.Isolate) == 0 {
+			return "no client is isolated (isolate:), so none can be frozen"
+		}
+		return ""
+	}, func(d *draw) []scenarios.Step {
+		st := scenarios.Step{At: d.at(), Fault: "pause-client", For: scenarios.Duration(d.between(d.ttl/2, d.ttl*2))}
+		if d.chance(0.5) {
+			st.Node = scenarios.AimHolder
+		} else {
+			st.Client = d.s.Isolate[d.rng.IntN(len(d.s.Isolate))]
+		}
+		return []scenarios.Step{st}
+	}},
+}
+
+// Kinds returns every fault explore can draw, sorted.
+func Kinds() []string {
+	var out []string
+	for k := range vocabulary {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

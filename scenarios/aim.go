@@ -1,0 +1,156 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lockpick/lockpick/checker"
+	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/evidence"
+)
+
+// The targets a step can name by the system's state instead of by name;
+// the nemesis resolves them when the step fires.
+const (
+	// AimMaster is the current master: the node the sentinels name, else n1.
+	AimMaster = "@master"
+	// AimReplica is a node other than the current master, of a topology with replicas.
+	AimReplica = "@replica"
+	// AimKeyHolder is a node on which the lock's key exists right now.
+	AimKeyHolder = "@key-holder"
+	// AimHolderResource is the path to the resource (r<p>) of the client
+	// that holds the lock right now.
+	AimHolderResource = "@holder-resource"
+	// AimHolder, with pause-client, is the isolated client that holds the
+	// lock right now.
+	AimHolder = "@holder"
+)
+
+// aimed reports whether the step names its target by the system's state.
+func (s Step) aimed() bool { return strings.HasPrefix(s.Node, "@") }
+
+// validAim reports whether the aimed target fits the scenario.
+func (s Scenario) validAim(st Step) string {
+	switch {
+	case st.Fault == "pause-client" && st.Node == AimHolder:
+		if len(s.Isolate) == 0 {
+			return "@holder needs isolated clients (isolate:)"
+		}
+		return ""
+	case st.Fault == "pause-client":
+		return fmt.Sprintf("pause-client aims only at @holder, not %q", st.Node)
+	case st.Node == AimMaster, st.Node == AimKeyHolder, st.Node == AimHolderResource:
+		return ""
+	case st.Node == AimReplica:
+		if s.Topology.Replicas == 0 {
+			return "@replica needs a topology with replicas"
+		}
+		return ""
+	}
+	return fmt.Sprintf("unknown target %q (known: %s, %s, %s, %s; %s with pause-client)",
+		st.Node, AimMaster, AimReplica, AimKeyHolder, AimHolderResource, AimHolder)
+}
+
+// aim resolves step i's target when it fires: it sets the node (or, for
+// pause-client, the paused process) and returns the concrete target and a
+// note saying how it was chosen. With no candidate in the state asked for
+// (nobody holds the lock), it picks among all that could be, and says so.
+func (m *nemesis) aim(ctx context.Context, i int, rng *rand.Rand) (target, how string, err error) {
+	st := m.steps[i]
+	c := m.env.c
+	pick := func(list []string, fallback []string) (string, string) {
+		if len(list) > 0 {
+			return list[rng.IntN(len(list))], st.Node
+		}
+		if len(fallback) == 0 {
+			return "", ""
+		}
+		return fallback[rng.IntN(len(fallback))], st.Node + ": none now, picked at random"
+	}
+	var all []string
+	for _, n := range c.Nodes {
+		all = append(all, n.Name)
+	}
+	switch st.Node {
+	case AimMaster, AimReplica:
+		master := m.currentMaster(ctx)
+		if st.Node == AimMaster {
+			target, how = master, st.Node
+		} else {
+			target, how = pick(slices.DeleteFunc(slices.Clone(all), func(n string) bool { return n == master }), nil)
+		}
+	case AimKeyHolder:
+		held := make([]bool, len(c.Nodes))
+		var wg sync.WaitGroup
+		for j, n := range c.Nodes { // at once: a paused node costs its timeout only once
+			wg.Go(func() { held[j] = keyOn(ctx, n, m.env.key) == evidence.KeyHeld })
+		}
+		wg.Wait()
+		var holding []string
+		for j, n := range c.Nodes {
+			if held[j] {
+				holding = append(holding, n.Name)
+			}
+		}
+		target, how = pick(holding, all)
+	case AimHolderResource, AimHolder:
+		var clients, holders []string
+		held := checker.Holders(m.rec.History(), monoNow())
+		for p := 1; p <= m.clients; p++ {
+			if _, isolated := m.env.pids[p]; st.Node == AimHolder && !isolated {
+				continue
+			}
+			name := fmt.Sprintf("r%d", p)
+			if st.Node == AimHolder {
+				name = fmt.Sprintf("c%d", p)
+			}
+			clients = append(clients, name)
+			if slices.Contains(held, p) {
+				holders = append(holders, name)
+			}
+		}
+		target, how = pick(holders, clients)
+	}
+	if target == "" {
+		return "", "", fmt.Errorf("%w: no target for %s", ErrBadScenario, st.Node)
+	}
+	if st.Fault == "pause-client" {
+		var p int
+		fmt.Sscanf(target, "c%d", &p)
+		m.faults[i] = &cluster.ProcessPauseFault{PID: m.env.pids[p]}
+		return target, how, nil
+	}
+	m.nodes[i], err = c.Node(target)
+	return target, how, err
+}
+
+// currentMaster names the master clients would use now: the one the
+// sentinels name, or the first node.
+func (m *nemesis) currentMaster(ctx context.Context) string {
+	c := m.env.c
+	for _, s := range c.Sentinels {
+		qctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		addr, err := cluster.MasterAddr(qctx, s.Addr())
+		cancel()
+		if err != nil {
+			continue
+		}
+		return nodeNamed(c, addr)
+	}
+	return c.Nodes[0].Name
+}
+
+// nodeNamed returns the name of the node clients dial at addr, or addr.
+func nodeNamed(c *cluster.Cluster, addr string) string {
+	for _, n := range c.Nodes {
+		if n.Addr() == addr {
+			return n.Name
+		}
+	}
+	return addr
+}
