@@ -38,6 +38,9 @@ type Options struct {
 	// Measure is how many replays measure each minimal scenario's
 	// reproduction rate. default: 10.
 	Measure int
+	// Target is the reproduction rate a minimal scenario must reach; below
+	// it the shrink steps back along its kept changes. default: 0.8.
+	Target float64
 	// Out is the folder the explore folder is created in. default: results/explore.
 	Out string
 	// Backend makes each trial's backend. default: [scenarios.ProcessBackend].
@@ -147,6 +150,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Measure <= 0 {
 		o.Measure = 10
+	}
+	if o.Target <= 0 {
+		o.Target = 0.8
 	}
 	if o.Out == "" {
 		o.Out = filepath.Join("results", "explore")
@@ -265,9 +271,30 @@ func shrinkFinding(ctx context.Context, base scenarios.Scenario, f *finding, o O
 		return fd, err
 	}
 	fd.Shrunk, fd.minimal = shrunk, shrunk.Minimal
-	fd.Minimal = shrunk.Minimal.Faults
+	// K of N lets a change through that breaks the lock less often than
+	// that; measure, and step back along the kept changes until the rate
+	// is met (at most 3 steps, 10 replays each).
+	for back := 1; back <= 3 && len(shrunk.Chain) > back; back++ {
+		outs, err := Measure(ctx, fd.minimal, rp.replay, o.Measure, o.Parallel, so.Seed+1_000_000)
+		if err != nil {
+			return fd, err
+		}
+		hits := 0
+		for _, oc := range outs {
+			if oc.Reproduced {
+				hits++
+			}
+		}
+		fd.Shrunk.Backoff = append(fd.Shrunk.Backoff, fmt.Sprintf("%d of %d with %d faults", hits, len(outs), len(fd.minimal.Faults)))
+		report(func(p *Progress) { p.Replays += len(outs) })
+		fd.Shrunk.Replays += len(outs)
+		if float64(hits) >= o.Target*float64(len(outs)) {
+			break
+		}
+		fd.minimal = shrunk.Chain[len(shrunk.Chain)-1-back]
+	}
+	fd.Minimal = fd.minimal.Faults
 	fd.minimal.Name = fmt.Sprintf("%s-explored-seed%d-%d", base.Name, o.Seed, f.tried.Schedule.Index)
-	fd.minimal.Require = []evidence.Requirement{{Anomaly: fd.Kind}}
 	report(func(p *Progress) { p.Phase = "measure" })
 	// The measurement is a run like `lockpick run --file minimal.yaml --trials N`.
 	runName := strings.TrimSuffix(fd.File, ".yaml") + "-replay"

@@ -25,12 +25,12 @@ type Schedule struct {
 }
 
 // Apply returns base with the schedule's hold and faults, no requirements
-// of its own (the base's were written for its faults) and no arms.
+// of its own (the base's were written for its faults), no arms and no suites.
 func (sc Schedule) Apply(base scenarios.Scenario) scenarios.Scenario {
 	s := base
 	s.Hold = sc.Hold
 	s.Faults = slices.Clone(sc.Faults)
-	s.Require, s.Arms, s.Explore = nil, nil, nil
+	s.Require, s.Arms, s.Explore, s.Suites = nil, nil, nil, nil
 	return s
 }
 

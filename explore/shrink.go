@@ -28,7 +28,7 @@ type Outcome struct {
 type ShrinkOptions struct {
 	// K of N: a candidate is kept when at least K of N replays reproduce
 	// the finding; replays stop as soon as the answer is known.
-	// default: 3 of 4.
+	// default: 4 of 5.
 	K, N int
 	// MaxReplays bounds the replays of the whole shrink. default: 150.
 	MaxReplays int
@@ -42,7 +42,7 @@ type ShrinkOptions struct {
 
 func (o ShrinkOptions) withDefaults() ShrinkOptions {
 	if o.K <= 0 || o.N <= 0 || o.K > o.N {
-		o.K, o.N = 3, 4
+		o.K, o.N = 4, 5
 	}
 	if o.MaxReplays <= 0 {
 		o.MaxReplays = 150
@@ -75,9 +75,15 @@ type Shrunk struct {
 	Steps     []ShrinkStep `json:"steps"`
 	Replays   int          `json:"replays"`
 	Seconds   float64      `json:"seconds"`
+	// Chain is the scenario after each kept change, the original first;
+	// Minimal is its last.
+	Chain []scenarios.Scenario `json:"-"`
 	// K of N replays had to reproduce a change for it to be kept.
 	K int `json:"k"`
 	N int `json:"n"`
+	// Backoff lists the measurements that made the shrink step back from
+	// a minimal scenario below the target rate, e.g. "5 of 10 with 2 faults".
+	Backoff []string `json:"backoff,omitempty"`
 	// Exhausted says the replay budget ran out before no change was left to try.
 	Exhausted bool `json:"exhausted"`
 }
@@ -98,15 +104,17 @@ func Shrink(ctx context.Context, s scenarios.Scenario, replay Replay, opt Shrink
 	out.Steps = append(out.Steps, first)
 	out.Confirmed = first.Kept
 	cur := s
+	out.Chain = []scenarios.Scenario{s}
+	rejected := map[string]bool{} // a change that failed once is not tried again
 	for out.Confirmed {
 		kept := false
 		for _, c := range candidates(cur) {
+			if rejected[c.key] || c.s.Validate() != nil {
+				continue
+			}
 			if sh.replays >= o.MaxReplays {
 				out.Exhausted = true
 				break
-			}
-			if c.s.Validate() != nil {
-				continue
 			}
 			step, err := sh.try(ctx, c.change, c.s)
 			if err != nil {
@@ -115,6 +123,9 @@ func Shrink(ctx context.Context, s scenarios.Scenario, replay Replay, opt Shrink
 			out.Steps = append(out.Steps, step)
 			if step.Kept {
 				cur, kept = c.s, true
+				out.Chain = append(out.Chain, cur)
+			} else {
+				rejected[c.key] = true
 			}
 			if o.Progress != nil {
 				o.Progress(step, cur)
@@ -197,6 +208,7 @@ func Measure(ctx context.Context, s scenarios.Scenario, replay Replay, n, parall
 // A candidate is one smaller scenario and the change that made it.
 type candidate struct {
 	change string
+	key    string // what a rejection rules out for later passes
 	s      scenarios.Scenario
 }
 
@@ -212,21 +224,24 @@ func candidates(s scenarios.Scenario) []candidate {
 			c.Faults[i].Params = maps.Clone(c.Faults[i].Params)
 		}
 		edit(&c)
-		out = append(out, candidate{change, c})
+		out = append(out, candidate{change: change, key: change, s: c})
 	}
 	for i, f := range s.Faults {
 		with("drop "+stepText(f), func(c *scenarios.Scenario) { c.Faults = slices.Delete(c.Faults, i, i+1) })
+		// A fault that could not be dropped is not tried again once shortened or moved.
+		out[len(out)-1].key = fmt.Sprintf("drop %d %s %s %d", i, f.Fault, f.Node, f.Client)
 	}
 	for i, f := range s.Faults {
-		if half := round(f.For.D() / 2); f.For > 0 && half >= 10*time.Millisecond {
-			with(fmt.Sprintf("shorten %s to %v", stepText(f), half), func(c *scenarios.Scenario) { c.Faults[i].For = scenarios.Duration(half) })
-		}
-		if f.At > 0 {
-			at := round(f.At.D() / 2)
-			if at < 50*time.Millisecond {
-				at = 0
+		// The boldest change first, then half of it.
+		for _, at := range []time.Duration{0, round(f.At.D() / 2)} {
+			if at < f.At.D() && (at == 0 || at >= 50*time.Millisecond) {
+				with(fmt.Sprintf("move %s to +%v", stepText(f), at), func(c *scenarios.Scenario) { c.Faults[i].At = scenarios.Duration(at) })
 			}
-			with(fmt.Sprintf("move %s to +%v", stepText(f), at), func(c *scenarios.Scenario) { c.Faults[i].At = scenarios.Duration(at) })
+		}
+		for _, d := range []time.Duration{round(f.For.D() / 4), round(f.For.D() / 2)} {
+			if f.For > 0 && d >= 10*time.Millisecond && d < f.For.D() {
+				with(fmt.Sprintf("shorten %s to %v", stepText(f), d), func(c *scenarios.Scenario) { c.Faults[i].For = scenarios.Duration(d) })
+			}
 		}
 		if f.Jitter > 0 {
 			with("no jitter on "+stepText(f), func(c *scenarios.Scenario) { c.Faults[i].Jitter = 0 })
@@ -235,17 +250,21 @@ func candidates(s scenarios.Scenario) []candidate {
 			with(fmt.Sprintf("no %s on %s", k, stepText(f)), func(c *scenarios.Scenario) { delete(c.Faults[i].Params, k) })
 		}
 	}
-	if s.Clients > 2 {
-		with(fmt.Sprintf("%d clients", s.Clients-1), func(c *scenarios.Scenario) {
-			c.Clients--
-			c.Isolate = slices.DeleteFunc(slices.Clone(c.Isolate), func(p int) bool { return p > c.Clients })
-			c.Cycles = c.Cycles[:min(len(c.Cycles), c.Clients)]
-		})
+	for _, n := range []int{2, s.Clients - 1} {
+		if n >= 2 && n < s.Clients {
+			with(fmt.Sprintf("%d clients", n), func(c *scenarios.Scenario) {
+				c.Clients = n
+				c.Isolate = slices.DeleteFunc(slices.Clone(c.Isolate), func(p int) bool { return p > n })
+				c.Cycles = c.Cycles[:min(len(c.Cycles), n)]
+			})
+		}
 	}
-	if d := round(s.Duration.D() * 3 / 4); d >= 500*time.Millisecond {
-		with(fmt.Sprintf("trial of %v", d), func(c *scenarios.Scenario) { c.Duration = scenarios.Duration(d) })
+	for _, d := range []time.Duration{round(s.Duration.D() / 2), round(s.Duration.D() * 3 / 4)} {
+		if d >= 500*time.Millisecond && d < s.Duration.D() {
+			with(fmt.Sprintf("trial of %v", d), func(c *scenarios.Scenario) { c.Duration = scenarios.Duration(d) })
+		}
 	}
-	if h := round(s.Hold.D() / 2); h >= 10*time.Millisecond {
+	if h := round(s.Hold.D() / 2); h >= 10*time.Millisecond && h < s.Hold.D() {
 		with(fmt.Sprintf("hold %v", h), func(c *scenarios.Scenario) { c.Hold = scenarios.Duration(h) })
 	}
 	return out

@@ -82,7 +82,7 @@ which every trial was inconclusive), 2 bad usage, 3 the harness failed.`,
 	fl.IntVarP(&f.parallel, "parallel", "p", 1, "trials to run at once (each has its own nodes and ports)")
 	fl.StringVar(&f.out, "out", "results/explore", "folder to create the explore folder in")
 	fl.IntVar(&f.findings, "findings", 1, "stop after this many findings (minimal.yaml, minimal-2.yaml, ...)")
-	fl.StringVar(&f.reproduce, "reproduce", "3/4", "keep a shrink step when K of N replays still break the lock")
+	fl.StringVar(&f.reproduce, "reproduce", "4/5", "keep a shrink step when K of N replays still break the lock")
 	fl.IntVar(&f.measure, "measure", 10, "replays that measure the minimal scenario's reproduction rate")
 	fl.IntVar(&f.replays, "shrink-replays", 150, "most replays one shrink may spend")
 	fl.StringVar(&f.backend, "backend", "process", "where Redis runs: process or docker")
@@ -109,7 +109,7 @@ func runExplore(ctx context.Context, out io.Writer, args []string, f exploreFlag
 	o.Shrink.K, _ = strconv.Atoi(k)
 	o.Shrink.N, _ = strconv.Atoi(n)
 	if !ok || o.Shrink.K < 1 || o.Shrink.N < o.Shrink.K {
-		return usageError(fmt.Sprintf("explore: --reproduce %q: want K/N with 1 <= K <= N, e.g. 3/4", f.reproduce))
+		return usageError(fmt.Sprintf("explore: --reproduce %q: want K/N with 1 <= K <= N, e.g. 4/5", f.reproduce))
 	}
 	o.Shrink.MaxReplays = f.replays
 	if f.faults != "" {

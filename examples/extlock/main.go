@@ -18,6 +18,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -62,7 +63,13 @@ if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("pexpire", KEYS[
 return 0`)
 )
 
+// unsafeRelease breaks the lock on purpose: release deletes the key
+// without checking that it still holds the caller's token, the classic
+// bug that frees another client's lock. lockpick explore should find it.
+var unsafeRelease = flag.Bool("unsafe-release", false, "release with a plain DEL, without checking the token (a broken lock, for lockpick explore)")
+
 func main() {
+	flag.Parse()
 	redis.SetLogger(quiet{})
 	if err := serve(); err != nil {
 		fmt.Fprintln(os.Stderr, "extlock:", err)
@@ -124,6 +131,9 @@ func handle(ctx context.Context, c *redis.Client, req request) reply {
 		return reply{OK: true, Token: token, Fence: fence, ValidMS: validMS(ttl, start)}
 	case "release":
 		n, err := release.Run(ctx, c, []string{req.Key}, req.Token).Int64()
+		if *unsafeRelease {
+			n, err = c.Del(ctx, req.Key).Result()
+		}
 		switch {
 		case err != nil:
 			return failed(err)
