@@ -71,6 +71,9 @@ type Result struct {
 	Budget   string    `json:"budget"`
 	Trials   []Tried   `json:"trials"`
 	Findings []Finding `json:"findings"`
+	// Flaky are unsafe trials whose schedule did not break the lock K of N
+	// times again: real violations, kept as flaky.yaml, not shrunk.
+	Flaky []Finding `json:"flaky,omitempty"`
 	// Inconclusive counts the trials that proved nothing, by reason.
 	Inconclusive map[string]int `json:"inconclusive,omitempty"`
 	Stuck        int            `json:"stuck"`
@@ -218,11 +221,17 @@ func explore(ctx context.Context, base scenarios.Scenario, gen *Generator, o Opt
 		}
 		report(func(p *Progress) { p.Phase, p.Best = "shrink", f.tried.Schedule.Describe() })
 		var fd Finding
-		fd, err = shrinkFinding(ctx, base, f, o, dir, len(res.Findings)+1, report)
+		fd, err = shrinkFinding(ctx, base, f, o, dir, len(res.Findings)+1, len(res.Flaky)+1, report)
 		if err != nil {
 			break
 		}
-		res.Findings = append(res.Findings, fd)
+		if fd.Shrunk.Confirmed {
+			res.Findings = append(res.Findings, fd)
+		} else {
+			// A real violation, but one the shrinker cannot work with:
+			// keep it, and search on for one that reproduces.
+			res.Flaky = append(res.Flaky, fd)
+		}
 		report(func(p *Progress) { p.Phase = "search" })
 	}
 	res.Trials = sr.log()
@@ -241,7 +250,7 @@ func explore(ctx context.Context, base scenarios.Scenario, gen *Generator, o Opt
 	if err != nil && (len(res.Findings) == 0 || !errors.Is(err, context.DeadlineExceeded)) {
 		return res, err
 	}
-	if len(res.Findings) == 0 {
+	if len(res.Findings)+len(res.Flaky) == 0 {
 		return res, ErrFoundNothing
 	}
 	return res, nil
@@ -249,7 +258,7 @@ func explore(ctx context.Context, base scenarios.Scenario, gen *Generator, o Opt
 
 // shrinkFinding shrinks f, measures the minimal scenario with a run of
 // its own in dir, and returns the finding.
-func shrinkFinding(ctx context.Context, base scenarios.Scenario, f *finding, o Options, dir *results.RunDir, n int, report func(func(*Progress))) (Finding, error) {
+func shrinkFinding(ctx context.Context, base scenarios.Scenario, f *finding, o Options, dir *results.RunDir, n, flaky int, report func(func(*Progress))) (Finding, error) {
 	fd := Finding{File: "minimal.yaml", Original: f.tried.Schedule, Anomaly: f.tried.Example, originalTrial: f.trial}
 	if n > 1 {
 		fd.File = fmt.Sprintf("minimal-%d.yaml", n)
@@ -271,6 +280,17 @@ func shrinkFinding(ctx context.Context, base scenarios.Scenario, f *finding, o O
 		return fd, err
 	}
 	fd.Shrunk, fd.minimal = shrunk, shrunk.Minimal
+	fd.minimal.Name = fmt.Sprintf("%s-explored-seed%d-%d", base.Name, o.Seed, f.tried.Schedule.Index)
+	if !shrunk.Confirmed {
+		fd.File = "flaky.yaml"
+		if flaky > 1 {
+			fd.File = fmt.Sprintf("flaky-%d.yaml", flaky)
+		}
+		fd.Minimal = fd.minimal.Faults
+		fd.minimal.Summary = fmt.Sprintf("seen once by lockpick explore on %s, not reproduced %d of %d times: %s → %s", base.Name, shrunk.K, shrunk.N, fd.minimal.Schedule(), fd.Kind)
+		fd.minimal.Explain = explain(base, f, fd, o.Seed)
+		return fd, nil
+	}
 	// K of N lets a change through that breaks the lock less often than
 	// that; measure, and step back along the kept changes until the rate
 	// is met (at most 3 steps, 10 replays each).
@@ -294,7 +314,6 @@ func shrinkFinding(ctx context.Context, base scenarios.Scenario, f *finding, o O
 		fd.minimal = shrunk.Chain[len(shrunk.Chain)-1-back]
 	}
 	fd.Minimal = fd.minimal.Faults
-	fd.minimal.Name = fmt.Sprintf("%s-explored-seed%d-%d", base.Name, o.Seed, f.tried.Schedule.Index)
 	report(func(p *Progress) { p.Phase = "measure" })
 	// The measurement is a run like `lockpick run --file minimal.yaml --trials N`.
 	runName := strings.TrimSuffix(fd.File, ".yaml") + "-replay"
@@ -349,7 +368,13 @@ func explain(base scenarios.Scenario, f *finding, fd Finding, seed uint64) strin
 	fmt.Fprintf(&b, "%s, with clients holding the lock %v. ", describeFaults(fd.minimal.Faults), fd.minimal.Hold.D())
 	fmt.Fprintf(&b, "The search drew %d faults (%s); the shrinker kept %d in %d replays, each change kept only when %d of %d replays still broke the lock. ",
 		len(f.tried.Schedule.Faults), f.tried.Schedule.Describe(), len(fd.minimal.Faults), fd.Shrunk.Replays, fd.Shrunk.K, fd.Shrunk.N)
-	fmt.Fprintf(&b, "It reproduced in %d of %d replays. The original trial showed: %s", fd.Reproduced, fd.Measured, fd.Anomaly)
+	if fd.Shrunk.Confirmed {
+		fmt.Fprintf(&b, "It reproduced in %d of %d replays. ", fd.Reproduced, fd.Measured)
+	} else if len(fd.Shrunk.Steps) > 0 {
+		c := fd.Shrunk.Steps[0]
+		fmt.Fprintf(&b, "Replayed, it broke the lock %d of %d times, short of %d of %d, so it was not shrunk: a flaky finding. ", c.Reproduced, c.Replays, fd.Shrunk.K, fd.Shrunk.N)
+	}
+	fmt.Fprintf(&b, "The original trial showed: %s", fd.Anomaly)
 	return b.String()
 }
 

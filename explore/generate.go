@@ -108,7 +108,11 @@ func (g *Generator) Schedule(seed uint64, i int) Schedule {
 	n := 1 + rng.IntN(g.maxFaults)
 	for range n {
 		kind := g.kinds[rng.IntN(len(g.kinds))]
-		sc.Faults = append(sc.Faults, vocabulary[kind].make(d)...)
+		for _, st := range vocabulary[kind].make(d) {
+			if !slices.ContainsFunc(sc.Faults, func(o scenarios.Step) bool { return clash(o, st) }) {
+				sc.Faults = append(sc.Faults, st)
+			}
+		}
 	}
 	slices.SortStableFunc(sc.Faults, func(a, b scenarios.Step) int { return int(a.At - b.At) })
 	return sc
@@ -206,3 +210,32 @@ func steps(kind string, targets []string, at, span scenarios.Duration, params ma
 	}
 	return out
 }
+
+// clash reports whether two faults of the same kind may hit one target at
+// once: the second would undo or replace the first (one toxic, one pause),
+// so its effect could not be verified and the trial would prove nothing.
+// Aimed targets may resolve to any node, so they clash with every target.
+func clash(a, b scenarios.Step) bool {
+	if a.Fault != b.Fault {
+		return false
+	}
+	if a.Node != b.Node && !strings.HasPrefix(a.Node, "@") && !strings.HasPrefix(b.Node, "@") {
+		return false
+	}
+	if a.Fault == "pause-client" && a.Client != b.Client && a.Node == "" && b.Node == "" {
+		return false
+	}
+	end := func(s scenarios.Step) scenarios.Duration {
+		if s.For == 0 {
+			if lasting(s.Fault) {
+				return scenarios.Duration(1 << 62) // until the end of the trial
+			}
+			return s.At + scenarios.Duration(time.Second) // a one-shot fault and its aftermath
+		}
+		return s.At + s.For
+	}
+	return a.At < end(b) && b.At < end(a)
+}
+
+// lasting reports whether a fault without For stays until the trial ends.
+func lasting(kind string) bool { return kind == "kill" || kind == "cut-replication" }

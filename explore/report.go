@@ -57,7 +57,7 @@ func writeReport(path string, base scenarios.Scenario, res *Result) error {
 		data.Reasons = append(data.Reasons, reasonCount{r, n})
 	}
 	slices.SortFunc(data.Reasons, func(a, b reasonCount) int { return b.N - a.N })
-	for _, fd := range res.Findings {
+	for _, fd := range append(slices.Clone(res.Findings), res.Flaky...) {
 		v := findingView{Finding: fd, Clients: fd.minimal.Clients, Hold: fd.minimal.Hold.D().String(), Duration: fd.minimal.Duration.D().String()}
 		for _, s := range fd.Original.Faults {
 			v.OriginalFaults = append(v.OriginalFaults, stepText(s))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -20,12 +21,17 @@ func write(dir *results.RunDir, base scenarios.Scenario, res *Result) error {
 	if err := dir.WriteJSON("explore.json", res); err != nil {
 		return err
 	}
-	for _, fd := range res.Findings {
+	for _, fd := range append(slices.Clone(res.Findings), res.Flaky...) {
 		stem := strings.TrimSuffix(fd.File, ".yaml")
 		header := fmt.Sprintf("# Found by lockpick explore %s --seed %d (schedule %d); shrunk from %d faults to %d in %d replays.\n"+
 			"# Reproduced in %d of %d replays (%s/). Replay it: lockpick run --file %s --trials %d\n",
 			base.Name, res.Seed, fd.Original.Index, len(fd.Original.Faults), len(fd.Minimal), fd.Shrunk.Replays,
 			fd.Reproduced, fd.Measured, fd.ReplayDir, fd.File, fd.Measured)
+		if !fd.Shrunk.Confirmed {
+			header = fmt.Sprintf("# Seen once by lockpick explore %s --seed %d (schedule %d), and not reproduced %d of %d times:\n"+
+				"# a flaky finding, not shrunk. Its history is %s-original-history.jsonl.\n",
+				base.Name, res.Seed, fd.Original.Index, fd.Shrunk.K, fd.Shrunk.N, stem)
+		}
 		if err := WriteScenario(dir.Path(fd.File), fd.minimal, header); err != nil {
 			return err
 		}

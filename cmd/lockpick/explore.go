@@ -153,8 +153,8 @@ func runExplore(ctx context.Context, out io.Writer, args []string, f exploreFlag
 		return infraError(err)
 	}
 	printExplore(out, res)
-	if len(res.Findings) > 0 {
-		return mismatch("%s: %d finding(s): the lock broke under a random schedule", s.Name, len(res.Findings))
+	if n := len(res.Findings) + len(res.Flaky); n > 0 {
+		return mismatch("%s: %d finding(s): the lock broke under a random schedule", s.Name, n)
 	}
 	if conclusive := len(res.Trials) - sum(res.Inconclusive); conclusive == 0 {
 		return mismatch("%s: every one of %d trials was inconclusive: the search proved nothing", s.Name, len(res.Trials))
@@ -173,9 +173,13 @@ func sum(m map[string]int) int {
 func printExplore(w io.Writer, r *explore.Result) {
 	fmt.Fprintf(w, "explore %s: %d schedules in %.0f s (%.1f schedules/min), seed %d, vocabulary %s\n",
 		r.Scenario, len(r.Trials), r.SearchSeconds, r.PerMinute, r.Seed, strings.Join(r.Vocabulary, ","))
-	fmt.Fprintf(w, "  %d finding(s), %d stuck (liveness, not a finding), %d inconclusive\n", len(r.Findings), r.Stuck, sum(r.Inconclusive))
+	fmt.Fprintf(w, "  %d finding(s), %d flaky, %d stuck (liveness, not a finding), %d inconclusive\n", len(r.Findings), len(r.Flaky), r.Stuck, sum(r.Inconclusive))
 	for reason, n := range r.Inconclusive {
 		fmt.Fprintf(w, "  %d inconclusive: %s\n", n, wrap(reason, 96, "    "))
+	}
+	for _, fd := range r.Flaky {
+		fmt.Fprintf(w, "  %s: %s seen once, flaky (%d of %d replays needed, not met), not shrunk: %s\n    %s\n",
+			fd.File, fd.Kind, fd.Shrunk.K, fd.Shrunk.N, wrap(fd.Original.Describe(), 96, "      "), wrap(fd.Anomaly, 96, "      "))
 	}
 	for _, fd := range r.Findings {
 		fmt.Fprintf(w, "  %s: %s — shrunk from %d faults to %d in %d replays (%.0f s, kept at %d of %d), reproduced %d of %d\n",
