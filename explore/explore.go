@@ -112,6 +112,12 @@ var ErrFoundNothing = errors.New("explore: no finding within the budget")
 func Explore(ctx context.Context, base scenarios.Scenario, opt Options) (*Result, error) {
 	o := opt.withDefaults()
 	base.Faults, base.Arms = nil, nil
+	if slices.Contains(o.Faults, "pause-client") && len(base.Isolate) == 0 {
+		// Asked for by name: every client runs as its own process, so any can be frozen.
+		for p := 1; p <= base.Clients; p++ {
+			base.Isolate = append(base.Isolate, p)
+		}
+	}
 	gen, err := NewGenerator(base, o.Faults)
 	if err != nil {
 		return nil, err
@@ -313,6 +319,8 @@ func shrinkFinding(ctx context.Context, base scenarios.Scenario, f *finding, o O
 		}
 		fd.minimal = shrunk.Chain[len(shrunk.Chain)-1-back]
 	}
+	fd.minimal.Faults = slices.Clone(fd.minimal.Faults)
+	slices.SortStableFunc(fd.minimal.Faults, func(a, b scenarios.Step) int { return int(a.At - b.At) })
 	fd.Minimal = fd.minimal.Faults
 	report(func(p *Progress) { p.Phase = "measure" })
 	// The measurement is a run like `lockpick run --file minimal.yaml --trials N`.
