@@ -132,17 +132,23 @@ func (m *nemesis) aim(ctx context.Context, i int, rng *rand.Rand) (target, how s
 // currentMaster names the master clients would use now: the one the
 // sentinels name, or the first node.
 func (m *nemesis) currentMaster(ctx context.Context) string {
-	c := m.env.c
+	if name, ok := sentinelsMaster(ctx, m.env.c); ok {
+		return name
+	}
+	return m.env.c.Nodes[0].Name
+}
+
+// sentinelsMaster asks the sentinels, first answer wins, which node is master.
+func sentinelsMaster(ctx context.Context, c *cluster.Cluster) (string, bool) {
 	for _, s := range c.Sentinels {
 		qctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 		addr, err := cluster.MasterAddr(qctx, s.Addr())
 		cancel()
-		if err != nil {
-			continue
+		if err == nil {
+			return nodeNamed(c, addr), true
 		}
-		return nodeNamed(c, addr)
 	}
-	return c.Nodes[0].Name
+	return "", false
 }
 
 // nodeNamed returns the name of the node clients dial at addr, or addr.

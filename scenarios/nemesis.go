@@ -365,20 +365,11 @@ func (m *nemesis) watchSentinels(ctx context.Context) {
 	t := time.NewTicker(50 * time.Millisecond)
 	defer t.Stop()
 	for {
-		for _, s := range c.Sentinels {
-			qctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
-			addr, err := cluster.MasterAddr(qctx, s.Addr())
-			cancel()
-			if err != nil {
-				continue
+		if now, ok := sentinelsMaster(ctx, c); ok && now != last {
+			if last != "" {
+				m.observe(now, fmt.Sprintf("sentinels switched master from %s to %s", last, now))
 			}
-			if now := nodeNamed(c, addr); now != last {
-				if last != "" {
-					m.observe(now, fmt.Sprintf("sentinels switched master from %s to %s", last, now))
-				}
-				last = now
-			}
-			break
+			last = now
 		}
 		select {
 		case <-ctx.Done():
