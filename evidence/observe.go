@@ -30,7 +30,7 @@ func Observe(r checker.Result, ev Evidence, tolerate []string) (observed, reason
 		delete(c, checker.Kind(k))
 	}
 	switch {
-	case c[checker.DoubleGrant]+c[checker.StaleWrite]+c[checker.LostUpdate] > 0:
+	case unsafe(c):
 		return Unsafe, ""
 	case len(r.TimedOut) > 0:
 		return Inconclusive, "the linearizability search timed out: " + strings.Join(r.TimedOut, ", ")
@@ -38,6 +38,22 @@ func Observe(r checker.Result, ev Evidence, tolerate []string) (observed, reason
 		return Stuck, ""
 	}
 	return Safe, ""
+}
+
+// BreaksSafety reports whether an anomaly kind breaks mutual exclusion
+// (double-grant, stale-write, lost-update), making a trial Unsafe, rather
+// than liveness.
+func BreaksSafety(k checker.Kind) bool {
+	return k == checker.DoubleGrant || k == checker.StaleWrite || k == checker.LostUpdate
+}
+
+func unsafe(counts map[checker.Kind]int) bool {
+	for k, n := range counts {
+		if n > 0 && BreaksSafety(k) {
+			return true
+		}
+	}
+	return false
 }
 
 // Overall returns a run's observation from its trials': Inconclusive if any

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -269,7 +268,7 @@ func shrinkFinding(ctx context.Context, base scenarios.Scenario, f *finding, o O
 	if n > 1 {
 		fd.File = fmt.Sprintf("minimal-%d.yaml", n)
 	}
-	fd.Kind, _, _ = strings.Cut(f.tried.Example, ":")
+	fd.Kind = f.kind
 	original := f.tried.Schedule.Apply(base)
 	original.Expect = scenarios.Unsafe
 	rp := &replayer{backend: o.Backend, kind: fd.Kind}
@@ -354,12 +353,7 @@ type replayer struct {
 }
 
 func (r *replayer) replay(ctx context.Context, s scenarios.Scenario, seed uint64) (Outcome, error) {
-	dir, err := os.MkdirTemp("", "lockpick-shrink-")
-	if err != nil {
-		return Outcome{}, &scenarios.InfraError{Err: err}
-	}
-	defer os.RemoveAll(dir)
-	tr, err := scenarios.RunTrial(ctx, s, seed, dir, r.backend)
+	tr, err := runTrial(ctx, s, seed, r.backend)
 	if err != nil {
 		return Outcome{}, err
 	}

@@ -150,9 +150,6 @@ func (d *draw) span() scenarios.Duration {
 
 func (d *draw) chance(p float64) bool { return d.rng.Float64() < p }
 
-// nodes is the number of Redis nodes of the topology.
-func (d *draw) nodes() int { return max(d.s.Topology.Masters, 1) + d.s.Topology.Replicas }
-
 func nodeName(i int) string { return fmt.Sprintf("n%d", i+1) }
 
 // node aims at one node: by name, or by the system's state.
@@ -164,13 +161,13 @@ func (d *draw) node() string {
 	if d.chance(0.5) {
 		return aims[d.rng.IntN(len(aims))]
 	}
-	return nodeName(d.rng.IntN(d.nodes()))
+	return nodeName(d.rng.IntN(d.s.Topology.Nodes()))
 }
 
 // group returns the targets of a node fault: mostly one node, sometimes a
 // minority or a majority of the nodes, drawn at random.
 func (d *draw) group() []string {
-	n := d.nodes()
+	n := d.s.Topology.Nodes()
 	if n < 3 || d.chance(0.6) {
 		return []string{d.node()}
 	}

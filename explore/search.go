@@ -4,11 +4,9 @@ import (
 	"context"
 	"os"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/evidence"
 	"github.com/lockpick/lockpick/scenarios"
 )
@@ -24,10 +22,12 @@ type Tried struct {
 	EndedAt   float64        `json:"ended_at"`          // seconds from the start of the search
 }
 
-// A finding is an unsafe trial, with what it recorded.
+// A finding is an unsafe trial, with what it recorded and the kind of its
+// first safety anomaly, which replays must show again.
 type finding struct {
 	tried Tried
 	trial scenarios.TrialResult
+	kind  string
 }
 
 // searcher runs random schedules on base until one is unsafe or the budget
@@ -55,10 +55,9 @@ type searcher struct {
 func (sr *searcher) search(ctx context.Context, next int) (*finding, int, error) {
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
-	type running struct{ cancel context.CancelFunc }
 	var (
 		mu      sync.Mutex
-		live    = map[int]running{}
+		live    = map[int]context.CancelFunc{}
 		best    *finding
 		firstEr error
 		wg      sync.WaitGroup
@@ -80,7 +79,7 @@ func (sr *searcher) search(ctx context.Context, next int) (*finding, int, error)
 		}
 		tctx, cancel := context.WithCancel(ctx)
 		mu.Lock()
-		live[i] = running{cancel}
+		live[i] = cancel
 		mu.Unlock()
 		wg.Go(func() {
 			defer func() { <-sem }()
@@ -99,9 +98,9 @@ func (sr *searcher) search(ctx context.Context, next int) (*finding, int, error)
 				}
 			case f != nil && (best == nil || i < best.tried.Schedule.Index):
 				best = f
-				for j, r := range live {
+				for j, cancel := range live {
 					if j > i {
-						r.cancel()
+						cancel()
 					}
 				}
 			}
@@ -126,16 +125,11 @@ func (sr *searcher) spent(i int) bool {
 // was unsafe.
 func (sr *searcher) play(ctx context.Context, i int) (*finding, error) {
 	sc := sr.gen.Schedule(sr.seed, i)
-	dir, err := os.MkdirTemp("", "lockpick-explore-")
-	if err != nil {
-		return nil, &scenarios.InfraError{Err: err}
-	}
-	defer os.RemoveAll(dir)
-	tr, err := scenarios.RunTrial(ctx, sc.Apply(sr.base), sc.Seed, dir, sr.backend)
+	tr, err := runTrial(ctx, sc.Apply(sr.base), sc.Seed, sr.backend)
 	if err != nil {
 		return nil, err
 	}
-	t := tried(sc, tr, time.Since(sr.began))
+	t, kind := tried(sc, tr, time.Since(sr.began))
 	sr.mu.Lock()
 	sr.tried = append(sr.tried, t)
 	sr.mu.Unlock()
@@ -143,13 +137,25 @@ func (sr *searcher) play(ctx context.Context, i int) (*finding, error) {
 		sr.progress(t)
 	}
 	if t.Observed == evidence.Unsafe {
-		return &finding{tried: t, trial: tr}, nil
+		return &finding{tried: t, trial: tr, kind: kind}, nil
 	}
 	return nil, nil
 }
 
-// tried sums up a trial of sc.
-func tried(sc Schedule, tr scenarios.TrialResult, at time.Duration) Tried {
+// runTrial plays one trial of s, with its node files in a temporary folder
+// that goes once the trial ends: search and shrink keep only the result.
+func runTrial(ctx context.Context, s scenarios.Scenario, seed uint64, nb scenarios.BackendFactory) (scenarios.TrialResult, error) {
+	dir, err := os.MkdirTemp("", "lockpick-explore-")
+	if err != nil {
+		return scenarios.TrialResult{}, &scenarios.InfraError{Err: err}
+	}
+	defer os.RemoveAll(dir)
+	return scenarios.RunTrial(ctx, s, seed, dir, nb)
+}
+
+// tried sums up a trial of sc, and returns the kind of its first safety
+// anomaly ("" if none).
+func tried(sc Schedule, tr scenarios.TrialResult, at time.Duration) (Tried, string) {
 	t := Tried{Schedule: sc, Observed: tr.Observed, Reason: tr.Reason, Seconds: tr.Wall.Seconds(), EndedAt: at.Seconds()}
 	for k, n := range tr.Check.Counts() {
 		if t.Anomalies == nil {
@@ -157,22 +163,18 @@ func tried(sc Schedule, tr scenarios.TrialResult, at time.Duration) Tried {
 		}
 		t.Anomalies[string(k)] = n
 	}
+	// The example is the first safety anomaly, else the first of any kind.
+	kind := ""
 	for _, a := range tr.Check.Anomalies {
-		if t.Example == "" || safety(string(a.Kind)) && !safety(strings.SplitN(t.Example, ":", 2)[0]) {
-			t.Example = string(a.Kind) + ": " + a.Message
+		if kind == "" && evidence.BreaksSafety(a.Kind) {
+			kind, t.Example = string(a.Kind), string(a.Kind)+": "+a.Message
 		}
 	}
-	return t
-}
-
-// safety reports whether an anomaly kind breaks mutual exclusion (rather
-// than liveness): the kinds that make a trial unsafe.
-func safety(kind string) bool {
-	switch checker.Kind(kind) {
-	case checker.DoubleGrant, checker.StaleWrite, checker.LostUpdate:
-		return true
+	if t.Example == "" && len(tr.Check.Anomalies) > 0 {
+		a := tr.Check.Anomalies[0]
+		t.Example = string(a.Kind) + ": " + a.Message
 	}
-	return false
+	return t, kind
 }
 
 // log returns the trials so far in index order.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -101,7 +102,7 @@ func (m *nemesis) aim(ctx context.Context, i int, rng *rand.Rand) (target, how s
 	case AimHolderResource, AimHolder:
 		var clients, holders []string
 		held := checker.Holders(m.rec.History(), monoNow())
-		for p := 1; p <= m.clients; p++ {
+		for p := 1; p <= m.env.clients; p++ {
 			if _, isolated := m.env.pids[p]; st.Node == AimHolder && !isolated {
 				continue
 			}
@@ -120,8 +121,7 @@ func (m *nemesis) aim(ctx context.Context, i int, rng *rand.Rand) (target, how s
 		return "", "", fmt.Errorf("%w: no target for %s", ErrBadScenario, st.Node)
 	}
 	if st.Fault == "pause-client" {
-		var p int
-		fmt.Sscanf(target, "c%d", &p)
+		p, _ := strconv.Atoi(strings.TrimPrefix(target, "c"))
 		m.faults[i] = &cluster.ProcessPauseFault{PID: m.env.pids[p]}
 		return target, how, nil
 	}

@@ -87,9 +87,8 @@ type nemesis struct {
 	faults []cluster.Fault
 	nodes  []*cluster.Node
 
-	clients int
-	seeds   []uint64 // of aimed steps' random choices
-	runCtx  context.Context
+	seeds  []uint64 // of aimed steps' random choices
+	runCtx context.Context
 
 	mu     sync.Mutex
 	record []evidence.Fault
@@ -107,7 +106,7 @@ type action struct {
 // newNemesis builds the faults of steps; a step that names a client that
 // is not isolated or a node the topology lacks is an [ErrBadScenario].
 func newNemesis(env *trialEnv, steps []Step, rec *checker.Recorder) (*nemesis, error) {
-	m := &nemesis{env: env, steps: steps, rec: rec, faults: make([]cluster.Fault, len(steps)), clients: env.clients,
+	m := &nemesis{env: env, steps: steps, rec: rec, faults: make([]cluster.Fault, len(steps)),
 		nodes: make([]*cluster.Node, len(steps)), record: make([]evidence.Fault, len(steps)), live: make([]bool, len(steps)),
 		seeds: make([]uint64, len(steps))}
 	for i, s := range steps {

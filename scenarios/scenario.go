@@ -100,6 +100,10 @@ type Topology struct {
 	Persistence string `json:"persistence,omitempty" yaml:"persistence"`
 }
 
+// Nodes returns the number of Redis nodes, n1..nN: the masters (at least
+// one) and the replicas.
+func (t Topology) Nodes() int { return max(t.Masters, 1) + t.Replicas }
+
 func (t Topology) cluster() cluster.Topology {
 	return cluster.Topology{Masters: t.Masters, Replicas: t.Replicas, Sentinels: t.Sentinels, DownAfter: t.DownAfter.D(),
 		Persistence: cluster.Persistence(t.Persistence)}

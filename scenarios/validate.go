@@ -51,7 +51,7 @@ func (s Scenario) Validate() error {
 	if (s.Lock.Kind == "external") != (len(s.Lock.Command) > 0) {
 		return bad("lock.command", "the external subject, and only it, needs the command that runs it")
 	}
-	nodes := max(s.Topology.Masters, 1) + s.Topology.Replicas
+	nodes := s.Topology.Nodes()
 	for i, c := range s.Isolate {
 		if c < 1 || c > s.Clients {
 			return bad(fmt.Sprintf("isolate[%d]", i), "no client %d; clients are 1..%d", c, s.Clients)

@@ -74,8 +74,7 @@ which every trial was inconclusive), 2 bad usage, 3 the harness failed.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&f.file, "file", "f", "", "explore the scenario in this YAML file (its explore: section sets the vocabulary)")
-	fl.StringVar(&f.subject, "subject", "", "put this lock through the search instead of the scenario's own: redislock, redsync, ...")
-	fl.StringVar(&f.subjCmd, "subject-cmd", "", `the lock is this program, speaking the worker protocol (README "Bring your own lock")`)
+	addSubjectFlags(cmd, &f.subject, &f.subjCmd, "the search instead of the scenario's own: redislock, redsync, ...")
 	fl.StringVar(&f.faults, "faults", "", "the fault vocabulary, comma-separated (default: every fault that fits the topology): "+strings.Join(explore.Kinds(), ","))
 	fl.StringVar(&f.budget, "budget", "5m", "how long to search: a duration (10m) or a number of trials (500)")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the search: the same seed plays the same schedules")

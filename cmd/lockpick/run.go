@@ -61,8 +61,7 @@ for the format: every built-in scenario is written that way.`,
 	cmd.Flags().StringVar(&f.suite, "suite", "", "run a suite: default (every scenario), quick or ci")
 	cmd.Flags().StringVar(&f.summary, "summary", "", "also write a Markdown table of the verdicts to this file")
 	cmd.Flags().StringVar(&f.junit, "junit", "", "also write a JUnit XML report to this file, for CI systems")
-	cmd.Flags().StringVar(&f.subject, "subject", "", "put this lock through the scenarios instead of their own: redislock, redsync, set-nx, redlock, ...")
-	cmd.Flags().StringVar(&f.subjCmd, "subject-cmd", "", `the lock is this program, speaking the worker protocol (README "Bring your own lock")`)
+	addSubjectFlags(cmd, &f.subject, &f.subjCmd, "the scenarios instead of their own: redislock, redsync, set-nx, redlock, ...")
 	return cmd
 }
 

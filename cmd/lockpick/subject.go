@@ -5,8 +5,17 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/lockpick/lockpick/scenarios"
 )
+
+// addSubjectFlags adds --subject and --subject-cmd, which [applySubject]
+// reads; what says what the lock is put through instead.
+func addSubjectFlags(cmd *cobra.Command, subject, command *string, what string) {
+	cmd.Flags().StringVar(subject, "subject", "", "put this lock through "+what)
+	cmd.Flags().StringVar(command, "subject-cmd", "", `the lock is this program, speaking the worker protocol (README "Bring your own lock")`)
+}
 
 // applySubject puts the lock named by --subject through every scenario of
 // list in place of the scenario's own; external is --subject-cmd, the
