@@ -148,3 +148,21 @@ func TestCheck_Ignored(t *testing.T) {
 		t.Errorf("verdict = %s, want %s", got, want)
 	}
 }
+
+// A late write presenting a fence before any newer fence reached the
+// resource is ordered ahead of the next holder's work: not a stale write.
+func TestCheck_LateWriteInFenceOrder(t *testing.T) {
+	checkFile(t, "stale-write-in-fence-order.jsonl", nil)
+}
+
+// The same late write after the next holder's fenced read was accepted is
+// out of token order: a stale write the resource should have refused.
+func TestCheck_LateWriteOutOfFenceOrder(t *testing.T) {
+	checkFile(t, "stale-write-out-of-fence-order.jsonl", map[checker.Kind]int{checker.StaleWrite: 1})
+}
+
+// The same late write when the next holder's fence is no higher (a fence
+// counter that went back) is not ordered by anything: a stale write.
+func TestCheck_LateWriteFenceNotNewer(t *testing.T) {
+	checkFile(t, "stale-write-fence-not-newer.jsonl", map[checker.Kind]int{checker.StaleWrite: 1})
+}

@@ -17,7 +17,9 @@ import (
 // invoking it and had not released; a write carrying a token belongs to the
 // lease with that token. Only the invoke time is certain to precede the
 // write's effect, so a write invoked in time but delayed past the deadline is
-// not reported here; the counter model reports the update it loses.
+// not reported here; the counter model reports the update it loses. Nor
+// is a late write presenting a fence before any newer fence reached the
+// resource (see newerFenceBefore).
 func (r *run) staleWrites() (found, prevented []Anomaly) {
 	byProc := make(map[int][]*lease)
 	byKey := make(map[string][]*lease)
@@ -54,11 +56,27 @@ func (r *run) staleWrites() (found, prevented []Anomaly) {
 		switch {
 		case fenced:
 			prevented = append(prevented, r.staleWrite(w, l, m, expired, expiredAt, true))
-		case m != nil:
+		case m != nil && (w.fence == 0 || m.fence <= w.fence || r.newerFenceBefore(w)):
 			found = append(found, r.staleWrite(w, l, m, expired, expiredAt, false))
 		}
 	}
 	return found, prevented
+}
+
+// newerFenceBefore reports whether the resource had accepted an operation
+// on w's key with a higher fence than w's before w was invoked. A late
+// write that presents a fence, while the next holder got a higher one, and
+// comes before every newer fence is ordered by its token ahead of the next
+// holder's work, which is all fencing promises; whatever it breaks shows in
+// the counter model.
+func (r *run) newerFenceBefore(w *op) bool {
+	for i := range r.ops {
+		o := &r.ops[i]
+		if o.typ == OK && (o.f == FWrite || o.f == FRead) && o.key == w.key && o.fence > w.fence && o.ret < w.call {
+			return true
+		}
+	}
+	return false
 }
 
 // holding returns the lease of ls (one process's leases, by start) that w

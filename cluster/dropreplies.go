@@ -24,7 +24,7 @@ func (f *DropRepliesFault) Inject(ctx context.Context, n *Node) error {
 	if err != nil {
 		return err
 	}
-	return addToxics(l, dropRepliesToxic, "timeout", []string{"downstream"}, map[string]any{"timeout": 0})
+	return addToxics(ctx, l, dropRepliesToxic, "timeout", []string{"downstream"}, map[string]any{"timeout": 0})
 }
 
 // Heal lets replies through again; connections that lost replies are closed.
@@ -43,7 +43,7 @@ func (f *DropRepliesFault) Verify(ctx context.Context, n *Node) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	if _, err := checkToxics(l, dropRepliesToxic, "timeout", []string{"downstream"}); err != nil {
+	if _, err := checkToxics(ctx, l, dropRepliesToxic, "timeout", []string{"downstream"}); err != nil {
 		return "", err
 	}
 	return "toxic timeout from-node installed, replies dropped" + onLink(f.Link), nil

@@ -41,6 +41,9 @@ var (
 	// was injected and did not find it: a killed node still answers, a toxic
 	// is not installed, TIME shows a clock that did not move.
 	ErrNoEffect = errors.New("cluster: fault effect not observed")
+	// ErrWedged means a change to a proxied link did not finish in time
+	// (a toxiproxy deadlock); the link stays unusable for the rest of the run.
+	ErrWedged = errors.New("cluster: proxy link wedged")
 )
 
 // A StartError reports a node that failed to start, with the log to read.

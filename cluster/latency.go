@@ -43,7 +43,7 @@ func (f *LatencyFault) Inject(ctx context.Context, n *Node) error {
 	if err != nil {
 		return err
 	}
-	return addToxics(l, latencyToxic, "latency", streams, map[string]any{
+	return addToxics(ctx, l, latencyToxic, "latency", streams, map[string]any{
 		"latency": ceilMillis(f.Latency), "jitter": ceilMillis(f.Jitter),
 	})
 }
@@ -70,7 +70,7 @@ func (f *LatencyFault) Verify(ctx context.Context, n *Node) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	ts, err := checkToxics(l, latencyToxic, "latency", streams)
+	ts, err := checkToxics(ctx, l, latencyToxic, "latency", streams)
 	if err != nil {
 		return "", err
 	}

@@ -78,13 +78,17 @@ func orClient(link string) string {
 
 // addToxics adds a toxic of type typ named prefix-stream on each stream
 // unless the link already has it, so injecting twice is harmless.
-func addToxics(l *Link, prefix, typ string, streams []string, attrs map[string]any) error {
+func addToxics(ctx context.Context, l *Link, prefix, typ string, streams []string, attrs map[string]any) error {
 	for _, s := range streams {
 		name := prefix + "-" + s
-		if l.HasToxic(name) {
+		t, err := l.Toxic(ctx, name)
+		if err != nil {
+			return err
+		}
+		if t != nil {
 			continue
 		}
-		if err := l.AddToxic(name, typ, s, attrs); err != nil {
+		if err := l.AddToxic(ctx, name, typ, s, attrs); err != nil {
 			return err
 		}
 	}
@@ -97,18 +101,25 @@ func addToxics(l *Link, prefix, typ string, streams []string, attrs map[string]a
 func removeToxics(ctx context.Context, l *Link, prefix string) error {
 	var errs []error
 	for _, s := range []string{"upstream", "downstream"} {
-		errs = append(errs, l.RemoveToxic(ctx, prefix+"-"+s))
+		err := l.RemoveToxic(ctx, prefix+"-"+s)
+		if errors.Is(err, ErrWedged) {
+			return err // the other stream would only say the same
+		}
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
 
 // checkToxics returns the toxics addToxics added on streams, or an error
 // wrapping [ErrNoEffect] if one is missing or of another type than typ.
-func checkToxics(l *Link, prefix, typ string, streams []string) ([]*toxics.ToxicWrapper, error) {
+func checkToxics(ctx context.Context, l *Link, prefix, typ string, streams []string) ([]*toxics.ToxicWrapper, error) {
 	var found []*toxics.ToxicWrapper
 	for _, s := range streams {
 		name := prefix + "-" + s
-		t := l.proxy.Toxics.GetToxic(name)
+		t, err := l.Toxic(ctx, name)
+		if err != nil {
+			return nil, err
+		}
 		if t == nil {
 			return nil, fmt.Errorf("%w: %s has no toxic %s", ErrNoEffect, l.name, name)
 		}

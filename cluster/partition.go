@@ -37,10 +37,9 @@ func (f *PartitionFault) Inject(ctx context.Context, n *Node) error {
 		return err
 	}
 	if f.Refuse {
-		l.Cut()
-		return nil
+		return l.Cut()
 	}
-	return addToxics(l, partitionToxic, "timeout", streams, map[string]any{"timeout": 0})
+	return addToxics(ctx, l, partitionToxic, "timeout", streams, map[string]any{"timeout": 0})
 }
 
 // Heal ends the partition.
@@ -71,7 +70,7 @@ func (f *PartitionFault) Verify(ctx context.Context, n *Node) (string, error) {
 		}
 		return link + " link cut, refusing connections", nil
 	}
-	if _, err := checkToxics(l, partitionToxic, "timeout", streams); err != nil {
+	if _, err := checkToxics(ctx, l, partitionToxic, "timeout", streams); err != nil {
 		return "", err
 	}
 	if len(streams) == 2 {

@@ -20,8 +20,7 @@ func (f *CutReplicationFault) Inject(ctx context.Context, n *Node) error {
 	if err != nil {
 		return err
 	}
-	l.Cut()
-	return nil
+	return l.Cut()
 }
 
 // Heal restores the link; the replica resyncs by itself.

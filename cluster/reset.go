@@ -24,7 +24,7 @@ func (f *ResetFault) Inject(ctx context.Context, n *Node) error {
 	if err != nil {
 		return err
 	}
-	if err := addToxics(l, resetToxic, "reset_peer", []string{"upstream"}, map[string]any{"timeout": 0}); err != nil {
+	if err := addToxics(ctx, l, resetToxic, "reset_peer", []string{"upstream"}, map[string]any{"timeout": 0}); err != nil {
 		return err
 	}
 	return l.DropConnections()
@@ -46,7 +46,7 @@ func (f *ResetFault) Verify(ctx context.Context, n *Node) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if _, err := checkToxics(l, resetToxic, "reset_peer", []string{"upstream"}); err != nil {
+	if _, err := checkToxics(ctx, l, resetToxic, "reset_peer", []string{"upstream"}); err != nil {
 		return "", err
 	}
 	return "toxic reset_peer to-node installed" + onLink(f.Link), nil

@@ -285,7 +285,8 @@ func shrinkFinding(ctx context.Context, base scenarios.Scenario, f *finding, o O
 		return fd, err
 	}
 	fd.Shrunk, fd.minimal = shrunk, shrunk.Minimal
-	fd.minimal.Name = fmt.Sprintf("%s-explored-seed%d-%d", base.Name, o.Seed, f.tried.Schedule.Index)
+	name := fmt.Sprintf("%s-explored-seed%d-%d", base.Name, o.Seed, f.tried.Schedule.Index)
+	fd.minimal.Name = name
 	if !shrunk.Confirmed {
 		fd.File = "flaky.yaml"
 		if flaky > 1 {
@@ -318,6 +319,7 @@ func shrinkFinding(ctx context.Context, base scenarios.Scenario, f *finding, o O
 		}
 		fd.minimal = shrunk.Chain[len(shrunk.Chain)-1-back]
 	}
+	fd.minimal.Name = name // a step back lands on a scenario of the chain, named like the base
 	fd.minimal.Faults = slices.Clone(fd.minimal.Faults)
 	slices.SortStableFunc(fd.minimal.Faults, func(a, b scenarios.Step) int { return int(a.At - b.At) })
 	fd.Minimal = fd.minimal.Faults

@@ -43,6 +43,9 @@ func TestExplore_FindsAndShrinksOnRealNodes(t *testing.T) {
 	if min.Expect != scenarios.Unsafe || !strings.Contains(min.Explain, "explore") {
 		t.Errorf("minimal.yaml: expect %s, explain %q", min.Expect, min.Explain)
 	}
+	if !strings.Contains(min.Name, "-explored-seed") {
+		t.Errorf("minimal.yaml is named %q, not apart from the scenario it came from", min.Name)
+	}
 	for _, f := range []string{"explore.json", "report.html", "minimal-original.yaml", "minimal-original-history.jsonl", fd.ReplayDir + "/verdict.json"} {
 		if _, err := os.Stat(filepath.Join(res.Dir, f)); err != nil {
 			t.Errorf("explore folder lacks %s", f)

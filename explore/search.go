@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/evidence"
 	"github.com/lockpick/lockpick/scenarios"
 )
@@ -17,6 +18,9 @@ type Tried struct {
 	Observed  string         `json:"observed"`
 	Reason    string         `json:"reason,omitempty"`
 	Anomalies map[string]int `json:"anomalies,omitempty"`
+	// Prevented counts the anomalies a mitigation refused, e.g. stale
+	// writes the resource fenced: evidence that the attack met it.
+	Prevented map[string]int `json:"prevented,omitempty"`
 	Example   string         `json:"example,omitempty"` // the first anomaly, in words
 	Seconds   float64        `json:"seconds"`           // the trial's wall time
 	EndedAt   float64        `json:"ended_at"`          // seconds from the start of the search
@@ -153,16 +157,23 @@ func runTrial(ctx context.Context, s scenarios.Scenario, seed uint64, nb scenari
 	return scenarios.RunTrial(ctx, s, seed, dir, nb)
 }
 
+// byName returns counts by kind name, nil when there are none.
+func byName(counts map[checker.Kind]int) map[string]int {
+	if len(counts) == 0 {
+		return nil
+	}
+	m := make(map[string]int, len(counts))
+	for k, n := range counts {
+		m[string(k)] = n
+	}
+	return m
+}
+
 // tried sums up a trial of sc, and returns the kind of its first safety
 // anomaly ("" if none).
 func tried(sc Schedule, tr scenarios.TrialResult, at time.Duration) (Tried, string) {
 	t := Tried{Schedule: sc, Observed: tr.Observed, Reason: tr.Reason, Seconds: tr.Wall.Seconds(), EndedAt: at.Seconds()}
-	for k, n := range tr.Check.Counts() {
-		if t.Anomalies == nil {
-			t.Anomalies = map[string]int{}
-		}
-		t.Anomalies[string(k)] = n
-	}
+	t.Anomalies, t.Prevented = byName(tr.Check.Counts()), byName(tr.Check.PreventedCounts())
 	// The example is the first safety anomaly, else the first of any kind.
 	kind := ""
 	for _, a := range tr.Check.Anomalies {

@@ -82,7 +82,13 @@ var vocabulary = map[string]kind{
 		if d.chance(0.5) {
 			span = 0
 		}
-		return steps("cut-replication", []string{scenarios.AimReplica}, d.at(), span, nil)
+		// A cut acts on the writes after it: half the time it is in place
+		// from the start, before the first grant replicates.
+		at := d.at()
+		if d.chance(0.5) {
+			at = 0
+		}
+		return steps("cut-replication", []string{scenarios.AimReplica}, at, span, nil)
 	}},
 	"clock-jump": {always, func(d *draw) []scenarios.Step {
 		off := d.between(d.ttl/2, d.ttl*3)

@@ -105,7 +105,9 @@ func TestMutex_NodeDownIsDeterminateOpError(t *testing.T) {
 	if err := c.Nodes[0].Proc.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	c.Nodes[0].Link.Cut()
+	if err := c.Nodes[0].Link.Cut(); err != nil {
+		t.Fatal(err)
+	}
 	_, err := lockcore.NewMutex(rdb[0], "lock", nil).TryLock(context.Background())
 	var oe *lockcore.OpError
 	if !errors.As(err, &oe) {
@@ -152,7 +154,9 @@ func TestMutex_WaitReplicas(t *testing.T) {
 		}
 	}
 
-	c.Nodes[1].Repl.Cut()
+	if err := c.Nodes[1].Repl.Cut(); err != nil {
+		t.Fatal(err)
+	}
 	m := lockcore.NewMutex(rdb, "lock", &lockcore.Options{
 		TTL: 5 * time.Second, WaitReplicas: 1, WaitTimeout: 100 * time.Millisecond,
 	})

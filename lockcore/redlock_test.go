@@ -41,7 +41,9 @@ func down(tb testing.TB, c *cluster.Cluster, i int) {
 	if err := c.Nodes[i].Proc.Kill(); err != nil {
 		tb.Fatal(err)
 	}
-	c.Nodes[i].Link.Cut()
+	if err := c.Nodes[i].Link.Cut(); err != nil {
+		tb.Fatal(err)
+	}
 }
 
 // holders returns, per node, the value of key ("" when absent).
@@ -215,7 +217,7 @@ func TestRedlock_ReleaseAfterLostReply(t *testing.T) {
 				ReleaseAcquiredOnly: tc.acquiredOnly, Token: fixedToken(token),
 			})
 			warm(t, rdb)
-			if err := c.Nodes[4].Link.AddToxic("drop", "timeout", "downstream", map[string]any{"timeout": 0}); err != nil {
+			if err := c.Nodes[4].Link.AddToxic(ctx, "drop", "timeout", "downstream", map[string]any{"timeout": 0}); err != nil {
 				t.Fatal(err)
 			}
 			lease, err := rl.TryLock(ctx)
@@ -266,7 +268,7 @@ func TestRedlock_FailedAttemptReleases(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if err := c.Nodes[4].Link.AddToxic("slow", "latency", "downstream", map[string]any{"latency": 300}); err != nil {
+			if err := c.Nodes[4].Link.AddToxic(ctx, "slow", "latency", "downstream", map[string]any{"latency": 300}); err != nil {
 				t.Fatal(err)
 			}
 			defer c.Nodes[4].Link.RemoveToxic(ctx, "slow")
@@ -409,7 +411,7 @@ func TestRedlock_NodeTimeoutWithoutContextTimeouts(t *testing.T) {
 	rl := lockcore.NewRedlock(scripters(rdb), "lock", &lockcore.RedlockOptions{
 		TTL: 5 * time.Second, NodeTimeout: 50 * time.Millisecond, WaitAll: true,
 	})
-	if err := c.Nodes[2].Link.AddToxic("drop", "timeout", "downstream", map[string]any{"timeout": 0}); err != nil {
+	if err := c.Nodes[2].Link.AddToxic(ctx, "drop", "timeout", "downstream", map[string]any{"timeout": 0}); err != nil {
 		t.Fatal(err)
 	}
 	defer c.Nodes[2].Link.RemoveToxic(ctx, "drop")

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -83,7 +82,18 @@ func (m *nemesis) aim(ctx context.Context, i int, rng *rand.Rand) (target, how s
 		if st.Node == AimMaster {
 			target, how = master, st.Node
 		} else {
-			target, how = pick(slices.DeleteFunc(slices.Clone(all), func(n string) bool { return n == master }), nil)
+			// A fault on the replication link needs a replica that has one:
+			// a master demoted by the sentinels replicates without a proxy.
+			cands := all
+			if st.Fault == "cut-replication" || st.Params["link"] == cluster.ReplicationLink {
+				cands = nil
+				for _, n := range c.Nodes {
+					if n.ReplLink() != nil {
+						cands = append(cands, n.Name)
+					}
+				}
+			}
+			target, how = pick(slices.DeleteFunc(slices.Clone(cands), func(n string) bool { return n == master }), cands)
 		}
 	case AimKeyHolder:
 		held := make([]bool, len(c.Nodes))
@@ -121,7 +131,7 @@ func (m *nemesis) aim(ctx context.Context, i int, rng *rand.Rand) (target, how s
 		return "", "", fmt.Errorf("%w: no target for %s", ErrBadScenario, st.Node)
 	}
 	if st.Fault == "pause-client" {
-		p, _ := strconv.Atoi(strings.TrimPrefix(target, "c"))
+		p, _ := clientOf(target)
 		m.faults[i] = &cluster.ProcessPauseFault{PID: m.env.pids[p]}
 		return target, how, nil
 	}

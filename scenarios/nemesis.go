@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -47,6 +48,12 @@ func (s Step) target() string {
 		return fmt.Sprintf("c%d", s.Client)
 	}
 	return s.Node
+}
+
+// clientOf returns the client a pause-client target such as "c2" names.
+func clientOf(target string) (int, bool) {
+	p, err := strconv.Atoi(strings.TrimPrefix(target, "c"))
+	return p, err == nil && strings.HasPrefix(target, "c")
 }
 
 // fault builds the step's fault; pause-client needs the worker's pid.
@@ -319,6 +326,23 @@ func (m *nemesis) observe(target, what string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.notes = append(m.notes, fmt.Sprintf("+%.3fs %s", time.Since(m.start).Seconds(), what))
+}
+
+// pausedClients returns the clients a pause-client step froze, with its
+// effect observed, for the rest of the trial: a lock that never answered
+// one of them is explained by the fault.
+func (m *nemesis) pausedClients() map[int]bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	paused := map[int]bool{}
+	for i, r := range m.record {
+		if m.steps[i].Fault == "pause-client" && m.steps[i].For == 0 && r.Fired != nil && r.Error == "" && r.NoEffect == "" {
+			if c, ok := clientOf(r.Target); ok {
+				paused[c] = true
+			}
+		}
+	}
+	return paused
 }
 
 // evidence returns the record of every step and the notes.

@@ -16,12 +16,13 @@ import (
 // one-line text protocol so every client reaches it through a proxy of its
 // own (and so can be delayed or cut alone):
 //
-//	READ                → VALUE <n>
+//	READ [<fence>]      → VALUE <n> | FENCED <highest fence seen>
 //	WRITE <n> <fence>   → OK | FENCED <highest fence seen>
 //
-// A fence of 0 means the writer presents none. Once any write presents a
-// fence, a fenced resource rejects writes whose fence is lower than the
-// highest seen: this is the fencing-token check of Kleppmann's critique.
+// A fence of 0 means the client presents none. A fenced resource rejects a
+// read or write whose fence is lower than the highest it has seen: the
+// fencing-token check of Kleppmann's critique, on every request, so a
+// holder's read-increment-write is ordered by its token as a whole.
 type resource struct {
 	ln     net.Listener
 	fenced bool
@@ -32,8 +33,8 @@ type resource struct {
 	wg      sync.WaitGroup
 }
 
-// errFenced is the write rejection of a fenced resource.
-var errFenced = errors.New("write fenced: a newer fencing token was seen")
+// errFenced is a fenced resource's refusal of a read or write.
+var errFenced = errors.New("refused: a newer fencing token was seen")
 
 func startResource(fenced bool) (*resource, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -79,20 +80,39 @@ func (r *resource) handle(line string) string {
 	switch {
 	case len(f) == 1 && f[0] == "READ":
 		return "VALUE " + strconv.FormatInt(r.value, 10)
+	case len(f) == 2 && f[0] == "READ":
+		fence, err := strconv.ParseInt(f[1], 10, 64)
+		if err != nil {
+			return "ERR bad number"
+		}
+		if refused := r.admit(fence); refused != "" {
+			return refused
+		}
+		return "VALUE " + strconv.FormatInt(r.value, 10)
 	case len(f) == 3 && f[0] == "WRITE":
 		v, err1 := strconv.ParseInt(f[1], 10, 64)
 		fence, err2 := strconv.ParseInt(f[2], 10, 64)
 		if err1 != nil || err2 != nil {
 			return "ERR bad number"
 		}
-		if r.fenced && fence < r.highest {
-			return "FENCED " + strconv.FormatInt(r.highest, 10)
+		if refused := r.admit(fence); refused != "" {
+			return refused
 		}
-		r.highest = max(r.highest, fence)
 		r.value = v
 		return "OK"
 	}
 	return "ERR unknown command"
+}
+
+// admit applies the fencing check to a request presenting fence, with r.mu
+// held: it returns the refusal of a fenced resource for a fence lower than
+// the highest seen, else records the fence and returns "".
+func (r *resource) admit(fence int64) string {
+	if r.fenced && fence < r.highest {
+		return "FENCED " + strconv.FormatInt(r.highest, 10)
+	}
+	r.highest = max(r.highest, fence)
+	return ""
 }
 
 // A resourceClient talks to the resource over one connection.
@@ -128,10 +148,13 @@ func (c *resourceClient) call(ctx context.Context, req string) (string, error) {
 	return strings.TrimSpace(line), nil
 }
 
-func (c *resourceClient) read(ctx context.Context) (int64, error) {
-	resp, err := c.call(ctx, "READ")
+func (c *resourceClient) read(ctx context.Context, fence int64) (int64, error) {
+	resp, err := c.call(ctx, fmt.Sprintf("READ %d", fence))
 	if err != nil {
 		return 0, err
+	}
+	if strings.HasPrefix(resp, "FENCED ") {
+		return 0, errFenced
 	}
 	v, ok := strings.CutPrefix(resp, "VALUE ")
 	if !ok {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -323,11 +324,10 @@ func RunTrial(ctx context.Context, s Scenario, seed uint64, dir string, nb Backe
 	wg.Go(func() { nem.run(runCtx, ctx, rng, start) })
 	wg.Go(func() { nem.watchSentinels(runCtx) })
 	wg.Wait()
-	var unusable error
+	clients := len(inproc) + len(procs)
+	var silent clientErrors
 	for _, w := range inproc {
-		if err := w.finish(); err != nil && unusable == nil {
-			unusable = err
-		}
+		silent.add(w.process, w.finish())
 	}
 	nem.healAll(ctx)
 	grace := s.Hold.D() + 3*time.Second
@@ -337,16 +337,20 @@ func RunTrial(ctx context.Context, s Scenario, seed uint64, dir string, nb Backe
 		for _, msg := range list {
 			problems.add("%s", msg)
 		}
-		if err != nil && unusable == nil {
-			unusable = err
-		}
+		silent.add(p.process, err)
 	}
 	procs = nil
 	if err := ctx.Err(); err != nil {
 		return TrialResult{}, err
 	}
-	if unusable != nil {
-		return TrialResult{}, &InfraError{Err: unusable}
+	if len(silent) == clients {
+		return TrialResult{}, &InfraError{Err: silent[0].err}
+	}
+	paused := nem.pausedClients()
+	for _, c := range silent {
+		if !paused[c.process] {
+			problems.add("%s, while the other clients' locks answered", strings.TrimPrefix(c.err.Error(), ErrSubjectUnusable.Error()+": "))
+		}
 	}
 	h := inTimeOrder(rec.History())
 	copt := CheckOptions(s)
@@ -357,6 +361,21 @@ func RunTrial(ctx context.Context, s Scenario, seed uint64, dir string, nb Backe
 	obs, why := evidence.Observe(r, ev, s.Tolerate)
 	return TrialResult{Seed: seed, History: h, Check: r, Evidence: ev, Observed: obs, Reason: why,
 		Wall: time.Since(began), checkOptions: copt}, nil
+}
+
+// A clientError is the error of one client's lock that never answered.
+type clientError struct {
+	process int
+	err     error
+}
+
+// clientErrors lists the clients whose lock never answered.
+type clientErrors []clientError
+
+func (c *clientErrors) add(process int, err error) {
+	if err != nil {
+		*c = append(*c, clientError{process, err})
+	}
 }
 
 // CheckOptions returns the checker options for histories of s, the same

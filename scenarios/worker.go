@@ -144,14 +144,20 @@ func (w *worker) criticalSection(ctx context.Context, lease Grant) {
 		return context.WithTimeout(context.Background(), 2*time.Second)
 	}
 	rctx, cancel := op()
-	w.emit(checker.Event{Process: w.process, Type: checker.Invoke, F: checker.FRead, Key: counterKey, Token: lease.Token})
-	v, err := w.res.read(rctx)
+	rd := checker.Event{Process: w.process, Type: checker.Invoke, F: checker.FRead, Key: counterKey, Token: lease.Token, Fence: lease.Fence}
+	w.emit(rd)
+	v, err := w.res.read(rctx, lease.Fence)
 	cancel()
 	if err != nil {
-		w.emit(checker.Event{Process: w.process, Type: checker.Fail, F: checker.FRead, Key: counterKey, Token: lease.Token, Error: err.Error()})
+		rd.Type, rd.Error = checker.Fail, err.Error()
+		if errors.Is(err, errFenced) {
+			rd.Error = "fenced: " + err.Error()
+		}
+		w.emit(rd)
 		return
 	}
-	w.emit(checker.Event{Process: w.process, Type: checker.OK, F: checker.FRead, Key: counterKey, Token: lease.Token, Value: checker.IntValue(v)})
+	rd.Type, rd.Value = checker.OK, checker.IntValue(v)
+	w.emit(rd)
 	sleep(ctx, w.s.Hold.D())
 	wctx, cancel := op()
 	defer cancel()

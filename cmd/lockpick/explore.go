@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -175,6 +177,16 @@ func printExplore(w io.Writer, r *explore.Result) {
 	fmt.Fprintf(w, "  %d finding(s), %d flaky, %d stuck (liveness, not a finding), %d inconclusive\n", len(r.Findings), len(r.Flaky), r.Stuck, sum(r.Inconclusive))
 	for reason, n := range r.Inconclusive {
 		fmt.Fprintf(w, "  %d inconclusive: %s\n", n, wrap(reason, 96, "    "))
+	}
+	prevented, in := map[string]int{}, map[string]int{}
+	for _, t := range r.Trials {
+		for k, n := range t.Prevented {
+			prevented[k] += n
+			in[k]++
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(prevented)) {
+		fmt.Fprintf(w, "  %d %s prevented (refused by the mitigation) in %d of %d trials\n", prevented[k], k, in[k], len(r.Trials))
 	}
 	for _, fd := range r.Flaky {
 		fmt.Fprintf(w, "  %s: %s seen once, flaky (%d of %d replays needed, not met), not shrunk: %s\n    %s\n",

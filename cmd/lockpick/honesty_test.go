@@ -82,6 +82,8 @@ done
 `, "without a deadline"},
 		// Answers, but also writes lines that are not replies.
 		{"babbles", extlock + " | sed -u 'i debug: request served'\n", "not replies"},
+		// Works for clients 1 and 3; client 2's copy never answers.
+		{"one-mute", muteFor2(extlock), "answered none of"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			prog := script(t, tc.name+".sh", tc.body)
@@ -93,6 +95,41 @@ done
 				t.Errorf("stdout %q, want an inconclusive trial saying %q", stdout, tc.want)
 			}
 		})
+	}
+}
+
+// muteFor2 returns a lock program that runs extlock, except for client 2,
+// which reads its requests and never answers.
+func muteFor2(extlock string) string {
+	return `read -r line
+case "$line" in *'"process":2'*) cat >/dev/null; exit 0;; esac
+{ printf '%s\n' "$line"; cat; } | ` + extlock + "\n"
+}
+
+// A client frozen by pause-client for the rest of the trial may never
+// answer: that is the fault, not a broken lock, so it neither fails the
+// run nor makes the trial inconclusive.
+func TestRun_PausedSilentClientIsNotAProblem(t *testing.T) {
+	testredis.Require(t, true)
+	prog := script(t, "one-mute.sh", muteFor2(buildExtlock(t)))
+	file := filepath.Join(t.TempDir(), "paused.yaml")
+	yaml := `name: paused
+expect: safe
+topology: {masters: 1}
+lock: {kind: set-nx, ttl: 2s, retry_delay: 10ms}
+clients: 3
+isolate: [2]
+hold: 20ms
+duration: 2s
+faults:
+  - {at: 300ms, fault: pause-client, client: 2}
+`
+	if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := lockpick(t, "run", "--file", file, "--subject-cmd", prog, "--out", t.TempDir())
+	if code != exitOK || strings.Contains(stdout+stderr, "answered none") {
+		t.Fatalf("exit %d, want %d and no word of the paused client's silence; stdout %q stderr %q", code, exitOK, stdout, stderr)
 	}
 }
 

@@ -1,0 +1,45 @@
+package scenarios_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/lockpick/lockpick/internal/testredis"
+	"github.com/lockpick/lockpick/scenarios"
+)
+
+// TestAim_FollowsFailover aims at the master, fails it over, then aims at
+// the replica: the targets follow the sentinels, and a fault on the
+// replication link goes to a node that has one (the demoted master
+// replicates without a proxy), so it takes effect instead of failing.
+func TestAim_FollowsFailover(t *testing.T) {
+	testredis.Require(t, true)
+	s, err := scenarios.Parse("aim.yaml", []byte(`name: aim
+expect: safe
+topology: {masters: 1, replicas: 1, sentinels: 3, down_after: 400ms}
+lock: {kind: set-nx, ttl: 2s, retry_delay: 50ms}
+clients: 2
+hold: 50ms
+duration: 2500ms
+faults:
+  - {at: 200ms, fault: sentinel-failover, node: '@master'}
+  - {at: 1500ms, fault: cut-replication, node: '@replica', for: 300ms}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := scenarios.RunTrial(context.Background(), s, 1, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := tr.Evidence.Faults
+	if len(fs) != 2 {
+		t.Fatalf("%d faults in the evidence, want 2", len(fs))
+	}
+	if fs[0].Target != "n1" || fs[0].Error != "" || fs[0].Effect == "" {
+		t.Fatalf("failover of @master: %+v, want n1 failed over with an effect", fs[0])
+	}
+	if fs[1].Target != "n2" || fs[1].Error != "" || fs[1].HealError != "" || fs[1].Effect == "" {
+		t.Fatalf("cut-replication of @replica after the failover: %+v, want n2 (the only node with a replication proxy) cut with an effect", fs[1])
+	}
+}
