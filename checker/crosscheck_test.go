@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockpick/lockpick/checker"
+	"github.com/lockpick/lockpick/checker/checkertest"
 )
 
 // agree checks that the interval check and the porcupine lease model find a
@@ -51,9 +52,9 @@ func TestLeaseModel_AgreesOnTestdata(t *testing.T) {
 func TestLeaseModel_AgreesOnGenerated(t *testing.T) {
 	illegal, total := 0, 0
 	for seed := range uint64(60) {
-		w := workload{Processes: 4, Keys: 2, Events: 300, TTL: 5 * time.Millisecond, Seed: seed,
-			Broken: 0.02 * float64(seed%4), Pause: 0.1 * float64(seed%3), Unknown: 0.05 * float64(seed%2)}
-		illegal += agree(t, fmt.Sprintf("seed %d", seed), generate(w))
+		w := checkertest.Options{Processes: 4, Keys: 2, Events: 300, TTL: 5 * time.Millisecond, Seed: seed,
+			BrokenRate: 0.02 * float64(seed%4), PauseRate: 0.1 * float64(seed%3), UnknownRate: 0.05 * float64(seed%2)}
+		illegal += agree(t, fmt.Sprintf("seed %d", seed), checkertest.Generate(&w))
 		total += 2
 	}
 	if illegal == 0 || illegal == total {
@@ -64,25 +65,25 @@ func TestLeaseModel_AgreesOnGenerated(t *testing.T) {
 func TestCheck_Generated(t *testing.T) {
 	tests := []struct {
 		name string
-		w    workload
+		w    checkertest.Options
 		want []checker.Kind // kinds that must be found
 		not  []checker.Kind // kinds that must not be found
 	}{
-		{"correct", workload{Processes: 8, Keys: 2, Events: 5000, TTL: time.Second},
+		{"correct", checkertest.Options{Processes: 8, Keys: 2, Events: 5000, TTL: time.Second},
 			nil, []checker.Kind{checker.DoubleGrant, checker.StaleWrite, checker.LostUpdate, checker.StuckLock, checker.Starvation}},
-		{"broken lock", workload{Processes: 8, Keys: 2, Events: 5000, TTL: time.Second, Broken: 0.2},
+		{"broken lock", checkertest.Options{Processes: 8, Keys: 2, Events: 5000, TTL: time.Second, BrokenRate: 0.2},
 			[]checker.Kind{checker.DoubleGrant, checker.LostUpdate}, []checker.Kind{checker.StuckLock}},
-		{"pauses", workload{Processes: 8, Keys: 2, Events: 5000, TTL: 10 * time.Millisecond, Pause: 0.2},
+		{"pauses", checkertest.Options{Processes: 8, Keys: 2, Events: 5000, TTL: 10 * time.Millisecond, PauseRate: 0.2},
 			[]checker.Kind{checker.StaleWrite}, []checker.Kind{checker.DoubleGrant, checker.StuckLock}},
 		// Fencing stops the stale writes that come after the next holder's
 		// first write, not those that come before it.
-		{"pauses fenced", workload{Processes: 8, Keys: 2, Events: 5000, TTL: 10 * time.Millisecond, Pause: 0.2, Fenced: true},
+		{"pauses fenced", checkertest.Options{Processes: 8, Keys: 2, Events: 5000, TTL: 10 * time.Millisecond, PauseRate: 0.2, Fenced: true},
 			nil, []checker.Kind{checker.DoubleGrant, checker.StuckLock}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.w.Seed = 7
-			res := checker.CheckTimeout(generate(tt.w), nil, 10*time.Second)
+			res := checker.CheckTimeout(checkertest.Generate(&tt.w), nil, 10*time.Second)
 			counts := res.Counts()
 			for _, k := range tt.want {
 				if counts[k] == 0 {

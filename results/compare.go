@@ -9,11 +9,13 @@ import (
 // A Comparison is the outcome of `lockpick compare`: one scenario's arms,
 // N trials each, with violation rates and significance tests.
 type Comparison struct {
-	Scenario string       `json:"scenario"`
-	Seed     uint64       `json:"seed"`
-	Trials   int          `json:"trials"`
-	Arms     []ArmResult  `json:"arms"`
-	Tests    []FisherTest `json:"tests"`
+	Scenario string `json:"scenario"`
+	Seed     uint64 `json:"seed"`
+	Trials   int    `json:"trials"`
+	// Shard is "i/n" when this comparison holds one shard of the trials.
+	Shard string       `json:"shard,omitempty"`
+	Arms  []ArmResult  `json:"arms"`
+	Tests []FisherTest `json:"tests"`
 	// WallSeconds is the wall time of the whole comparison.
 	WallSeconds float64 `json:"wall_seconds"`
 
@@ -78,7 +80,11 @@ func (c *Comparison) AddTests() {
 // WriteTable prints the comparison as a table for a terminal.
 func (c *Comparison) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "%s: %d trials per arm; rates over conclusive trials\n", c.Scenario, c.Trials)
+	if c.Shard != "" && len(c.Arms) > 0 {
+		fmt.Fprintf(tw, "%s: shard %s, %d of %d trials per arm; rates over conclusive trials\n", c.Scenario, c.Shard, c.Arms[0].Trials, c.Trials)
+	} else {
+		fmt.Fprintf(tw, "%s: %d trials per arm; rates over conclusive trials\n", c.Scenario, c.Trials)
+	}
 	fmt.Fprintln(tw, "ARM\tVIOLATIONS/CONCLUSIVE\tINCONCLUSIVE\tRATE\t95% CI (Wilson)")
 	for _, a := range c.Arms {
 		if a.Conclusive == 0 {

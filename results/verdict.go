@@ -13,6 +13,9 @@ type Verdict struct {
 	Scenario string `json:"scenario"`
 	Seed     uint64 `json:"seed"`
 	Trials   int    `json:"trials"`
+	// Shard is "i/n" when this folder holds one shard of a run (its trials
+	// keep the numbers and seeds of the whole run), "" for a whole run.
+	Shard string `json:"shard,omitempty"`
 	// Expect is the scenario's expectation: safe, unsafe or stuck.
 	Expect string `json:"expect"`
 	// Observed is what the trials showed: inconclusive if any trial proves

@@ -30,18 +30,24 @@ func Compare(ctx context.Context, s Scenario, arms []string, opt *Options) (*res
 	}
 	name := o.Name
 	if name == "" {
-		name = fmt.Sprintf("%s-compare-%s-seed%d", time.Now().Format("20060102-150405"), s.Name, o.Seed)
+		name = fmt.Sprintf("%s-compare-%s-seed%d%s", time.Now().Format("20060102-150405"), s.Name, o.Seed, shardSuffix(o.Shard))
 	}
 	dir, err := results.Create(o.Out, name)
 	if err != nil {
 		return nil, "", &InfraError{Err: err}
 	}
 	began := time.Now()
+	if err := o.Shard.Validate(); err != nil {
+		return nil, "", fmt.Errorf("%w: %v", ErrBadScenario, err)
+	}
 	c := &results.Comparison{Scenario: s.Name, Seed: o.Seed, Trials: o.Trials}
+	if !o.Shard.Whole() {
+		c.Shard = o.Shard.String()
+	}
 	progress := o.Progress
 	for i, v := range variants {
 		ao := o
-		ao.Out, ao.Name = dir.Path(""), arms[i]
+		ao.Out, ao.Name, ao.arm = dir.Path(""), arms[i], arms[i]
 		if progress != nil {
 			ao.Progress = func(done, total int) { progress(i*total+done, len(arms)*total) }
 		}

@@ -7,11 +7,12 @@ import (
 	"github.com/lockpick/lockpick/results"
 )
 
-// writeReport renders report.html and summary.md for a run, showing trial i.
-func writeReport(dir *results.RunDir, s Scenario, v *results.Verdict, tr TrialResult, i int) error {
-	r := &results.Report{Verdict: v, Summary: s.Summary, Explain: s.Explain, Trial: i + 1,
+// writeReport renders report.html and summary.md for a run, showing trial t
+// with the result tr.
+func writeReport(dir *results.RunDir, s Scenario, v *results.Verdict, tr TrialResult, t results.Trial) error {
+	r := &results.Report{Verdict: v, Summary: s.Summary, Explain: s.Explain, Trial: t.Trial,
 		Timeline: results.NewTimeline(tr.History, tr.Check), Check: tr.Check, Evidence: tr.Evidence}
-	vis := filepath.Join(trialDir(i), "linearizability.html")
+	vis := filepath.Join(t.Dir, "linearizability.html")
 	if _, err := os.Stat(dir.Path(vis)); err == nil {
 		r.Visualization = vis
 	}

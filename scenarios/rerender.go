@@ -39,22 +39,24 @@ func Rerender(runDir string) error {
 	if err := readRunFile(runDir, "verdict.json", &v); err != nil {
 		return err
 	}
-	shown := 0
-	for i, t := range v.TrialResults {
-		if t.Observed != string(Safe) {
-			shown = i
-			break
-		}
+	if len(v.TrialResults) == 0 {
+		return fmt.Errorf("%s: verdict.json lists no trial", runDir)
 	}
-	h, err := checker.ReadFile(filepath.Join(runDir, trialDir(shown), checker.HistoryFile))
+	t := v.TrialResults[shownTrial(v.TrialResults)]
+	tr, err := readTrial(runDir, s, t)
 	if err != nil {
 		return err
 	}
-	r := checker.CheckTimeout(h, CheckOptions(s), checkTimeout)
-	dir := results.Existing(runDir)
-	tr := TrialResult{History: h, Check: r}
-	if shown < len(v.TrialResults) {
-		tr.Evidence, tr.Observed, tr.Reason = v.TrialResults[shown].Evidence, v.TrialResults[shown].Observed, v.TrialResults[shown].Reason
+	return writeReport(results.Existing(runDir), s, &v, tr, t)
+}
+
+// readTrial reads back the history of trial t of a run folder and checks it
+// again, with t's evidence and verdict.
+func readTrial(runDir string, s Scenario, t results.Trial) (TrialResult, error) {
+	h, err := checker.ReadFile(filepath.Join(runDir, t.Dir, checker.HistoryFile))
+	if err != nil {
+		return TrialResult{}, err
 	}
-	return writeReport(dir, s, &v, tr, shown)
+	r := checker.CheckTimeout(h, CheckOptions(s), checkTimeout)
+	return TrialResult{Seed: t.Seed, History: h, Check: r, Evidence: t.Evidence, Observed: t.Observed, Reason: t.Reason}, nil
 }

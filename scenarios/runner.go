@@ -36,6 +36,12 @@ type Options struct {
 	Backend BackendFactory
 	// Progress, if set, is called after each trial with the number done.
 	Progress func(done, total int)
+	// Shard, if set, runs only that shard's trials (trial numbers and seeds
+	// stay those of the whole run) and writes a shard.json manifest, for
+	// `lockpick merge`. default: the whole run.
+	Shard results.Shard
+
+	arm string // the compare arm being run, for the shard manifest
 }
 
 func (o *Options) withDefaults() Options {
@@ -90,9 +96,12 @@ func Run(ctx context.Context, s Scenario, opt *Options) (*results.Verdict, strin
 	if err := s.Validate(); err != nil {
 		return nil, "", err
 	}
+	if err := o.Shard.Validate(); err != nil {
+		return nil, "", fmt.Errorf("%w: %v", ErrBadScenario, err)
+	}
 	name := o.Name
 	if name == "" {
-		name = fmt.Sprintf("%s-%s-seed%d", time.Now().Format("20060102-150405"), s.Name, o.Seed)
+		name = fmt.Sprintf("%s-%s-seed%d%s", time.Now().Format("20060102-150405"), s.Name, o.Seed, shardSuffix(o.Shard))
 	}
 	dir, err := results.Create(o.Out, name)
 	for i := 2; errors.Is(err, results.ErrExists) && o.Name == "" && i < 100; i++ {
@@ -118,71 +127,110 @@ func runTrials(ctx context.Context, s Scenario, o Options, dir *results.RunDir) 
 	if err := dir.WriteJSON("scenario.json", s); err != nil {
 		return nil, &InfraError{Err: err}
 	}
-	v := &results.Verdict{Scenario: s.Name, Seed: o.Seed, Trials: o.Trials, Expect: string(s.Expect), Anomalies: map[string]int{}}
-	trials, err := playTrials(ctx, s, o, dir)
+	played, err := playTrials(ctx, s, o, dir)
 	if err != nil {
 		return nil, err
 	}
-	shown := 0
-	for i, tr := range trials {
-		rel := trialDir(i)
-		t := results.Trial{Trial: i + 1, Seed: tr.Seed, Observed: tr.Observed, Reason: tr.Reason, Anomalies: map[string]int{},
-			WallSeconds: tr.Wall.Seconds(), Dir: rel, Evidence: tr.Evidence}
-		for k, n := range tr.Check.Counts() {
+	trials := make([]results.Trial, len(played))
+	checks := make([]checker.Result, len(played))
+	for i, p := range played {
+		tr := p.TrialResult
+		trials[i] = results.Trial{Trial: p.number, Seed: tr.Seed, Observed: tr.Observed, Reason: tr.Reason,
+			WallSeconds: tr.Wall.Seconds(), Dir: trialDir(p.number), Evidence: tr.Evidence}
+		checks[i] = tr.Check
+	}
+	v := newVerdict(s, o.Seed, trials, checks)
+	if !o.Shard.Whole() {
+		v.Shard = o.Shard.String()
+	}
+	shown := shownTrial(trials)
+	if err := finishRun(dir, s, v, played[shown].TrialResult, shown); err != nil {
+		return nil, &InfraError{Err: err}
+	}
+	if !o.Shard.Whole() {
+		if err := writeManifest(dir, s.Name, o.arm, o, trials); err != nil {
+			return nil, &InfraError{Err: err}
+		}
+	}
+	return v, nil
+}
+
+// newVerdict sums up a run's trials (in trial order) and their checks.
+func newVerdict(s Scenario, seed uint64, trials []results.Trial, checks []checker.Result) *results.Verdict {
+	v := &results.Verdict{Scenario: s.Name, Seed: seed, Trials: len(trials), Expect: string(s.Expect), Anomalies: map[string]int{}}
+	observed := make([]string, len(trials))
+	for i, t := range trials {
+		t.Anomalies = map[string]int{}
+		for k, n := range checks[i].Counts() {
 			t.Anomalies[string(k)] += n
 			v.Anomalies[string(k)] += n
 		}
-		switch tr.Observed {
+		switch t.Observed {
 		case evidence.Unsafe, evidence.Stuck:
 			v.TrialsWithAnomaly++
 		case evidence.Inconclusive:
 			v.TrialsInconclusive++
 		}
-		for _, a := range tr.Check.Anomalies {
+		for _, a := range checks[i].Anomalies {
 			if len(v.Examples) < 3 {
-				v.Examples = append(v.Examples, fmt.Sprintf("trial %d: %s: %s", i+1, a.Kind, a.Message))
+				v.Examples = append(v.Examples, fmt.Sprintf("trial %d: %s: %s", t.Trial, a.Kind, a.Message))
 			}
 		}
-		if trials[shown].Observed == string(Safe) && tr.Observed != string(Safe) {
-			shown = i // the first trial that is not plainly safe is the one to look at
-		}
-		v.WallSeconds += tr.Wall.Seconds()
+		v.WallSeconds += t.WallSeconds
 		v.TrialResults = append(v.TrialResults, t)
+		observed[i] = t.Observed
 	}
-	v.WallSecondsPerTrial = v.WallSeconds / float64(o.Trials)
-	observed := make([]string, len(trials))
-	for i, tr := range trials {
-		observed[i] = tr.Observed
-	}
+	v.WallSecondsPerTrial = v.WallSeconds / float64(max(len(trials), 1))
 	v.Observed = evidence.Overall(observed)
 	v.Matched = evidence.Matches(string(s.Expect), v.Observed)
-	// The top-level history is the first trial with an anomaly, else the first.
-	if err := checker.WriteFile(dir.Path("history.jsonl"), trials[shown].History); err != nil {
-		return nil, &InfraError{Err: err}
-	}
-	if err := dir.WriteJSON("verdict.json", v); err != nil {
-		return nil, &InfraError{Err: err}
-	}
-	if err := writeReport(dir, s, v, trials[shown], shown); err != nil {
-		return nil, &InfraError{Err: err}
-	}
-	return v, nil
+	return v
 }
 
-func trialDir(i int) string { return fmt.Sprintf("trial-%03d", i+1) }
+// shownTrial is the position of the trial a run's report shows: the first
+// that is not plainly safe, else the first.
+func shownTrial(trials []results.Trial) int {
+	for i, t := range trials {
+		if t.Observed != string(Safe) {
+			return i
+		}
+	}
+	return 0
+}
 
-// playTrials runs the trials, o.Parallel at a time, writing each trial's
-// files as it ends, and returns them in trial order.
-func playTrials(ctx context.Context, s Scenario, o Options, dir *results.RunDir) ([]TrialResult, error) {
+// finishRun writes a run folder's verdict.json, its top-level history (the
+// shown trial's) and its report.
+func finishRun(dir *results.RunDir, s Scenario, v *results.Verdict, shown TrialResult, i int) error {
+	if err := checker.WriteFile(dir.Path(checker.HistoryFile), shown.History); err != nil {
+		return err
+	}
+	if err := dir.WriteJSON("verdict.json", v); err != nil {
+		return err
+	}
+	return writeReport(dir, s, v, shown, v.TrialResults[i])
+}
+
+// trialDir is the folder of trial number t (1-based) inside a run folder.
+func trialDir(t int) string { return fmt.Sprintf("trial-%03d", t) }
+
+// A playedTrial is a trial's result with its trial number (1-based).
+type playedTrial struct {
+	number int
+	TrialResult
+}
+
+// playTrials runs the trials of o.Shard, o.Parallel at a time, writing each
+// trial's files as it ends, and returns them in trial order.
+func playTrials(ctx context.Context, s Scenario, o Options, dir *results.RunDir) ([]playedTrial, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	trials := make([]TrialResult, o.Trials)
-	errs := make([]error, o.Trials)
+	numbers := o.Shard.Trials(o.Trials)
+	played := make([]playedTrial, len(numbers))
+	errs := make([]error, len(numbers))
 	sem := make(chan struct{}, o.Parallel)
 	var mu sync.Mutex
 	done := 0
 	var wg sync.WaitGroup
-	for i := range o.Trials {
+	for i, t := range numbers {
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
@@ -192,8 +240,8 @@ func playTrials(ctx context.Context, s Scenario, o Options, dir *results.RunDir)
 		}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			rel := trialDir(i)
-			tr, err := RunTrial(ctx, s, o.Seed+uint64(i), dir.Path(rel), o.Backend)
+			rel := trialDir(t)
+			tr, err := RunTrial(ctx, s, o.Seed+uint64(t-1), dir.Path(rel), o.Backend)
 			if err == nil {
 				if werr := writeTrial(dir, rel, tr); werr != nil {
 					err = &InfraError{Err: werr}
@@ -204,11 +252,11 @@ func playTrials(ctx context.Context, s Scenario, o Options, dir *results.RunDir)
 				cancel() // one broken trial ends the run
 				return
 			}
-			trials[i] = tr
+			played[i] = playedTrial{t, tr}
 			mu.Lock()
 			done++
 			if o.Progress != nil {
-				o.Progress(done, o.Trials)
+				o.Progress(done, len(numbers))
 			}
 			mu.Unlock()
 		})
@@ -222,7 +270,7 @@ func playTrials(ctx context.Context, s Scenario, o Options, dir *results.RunDir)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return trials, nil
+	return played, nil
 }
 
 func writeTrial(dir *results.RunDir, rel string, tr TrialResult) error {

@@ -57,13 +57,17 @@ func compare(ctx context.Context, out io.Writer, name string, arms []string, f r
 	if err != nil {
 		return usageError(err.Error())
 	}
+	shard, err := f.shard.resolve()
+	if err != nil {
+		return usageError("compare: " + err.Error())
+	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	defer cluster.KillAll()
-	total := f.trials * max(len(arms), len(s.Arms))
+	total := len(shard.Trials(f.trials)) * max(len(arms), len(s.Arms))
 	bar := newBar(s.Name, f, total)
 	c, dir, err := scenarios.Compare(ctx, s, arms, &scenarios.Options{Trials: f.trials, Seed: f.seed, Out: f.out,
-		Parallel: f.parallel, Backend: nb, Progress: func(done, _ int) { _ = bar.Set(done) }})
+		Parallel: f.parallel, Backend: nb, Shard: shard, Progress: func(done, _ int) { _ = bar.Set(done) }})
 	_ = bar.Finish()
 	switch {
 	case ctx.Err() != nil:

@@ -33,6 +33,7 @@ type runFlags struct {
 	summary  string
 	subject  string
 	subjCmd  string
+	shard    shardFlags
 }
 
 func newRunCmd() *cobra.Command {
@@ -73,6 +74,7 @@ func addTrialFlags(cmd *cobra.Command, f *runFlags) {
 	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar")
 	cmd.Flags().StringVar(&f.backend, "backend", "process", "where Redis runs: process (redis-server on this host) or docker")
 	cmd.Flags().StringVar(&f.image, "image", "", "with --backend docker: a Redis image to run instead of the locally built one, e.g. redis:7.2")
+	addShardFlags(cmd, &f.shard, "trials (of every scenario and arm)")
 }
 
 func runScenarios(ctx context.Context, out io.Writer, names []string, f runFlags) error {
@@ -83,6 +85,10 @@ func runScenarios(ctx context.Context, out io.Writer, names []string, f runFlags
 		return usageError("run: name at least one scenario (see `lockpick list`), or pass --suite or --file")
 	}
 	nb, err := backendFactory(f.backend, f.image)
+	if err != nil {
+		return usageError("run: " + err.Error())
+	}
+	shard, err := f.shard.resolve()
 	if err != nil {
 		return usageError("run: " + err.Error())
 	}
@@ -122,9 +128,9 @@ func runScenarios(ctx context.Context, out io.Writer, names []string, f runFlags
 	var verdicts []*results.Verdict
 	var dirs []string
 	for _, s := range list {
-		bar := newBar(s.Name, f, f.trials)
+		bar := newBar(s.Name, f, len(shard.Trials(f.trials)))
 		v, dir, err := scenarios.Run(ctx, s, &scenarios.Options{Trials: f.trials, Seed: f.seed, Out: f.out,
-			Parallel: f.parallel, Backend: nb, Progress: func(done, _ int) { _ = bar.Set(done) }})
+			Parallel: f.parallel, Backend: nb, Shard: shard, Progress: func(done, _ int) { _ = bar.Set(done) }})
 		_ = bar.Finish()
 		switch {
 		case ctx.Err() != nil:
@@ -187,8 +193,12 @@ func printVerdict(w io.Writer, v *results.Verdict, dir string) {
 	if v.TrialsInconclusive > 0 {
 		inconclusive = fmt.Sprintf(", %d inconclusive", v.TrialsInconclusive)
 	}
-	fmt.Fprintf(w, "%s: expect %s, observed %s — %s (%d/%d trials with an anomaly%s, %.2f s per trial)\n",
-		v.Scenario, v.Expect, v.Observed, status, v.TrialsWithAnomaly, v.Trials, inconclusive, v.WallSecondsPerTrial)
+	shard := ""
+	if v.Shard != "" {
+		shard = ", shard " + v.Shard
+	}
+	fmt.Fprintf(w, "%s: expect %s, observed %s — %s (%d/%d trials with an anomaly%s, %.2f s per trial%s)\n",
+		v.Scenario, v.Expect, v.Observed, status, v.TrialsWithAnomaly, v.Trials, inconclusive, v.WallSecondsPerTrial, shard)
 	for _, t := range v.TrialResults {
 		if t.Reason != "" {
 			fmt.Fprintf(w, "  trial %d inconclusive: %s\n", t.Trial, wrap(t.Reason, 96, "    "))

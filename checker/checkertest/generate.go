@@ -1,0 +1,228 @@
+package checkertest
+
+import (
+	"bytes"
+	"container/heap"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/lockpick/lockpick/checker"
+)
+
+// Options describe a simulated trial: processes looping acquire, read,
+// write value+1, release over a few lock keys, each lock ("lock0", "lock1",
+// ...) protecting its own counter ("counter0", ...). Zero fields take their
+// defaults.
+type Options struct {
+	// Processes is the number of clients, numbered from 0.
+	// default: 16
+	Processes int
+	// Keys is the number of lock keys, each with its own counter.
+	// default: 4
+	Keys int
+	// Events is how many events to generate. The history stops at the first
+	// step that reaches it, so it may hold up to two more.
+	// default: 100_000
+	Events int
+	// TTL is the leases' time to live. Operations take 40µs to 440µs.
+	// default: 1s
+	TTL time.Duration
+	// UnknownRate is the chance, from 0 to 1, that an acquire's or a write's
+	// request or reply is lost: the completion is info, and the operation
+	// took effect or not with even odds.
+	// default: 0
+	UnknownRate float64
+	// BrokenRate is the chance, from 0 to 1, that an acquire is granted
+	// although another process holds the key: a double grant.
+	// default: 0
+	BrokenRate float64
+	// PauseRate is the chance, from 0 to 1, that a holder pauses for two
+	// TTLs before reading, so its write may come after its lease expired.
+	// default: 0
+	PauseRate float64
+	// Fenced makes the counter reject a write whose fence is lower than one
+	// it already accepted (a fail with error "fenced").
+	// default: false
+	Fenced bool
+	// Seed seeds the simulation: the same options give the same history.
+	// default: 0
+	Seed uint64
+}
+
+func (o Options) withDefaults() Options {
+	if o.Processes == 0 {
+		o.Processes = 16
+	}
+	if o.Keys == 0 {
+		o.Keys = 4
+	}
+	if o.Events == 0 {
+		o.Events = 100_000
+	}
+	if o.TTL == 0 {
+		o.TTL = time.Second
+	}
+	return o
+}
+
+// A step is one operation a process will perform, linearized at time at.
+type step struct {
+	at      int64
+	half    int64 // half the operation's latency, ns
+	process int
+}
+
+type steps []step
+
+func (s steps) Len() int           { return len(s) }
+func (s steps) Less(i, j int) bool { return s[i].at < s[j].at }
+func (s steps) Swap(i, j int)      { s[i], s[j] = s[j], s[i] }
+func (s *steps) Push(x any)        { *s = append(*s, x.(step)) }
+func (s *steps) Pop() any {
+	old := *s
+	x := old[len(old)-1]
+	*s = old[:len(old)-1]
+	return x
+}
+
+// Generate simulates the trial opt describes (nil means the defaults) and
+// returns its history, sorted by time. Every operation takes effect
+// atomically halfway between its invoke and its completion, so the
+// simulated system is linearizable except for the faults opt injects. A
+// nemesis note (a lone info "noop") is added every 200ms.
+func Generate(opt *Options) checker.History {
+	var w Options
+	if opt != nil {
+		w = *opt
+	}
+	w = w.withDefaults()
+	rng := rand.New(rand.NewPCG(w.Seed, 1))
+	type proc struct {
+		phase int // 0 acquire, 1 read, 2 write, 3 release
+		key   int
+		token string
+		fence int64
+		read  int64
+	}
+	type lock struct {
+		holder  int
+		expires int64
+	}
+	procs := make([]proc, w.Processes)
+	locks := make([]lock, w.Keys)
+	counters := make([]int64, w.Keys)
+	maxFence := make([]int64, w.Keys)
+	var fence int64
+	const base = int64(1_000_000_000)
+	ttl := int64(w.TTL)
+	h := make(checker.History, 0, w.Events+3)
+	add := func(e checker.Event) { h = append(h, e) }
+	q := &steps{}
+	for p := range procs {
+		procs[p].key = rng.IntN(w.Keys)
+		heap.Push(q, step{base + rng.Int64N(1_000_000), 100_000, p})
+	}
+	nextNemesis := base + 200_000_000
+	for len(h) < w.Events {
+		s := heap.Pop(q).(step)
+		if s.at > nextNemesis {
+			add(checker.Event{Process: -1, Type: checker.Info, F: checker.FNemesis, Value: checker.TextValue("noop"), Time: nextNemesis})
+			nextNemesis += 200_000_000
+		}
+		p := &procs[s.process]
+		inv, done := s.at-s.half, s.at+s.half
+		key := fmt.Sprint("lock", p.key)
+		ctr := fmt.Sprint("counter", p.key)
+		next := done + 10_000 + rng.Int64N(100_000)
+		switch p.phase {
+		case 0:
+			add(checker.Event{Process: s.process, Type: checker.Invoke, F: checker.FAcquire, Key: key, Time: inv})
+			l := &locks[p.key]
+			free := l.expires <= s.at || rng.Float64() < w.BrokenRate
+			lost := rng.Float64() < w.UnknownRate
+			if free && !(lost && rng.IntN(2) == 0) {
+				fence++
+				p.token, p.fence = fmt.Sprintf("t%d", fence), fence
+				l.holder, l.expires = s.process, s.at+ttl
+				if lost {
+					add(checker.Event{Process: s.process, Type: checker.Info, F: checker.FAcquire, Key: key, Error: "timeout", Time: done})
+					p.key = rng.IntN(w.Keys)
+					break
+				}
+				add(checker.Event{Process: s.process, Type: checker.OK, F: checker.FAcquire, Key: key, Token: p.token,
+					Fence: fence, ValidUntil: inv + ttl - ttl/100, Node: "n1", Time: done})
+				p.phase = 1
+				if rng.Float64() < w.PauseRate {
+					next += 2 * ttl
+				}
+			} else if lost {
+				add(checker.Event{Process: s.process, Type: checker.Info, F: checker.FAcquire, Key: key, Error: "timeout", Time: done})
+				p.key = rng.IntN(w.Keys)
+			} else {
+				add(checker.Event{Process: s.process, Type: checker.Fail, F: checker.FAcquire, Key: key, Error: "not acquired", Node: "n1", Time: done})
+				next += rng.Int64N(2_000_000)
+			}
+		case 1:
+			p.read = counters[p.key]
+			add(checker.Event{Process: s.process, Type: checker.Invoke, F: checker.FRead, Key: ctr, Time: inv})
+			add(checker.Event{Process: s.process, Type: checker.OK, F: checker.FRead, Key: ctr, Value: checker.IntValue(p.read), Time: done})
+			p.phase = 2
+		case 2:
+			v := checker.IntValue(p.read + 1)
+			add(checker.Event{Process: s.process, Type: checker.Invoke, F: checker.FWrite, Key: ctr, Value: v, Fence: p.fence, Time: inv})
+			lost := rng.Float64() < w.UnknownRate
+			switch {
+			case w.Fenced && p.fence < maxFence[p.key]:
+				add(checker.Event{Process: s.process, Type: checker.Fail, F: checker.FWrite, Key: ctr, Error: "fenced", Time: done})
+			case lost && rng.IntN(2) == 0: // the request was lost
+				add(checker.Event{Process: s.process, Type: checker.Info, F: checker.FWrite, Key: ctr, Error: "timeout", Time: done})
+			default:
+				counters[p.key] = p.read + 1
+				maxFence[p.key] = max(maxFence[p.key], p.fence)
+				typ := checker.OK
+				if lost { // the reply was lost
+					typ = checker.Info
+				}
+				add(checker.Event{Process: s.process, Type: typ, F: checker.FWrite, Key: ctr, Value: v, Time: done})
+			}
+			p.phase = 3
+		case 3:
+			add(checker.Event{Process: s.process, Type: checker.Invoke, F: checker.FRelease, Key: key, Token: p.token, Time: inv})
+			l := &locks[p.key]
+			if l.holder == s.process && l.expires > s.at {
+				l.expires = 0
+				add(checker.Event{Process: s.process, Type: checker.OK, F: checker.FRelease, Key: key, Time: done})
+			} else {
+				add(checker.Event{Process: s.process, Type: checker.Fail, F: checker.FRelease, Key: key, Error: "not held", Time: done})
+			}
+			p.phase, p.key = 0, rng.IntN(w.Keys)
+		}
+		half := 20_000 + rng.Int64N(200_000)
+		heap.Push(q, step{next + half, half, s.process})
+	}
+	slices.SortStableFunc(h, func(a, b checker.Event) int {
+		switch {
+		case a.Time < b.Time:
+			return -1
+		case a.Time > b.Time:
+			return 1
+		}
+		return 0
+	})
+	for i := range h {
+		h[i].Index = i
+	}
+	return h
+}
+
+// JSONL returns the history opt describes as [Generate] does, written in
+// JSON Lines form by [checker.History.WriteJSONL].
+func JSONL(opt *Options) []byte {
+	var buf bytes.Buffer
+	if err := Generate(opt).WriteJSONL(&buf); err != nil {
+		panic(err) // a bytes.Buffer does not fail
+	}
+	return buf.Bytes()
+}

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lockpick/lockpick/results"
+	"github.com/lockpick/lockpick/scenarios"
+)
+
+type mergeFlags struct {
+	out     string
+	junit   string
+	summary string
+}
+
+func newMergeCmd() *cobra.Command {
+	var f mergeFlags
+	cmd := &cobra.Command{
+		Use:   "merge SHARD-FOLDER...",
+		Short: "Merge the folders of a sharded run or compare into the verdict one machine would have written",
+		Long: `Merge takes the run (or compare) folders written by --shard i/n on several
+machines, checks that they are exactly the shards of one run (same scenario
+file, lockpick version, seed, trial and shard counts; every shard once), and
+writes one merged folder per scenario under --out: every trial's folder,
+verdict.json (or compare.json), history.jsonl and report.html, with the
+same per-trial seeds and counts as an unsharded run with the same seed.
+Shard folders of several scenarios can be given at once.
+
+An inconclusive trial stays inconclusive. Wall times add up the shards'
+machine time.
+
+Exit codes: 0 every merged verdict matched (compare: no inconclusive trial),
+1 a verdict did not match, 2 shards that do not fit together (a missing or
+repeated shard is named) or bad usage, 3 a folder could not be written.`,
+		Example: "  lockpick merge shards/*/*-redlock-crash-restart-*\n  lockpick merge a/ b/ c/ d/ --junit junit.xml --summary summary.md",
+		Args:    cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return merge(cmd.OutOrStdout(), args, f)
+		},
+	}
+	cmd.Flags().StringVar(&f.out, "out", "results/runs", "folder to create the merged folders in")
+	cmd.Flags().StringVar(&f.junit, "junit", "", "also write a JUnit XML report of the merged runs to this file")
+	cmd.Flags().StringVar(&f.summary, "summary", "", "also write a Markdown table of the merged verdicts to this file")
+	return cmd
+}
+
+func merge(out io.Writer, dirs []string, f mergeFlags) error {
+	merged, err := scenarios.Merge(dirs, f.out)
+	switch {
+	case errors.Is(err, scenarios.ErrShardsDontFit):
+		return usageError("merge: " + err.Error())
+	case err != nil:
+		return infraError(fmt.Errorf("merge: %w", err))
+	}
+	var verdicts []*results.Verdict
+	var runDirs []string
+	failed := 0
+	for _, m := range merged {
+		if m.Comparison != nil {
+			if err := m.Comparison.WriteTable(out); err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "results: %s\n", m.Dir)
+			if m.Comparison.Inconclusive() > 0 {
+				failed++
+			}
+			continue
+		}
+		printVerdict(out, m.Verdict, m.Dir)
+		verdicts, runDirs = append(verdicts, m.Verdict), append(runDirs, m.Dir)
+		if !m.Verdict.Matched {
+			failed++
+		}
+	}
+	if f.junit != "" {
+		if err := writeJUnit(f.junit, verdicts, runDirs); err != nil {
+			return infraError(err)
+		}
+	}
+	if f.summary != "" {
+		var buf bytes.Buffer
+		if err := results.WriteSummary(&buf, verdicts); err != nil {
+			return err
+		}
+		if err := os.WriteFile(f.summary, buf.Bytes(), 0o644); err != nil {
+			return infraError(err)
+		}
+	}
+	if failed > 0 {
+		return mismatch("%d of %d merged runs did not match their expectation or had inconclusive trials", failed, len(merged))
+	}
+	return nil
+}

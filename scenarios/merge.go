@@ -1,0 +1,326 @@
+package scenarios
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lockpick/lockpick/checker"
+	"github.com/lockpick/lockpick/results"
+)
+
+// ErrShardsDontFit means the folders given to [Merge] are not the shards of
+// one run: a shard is missing or given twice, or they differ in scenario,
+// lockpick version, seed, trial count or shard count.
+var ErrShardsDontFit = errors.New("shards do not fit together")
+
+// A Merged is one run or comparison put back together by [Merge].
+type Merged struct {
+	// Dir is the merged folder.
+	Dir string
+	// Verdict is set for a run, Comparison for a compare.
+	Verdict    *results.Verdict
+	Comparison *results.Comparison
+}
+
+// Merge puts the shard folders of sharded runs and comparisons (made with
+// [Options].Shard) back together, one merged folder under out per run or
+// comparison, with the verdicts one unsharded run with the same seed would
+// have written (wall times aside). Shards are grouped by scenario; a group
+// whose shards do not fit yields an error wrapping [ErrShardsDontFit] that
+// names the folders or the missing shards, and no folder is written.
+func Merge(dirs []string, out string) ([]Merged, error) {
+	groups, order, err := groupShards(dirs)
+	if err != nil {
+		return nil, err
+	}
+	for _, key := range order {
+		if err := fits(groups[key]); err != nil {
+			return nil, err
+		}
+	}
+	var merged []Merged
+	for _, key := range order {
+		g := groups[key]
+		stamp := time.Now().Format("20060102-150405")
+		var m Merged
+		if g.compare {
+			m, err = mergeCompare(g, out, fmt.Sprintf("%s-compare-%s-seed%d-merged", stamp, g.scenario, g.seed))
+		} else {
+			name := fmt.Sprintf("%s-%s-seed%d-merged", stamp, g.scenario, g.seed)
+			var dir *results.RunDir
+			if dir, err = results.Create(out, name); err == nil {
+				m.Verdict, err = mergeRun(g.shards, dir)
+				if err == nil {
+					m.Dir, err = dir.Commit()
+				}
+				if err != nil {
+					dir.Abort()
+				}
+			}
+		}
+		if err != nil {
+			return merged, err
+		}
+		merged = append(merged, m)
+	}
+	return merged, nil
+}
+
+// A shardDir is one shard folder and its manifest (for a compare, the
+// manifest of its first arm).
+type shardDir struct {
+	path string
+	m    *results.Manifest
+	c    *results.Comparison // a compare shard's compare.json
+}
+
+// A shardGroup is the shards of one run or comparison.
+type shardGroup struct {
+	scenario string
+	seed     uint64
+	compare  bool
+	shards   []shardDir
+}
+
+func groupShards(dirs []string) (map[string]*shardGroup, []string, error) {
+	if len(dirs) == 0 {
+		return nil, nil, fmt.Errorf("%w: no folder given", ErrShardsDontFit)
+	}
+	groups := map[string]*shardGroup{}
+	var order []string
+	for _, d := range dirs {
+		sd, err := readShard(d)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: %v", ErrShardsDontFit, err)
+		}
+		kind, scenario := "run", sd.m.Scenario
+		if sd.c != nil {
+			kind, scenario = "compare", sd.c.Scenario
+		}
+		key := kind + " " + scenario
+		g, ok := groups[key]
+		if !ok {
+			g = &shardGroup{scenario: scenario, seed: sd.m.Seed, compare: sd.c != nil}
+			groups[key] = g
+			order = append(order, key)
+		}
+		g.shards = append(g.shards, sd)
+	}
+	return groups, order, nil
+}
+
+// readShard reads a run shard's manifest, or a compare shard's compare.json
+// and its first arm's manifest.
+func readShard(dir string) (shardDir, error) {
+	var c results.Comparison
+	switch err := readRunFile(dir, "compare.json", &c); {
+	case err == nil:
+		if len(c.Arms) == 0 {
+			return shardDir{}, fmt.Errorf("%s: compare.json lists no arm", dir)
+		}
+		m, err := results.ReadManifest(filepath.Join(dir, c.Arms[0].Dir))
+		return shardDir{path: dir, m: m, c: &c}, err
+	case !errors.Is(err, os.ErrNotExist):
+		return shardDir{}, err
+	}
+	m, err := results.ReadManifest(dir)
+	return shardDir{path: dir, m: m}, err
+}
+
+// fits reports why the shards of g are not exactly the shards of one run.
+func fits(g *shardGroup) error {
+	first := g.shards[0]
+	for _, sd := range g.shards[1:] {
+		if err := sameRun(first, sd); err != nil {
+			return fmt.Errorf("%w: %v", ErrShardsDontFit, err)
+		}
+	}
+	if !g.compare {
+		return shardSet(g.shards)
+	}
+	for _, arm := range first.c.Arms {
+		var arms []shardDir
+		for _, sd := range g.shards {
+			m, err := results.ReadManifest(filepath.Join(sd.path, arm.Arm))
+			if err != nil {
+				return fmt.Errorf("%w: %v", ErrShardsDontFit, err)
+			}
+			arms = append(arms, shardDir{path: filepath.Join(sd.path, arm.Arm), m: m})
+		}
+		for _, sd := range arms[1:] {
+			if err := sameRun(arms[0], sd); err != nil {
+				return fmt.Errorf("%w: %v", ErrShardsDontFit, err)
+			}
+		}
+		if err := shardSet(arms); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sameRun reports the first way in which shards a and b differ as parts of
+// one run.
+func sameRun(a, b shardDir) error {
+	x, y := a.m, b.m
+	differ := func(what string, u, v any) error {
+		return fmt.Errorf("%s and %s differ in %s: %v and %v", a.path, b.path, what, u, v)
+	}
+	switch {
+	case x.Version != y.Version:
+		return differ("lockpick version", x.Version, y.Version)
+	case x.ScenarioSHA256 != y.ScenarioSHA256:
+		return fmt.Errorf("%s and %s ran different scenario files (scenario.json differs)", a.path, b.path)
+	case x.Seed != y.Seed:
+		return differ("seed", x.Seed, y.Seed)
+	case x.Trials != y.Trials:
+		return differ("trial count", x.Trials, y.Trials)
+	case x.Shard.Count != y.Shard.Count:
+		return differ("shard count", x.Shard.Count, y.Shard.Count)
+	case (a.c == nil) != (b.c == nil):
+		return fmt.Errorf("%s and %s: one is a compare, the other a run", a.path, b.path)
+	case a.c != nil && !slices.EqualFunc(a.c.Arms, b.c.Arms, func(p, q results.ArmResult) bool { return p.Arm == q.Arm }):
+		return fmt.Errorf("%s and %s compare different arms", a.path, b.path)
+	}
+	return nil
+}
+
+// shardSet reports a shard given twice, a missing shard, or a shard folder
+// that does not hold exactly its trials.
+func shardSet(shards []shardDir) error {
+	n := shards[0].m.Shard.Count
+	seen := map[int]string{}
+	for _, sd := range shards {
+		i := sd.m.Shard.Index
+		if prev, ok := seen[i]; ok {
+			return fmt.Errorf("%w: shard %d/%d given twice: %s and %s", ErrShardsDontFit, i, n, prev, sd.path)
+		}
+		seen[i] = sd.path
+		if want := sd.m.Shard.Trials(sd.m.Trials); !slices.Equal(sd.m.Covered, want) {
+			return fmt.Errorf("%w: %s holds trials %v of shard %d/%d, which has %v", ErrShardsDontFit, sd.path, sd.m.Covered, i, n, want)
+		}
+	}
+	var missing []string
+	for i := 1; i <= n; i++ {
+		if _, ok := seen[i]; !ok {
+			missing = append(missing, fmt.Sprintf("%d/%d", i, n))
+		}
+	}
+	if len(missing) > 0 {
+		what := "shard " + missing[0] + " is"
+		if len(missing) > 1 {
+			what = "shards " + strings.Join(missing, ", ") + " are"
+		}
+		return fmt.Errorf("%w: %s missing (scenario %s, seed %d)", ErrShardsDontFit, what, shards[0].m.Scenario, shards[0].m.Seed)
+	}
+	return nil
+}
+
+// mergeRun copies the trials of the run shards into dir and writes the
+// whole run's verdict, history and report there.
+func mergeRun(shards []shardDir, dir *results.RunDir) (*results.Verdict, error) {
+	s, err := RunScenario(shards[0].path)
+	if err != nil {
+		return nil, err
+	}
+	if err := copyFile(filepath.Join(shards[0].path, "scenario.json"), dir.Path("scenario.json")); err != nil {
+		return nil, err
+	}
+	var trials []results.Trial
+	for _, sd := range shards {
+		var v results.Verdict
+		if err := readRunFile(sd.path, "verdict.json", &v); err != nil {
+			return nil, err
+		}
+		for _, t := range v.TrialResults {
+			if err := os.CopyFS(dir.Path(t.Dir), os.DirFS(filepath.Join(sd.path, t.Dir))); err != nil {
+				return nil, fmt.Errorf("merge: copy %s: %w", filepath.Join(sd.path, t.Dir), err)
+			}
+			trials = append(trials, t)
+		}
+	}
+	slices.SortFunc(trials, func(a, b results.Trial) int { return cmp.Compare(a.Trial, b.Trial) })
+	checks := make([]checker.Result, len(trials))
+	for i, t := range trials {
+		b, err := os.ReadFile(dir.Path(filepath.Join(t.Dir, "check.json")))
+		if err == nil {
+			err = json.Unmarshal(b, &checks[i])
+		}
+		if err != nil {
+			return nil, fmt.Errorf("merge: trial %d: %w", t.Trial, err)
+		}
+	}
+	v := newVerdict(s, shards[0].m.Seed, trials, checks)
+	shown := shownTrial(trials)
+	tr, err := readTrial(dir.Path(""), s, trials[shown])
+	if err != nil {
+		return nil, err
+	}
+	if err := finishRun(dir, s, v, tr, shown); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// mergeCompare merges every arm of the compare shards g into one
+// comparison folder named name under out.
+func mergeCompare(g *shardGroup, out, name string) (Merged, error) {
+	dir, err := results.Create(out, name)
+	if err != nil {
+		return Merged{}, err
+	}
+	first := g.shards[0]
+	c := &results.Comparison{Scenario: g.scenario, Seed: g.seed, Trials: first.m.Trials}
+	for _, arm := range first.c.Arms {
+		var arms []shardDir
+		for _, sd := range g.shards {
+			p := filepath.Join(sd.path, arm.Arm)
+			m, _ := results.ReadManifest(p) // fits read it already
+			arms = append(arms, shardDir{path: p, m: m})
+		}
+		ad, err := results.Create(dir.Path(""), arm.Arm)
+		if err == nil {
+			var v *results.Verdict
+			if v, err = mergeRun(arms, ad); err == nil {
+				c.Arms = append(c.Arms, results.NewArmResult(arm.Arm, arm.Summary, v, arm.Arm))
+				_, err = ad.Commit()
+			}
+		}
+		if err != nil {
+			dir.Abort()
+			return Merged{}, err
+		}
+	}
+	for _, sd := range g.shards {
+		c.WallSeconds += sd.c.WallSeconds // the shards' machine time, not the fleet's
+	}
+	c.AddTests()
+	err = dir.WriteJSON("compare.json", c)
+	if err == nil {
+		err = c.WriteHTMLFile(dir.Path("report.html"))
+	}
+	final := ""
+	if err == nil {
+		final, err = dir.Commit()
+	}
+	if err != nil {
+		dir.Abort()
+		return Merged{}, err
+	}
+	return Merged{Dir: final, Comparison: c}, nil
+}
+
+func copyFile(from, to string) error {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, b, 0o644)
+}

@@ -1,0 +1,31 @@
+package scenarios
+
+import (
+	"fmt"
+
+	"github.com/lockpick/lockpick/results"
+)
+
+// shardSuffix is the part of a run folder's name that says which shard it
+// holds: "" for a whole run, "-shard2of4" for shard 2/4.
+func shardSuffix(sh results.Shard) string {
+	if sh.Whole() {
+		return ""
+	}
+	return fmt.Sprintf("-shard%dof%d", sh.Index, sh.Count)
+}
+
+// writeManifest writes the shard.json of a shard's run folder (arm is the
+// compare arm it holds, "" for a run).
+func writeManifest(dir *results.RunDir, scenario, arm string, o Options, trials []results.Trial) error {
+	sum, err := results.FileSHA256(dir.Path("scenario.json"))
+	if err != nil {
+		return err
+	}
+	m := results.Manifest{Version: results.Version(), Scenario: scenario, Arm: arm, ScenarioSHA256: sum,
+		Seed: o.Seed, Trials: o.Trials, Shard: o.Shard}
+	for _, t := range trials {
+		m.Covered = append(m.Covered, t.Trial)
+	}
+	return dir.WriteJSON(results.ManifestFile, m)
+}
