@@ -32,28 +32,49 @@ type wireEvent struct {
 // ReadJSONL reads a history in JSON Lines form, one [Event] per line. Blank
 // lines are skipped and unknown fields ignored. A malformed line, a missing
 // index, process or time, or an unknown type or f yields a *[ParseError];
-// a read failure is returned as is.
+// a read failure is returned as is, unless a line before it is malformed.
 func ReadJSONL(r io.Reader) (History, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
-	var h History
-	for line := 1; ; line++ {
-		b, err := br.ReadBytes('\n')
-		if len(bytes.TrimSpace(b)) > 0 {
-			e, perr := parseEvent(b)
-			if perr != nil {
-				return nil, &ParseError{Line: line, Err: perr}
-			}
-			h = append(h, e)
-		}
-		if err == io.EOF {
-			return h, nil
-		}
-		if err != nil {
-			return nil, err
-		}
+	b, rerr := io.ReadAll(r)
+	h, err := parseJSONL(b)
+	if err != nil {
+		return nil, err
 	}
+	if rerr != nil {
+		return nil, rerr
+	}
+	return h, nil
 }
 
+// parseJSONL decodes the lines of b. The history it returns shares no
+// memory with b.
+func parseJSONL(b []byte) (History, error) {
+	// Sized once: growing a slice of events costs more than decoding them.
+	h := make(History, 0, bytes.Count(b, []byte{'\n'})+1)
+	d := newDecoder()
+	for line := 1; len(b) > 0; line++ {
+		l := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			l, b = b[:i+1], b[i+1:]
+		} else {
+			b = nil
+		}
+		if len(bytes.TrimSpace(l)) == 0 {
+			continue
+		}
+		e, err := d.event(l)
+		if err != nil {
+			return nil, &ParseError{Line: line, Err: err}
+		}
+		h = append(h, e)
+	}
+	if len(h) == 0 {
+		return nil, nil // as encoding/json's reader always did
+	}
+	return h, nil
+}
+
+// parseEvent decodes one line with encoding/json, which defines the format:
+// the fast path of [decoder] hands it every line it is not sure about.
 func parseEvent(b []byte) (Event, error) {
 	var w wireEvent
 	if err := json.Unmarshal(b, &w); err != nil {
@@ -96,12 +117,11 @@ func ReadFile(path string) (History, error) {
 			return nil, fmt.Errorf("%s: %w", dir, ErrNoHistory)
 		}
 	}
-	f, err := os.Open(path)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	h, err := ReadJSONL(f)
+	h, err := parseJSONL(b)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
