@@ -139,7 +139,13 @@ func FuzzReadJSONL(f *testing.F) {
 	}
 	f.Add([]byte(`{"index":0,"process":-1,"type":"info","f":"nemesis","value":"x","time":0}`))
 	f.Add([]byte("{\"index\":1}\n\n{"))
+	// Lines the fast path decodes, and lines it leaves to encoding/json.
+	f.Add([]byte(" {\"time\":5, \"f\":\"read\",\"value\":-1.5e3,\"index\":1,\"x\":null,\"type\":\"ok\",\"process\":2}\r\n"))
+	f.Add([]byte(`{"index":1,"process":2,"type":"ok","f":"read","time":3,"value":null,"key":"a","key":null,"fence":07}`))
+	f.Add([]byte(`{"INDEX":1,"process":2,"type":"\u006fk","f":"read","time":3,"value":{"a":[1]},"error":"é"}`))
+	f.Add([]byte(`{"index":1,"process":2,"type":"ok","f":"read","time":3,"index":null}` + "\n" + `{"index":1,`))
 	f.Fuzz(func(t *testing.T, in []byte) {
+		sameAsStd(t, "input", in)
 		h, err := checker.ReadJSONL(bytes.NewReader(in))
 		if err != nil {
 			var pe *checker.ParseError

@@ -46,6 +46,10 @@ type Options struct {
 	Backend scenarios.BackendFactory
 	// Progress, if set, is called as the work goes on.
 	Progress func(Progress)
+	// Shard, if set, searches only the schedules dealt to it (schedule j
+	// goes to shard (j mod Count)+1), so n machines with one seed search n
+	// disjoint parts of one schedule sequence. default: every schedule.
+	Shard results.Shard
 }
 
 // Progress is where an exploration stands.
@@ -67,7 +71,10 @@ type Result struct {
 	Vocabulary []string `json:"vocabulary"`
 	Parallel   int      `json:"parallel"`
 	// Budget is what bounded the search, e.g. "10m0s" or "500 trials".
-	Budget   string    `json:"budget"`
+	Budget string `json:"budget"`
+	// Shard is "i/n" when this search played only shard i of n of the
+	// seed's schedules.
+	Shard    string    `json:"shard,omitempty"`
 	Trials   []Tried   `json:"trials"`
 	Findings []Finding `json:"findings"`
 	// Flaky are unsafe trials whose schedule did not break the lock K of N
@@ -121,7 +128,11 @@ func Explore(ctx context.Context, base scenarios.Scenario, opt Options) (*Result
 	if err != nil {
 		return nil, err
 	}
-	dir, err := results.Create(o.Out, fmt.Sprintf("%s-%s-seed%d", time.Now().Format("20060102-150405"), base.Name, o.Seed))
+	shard := ""
+	if !o.Shard.Whole() {
+		shard = fmt.Sprintf("-shard%dof%d", o.Shard.Index, o.Shard.Count)
+	}
+	dir, err := results.Create(o.Out, fmt.Sprintf("%s-%s-seed%d%s", time.Now().Format("20060102-150405"), base.Name, o.Seed, shard))
 	if err != nil {
 		return nil, &scenarios.InfraError{Err: err}
 	}
@@ -174,6 +185,9 @@ func (o Options) withDefaults() Options {
 
 func explore(ctx context.Context, base scenarios.Scenario, gen *Generator, o Options, dir *results.RunDir) (*Result, error) {
 	res := &Result{Scenario: base.Name, Seed: o.Seed, Vocabulary: gen.Kinds(), Parallel: o.Parallel, Inconclusive: map[string]int{}}
+	if !o.Shard.Whole() {
+		res.Shard = o.Shard.String()
+	}
 	switch {
 	case o.MaxTrials > 0 && o.Budget > 0:
 		res.Budget = fmt.Sprintf("%v or %d trials", o.Budget, o.MaxTrials)
@@ -196,7 +210,7 @@ func explore(ctx context.Context, base scenarios.Scenario, gen *Generator, o Opt
 			o.Progress(p)
 		}
 	}
-	sr := &searcher{base: base, gen: gen, seed: o.Seed, parallel: o.Parallel, maxTry: o.MaxTrials, backend: o.Backend, began: began,
+	sr := &searcher{base: base, gen: gen, seed: o.Seed, parallel: o.Parallel, maxTry: o.MaxTrials, backend: o.Backend, began: began, shard: o.Shard,
 		progress: func(t Tried) {
 			report(func(p *Progress) {
 				p.Trials++

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/evidence"
+	"github.com/lockpick/lockpick/results"
 	"github.com/lockpick/lockpick/scenarios"
 )
 
@@ -46,6 +47,7 @@ type searcher struct {
 	backend  scenarios.BackendFactory
 	began    time.Time
 	progress func(t Tried)
+	shard    results.Shard // plays every Count-th schedule, from Index-1
 
 	mu    sync.Mutex
 	tried []Tried
@@ -63,6 +65,7 @@ func (sr *searcher) search(ctx context.Context, next int) (*finding, int, error)
 		mu      sync.Mutex
 		live    = map[int]context.CancelFunc{}
 		best    *finding
+		bestAt  int // best's search index
 		firstEr error
 		wg      sync.WaitGroup
 		sem     = make(chan struct{}, sr.parallel)
@@ -100,8 +103,8 @@ func (sr *searcher) search(ctx context.Context, next int) (*finding, int, error)
 					firstEr = err
 					stop()
 				}
-			case f != nil && (best == nil || i < best.tried.Schedule.Index):
-				best = f
+			case f != nil && (best == nil || i < bestAt):
+				best, bestAt = f, i
 				for j, cancel := range live {
 					if j > i {
 						cancel()
@@ -115,7 +118,7 @@ func (sr *searcher) search(ctx context.Context, next int) (*finding, int, error)
 		return nil, next, firstEr
 	}
 	if best != nil {
-		return best, best.tried.Schedule.Index + 1, nil
+		return best, bestAt + 1, nil
 	}
 	return nil, next, ctx.Err()
 }
@@ -125,10 +128,19 @@ func (sr *searcher) spent(i int) bool {
 	return (sr.maxTry > 0 && i >= sr.maxTry) || (!sr.deadline.IsZero() && time.Now().After(sr.deadline))
 }
 
-// play runs schedule i and records it; it returns the finding if the trial
-// was unsafe.
+// schedule returns the index of the schedule that the search's i-th trial
+// plays: i itself, or in a shard i/n the i-th of the schedules dealt to it.
+func (sr *searcher) schedule(i int) int {
+	if sr.shard.Whole() {
+		return i
+	}
+	return i*sr.shard.Count + sr.shard.Index - 1
+}
+
+// play runs the search's i-th schedule and records it; it returns the
+// finding if the trial was unsafe.
 func (sr *searcher) play(ctx context.Context, i int) (*finding, error) {
-	sc := sr.gen.Schedule(sr.seed, i)
+	sc := sr.gen.Schedule(sr.seed, sr.schedule(i))
 	tr, err := runTrial(ctx, sc.Apply(sr.base), sc.Seed, sr.backend)
 	if err != nil {
 		return nil, err

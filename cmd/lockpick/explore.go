@@ -37,6 +37,7 @@ type exploreFlags struct {
 	replays   int
 	backend   string
 	quiet     bool
+	shard     shardFlags
 }
 
 func newExploreCmd() *cobra.Command {
@@ -88,6 +89,7 @@ which every trial was inconclusive), 2 bad usage, 3 the harness failed.`,
 	fl.IntVar(&f.replays, "shrink-replays", 150, "most replays one shrink may spend")
 	fl.StringVar(&f.backend, "backend", "process", "where Redis runs: process or docker")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress line")
+	addShardFlags(cmd, &f.shard, "seed's schedules (each shard searches its own, in a folder of its own)")
 	return cmd
 }
 
@@ -99,6 +101,10 @@ func runExplore(ctx context.Context, out io.Writer, args []string, f exploreFlag
 		return usageError("explore: --parallel, --findings and --measure must be at least 1")
 	}
 	o := explore.Options{Seed: f.seed, Parallel: f.parallel, Out: f.out, Findings: f.findings, Measure: f.measure}
+	var err error
+	if o.Shard, err = f.shard.resolve(); err != nil {
+		return usageError("explore: " + err.Error())
+	}
 	if n, err := strconv.Atoi(f.budget); err == nil && n > 0 {
 		o.MaxTrials = n
 	} else if d, err := time.ParseDuration(f.budget); err == nil && d > 0 {
@@ -117,7 +123,6 @@ func runExplore(ctx context.Context, out io.Writer, args []string, f exploreFlag
 		o.Faults = strings.Split(f.faults, ",")
 	}
 	var s scenarios.Scenario
-	var err error
 	if f.file != "" {
 		s, err = scenarios.LoadFile(f.file)
 	} else {
