@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin/lockpick
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build demo test vet bench shim clean
+.PHONY: all deps build demo test vet bench shim clean image
 
 all: build
 
@@ -39,6 +39,14 @@ test: deps vet
 bench: deps
 	$(GO) test ./lockcore -run '^$$' -bench AcquireRelease -benchtime 2000x -count 3
 	$(GO) test ./checker -run '^$$' -bench Check100k -benchtime 3x
+
+# image builds lockpick:latest, a FROM scratch image of a static lockpick,
+# this host's redis-server/redis-sentinel and the clock shim, for running
+# shards on Kubernetes or CI runners (deploy/kubernetes/, README "Running on
+# many machines"). No registry is needed.
+image: deps
+	CGO_ENABLED=0 $(GO) build -o bin/lockpick-static ./cmd/lockpick
+	bin/lockpick-static image --lockpick bin/lockpick-static
 
 # shim builds the clock shim on its own (lockpick also builds it on demand).
 shim:

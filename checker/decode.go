@@ -27,27 +27,25 @@ import "encoding/json"
 // repeated strings (keys, tokens, nodes, errors) between events, and keeps
 // the values of many events in one allocation.
 type decoder struct {
-	strs  map[string]string
+	strs  [256]string // recent strings, by a hash of their text
 	arena []byte
 }
 
-// maxInterned bounds the shared strings; tokens repeat within a lease, so
-// forgetting old ones now and then costs little.
-const maxInterned = 4096
-
-func newDecoder() *decoder { return &decoder{strs: make(map[string]string)} }
-
-// event decodes one line, which may end in a newline.
-func (d *decoder) event(b []byte) (Event, error) {
-	if e, ok := d.fast(b); ok {
-		return e, nil
+// decode decodes one line, which may end in a newline, into e.
+func (d *decoder) decode(b []byte, e *Event) error {
+	if d.fast(b, e) {
+		return nil
 	}
-	return parseEvent(b)
+	var err error
+	*e, err = parseEvent(b)
+	return err
 }
 
-// fast decodes b if it has the common shape described above, and reports
-// whether it did. When it does, the event equals what parseEvent returns.
-func (d *decoder) fast(b []byte) (e Event, ok bool) {
+// fast decodes b into e if it has the common shape described above, and
+// reports whether it did. When it does, *e equals what parseEvent returns;
+// when it does not, *e holds garbage.
+func (d *decoder) fast(b []byte, e *Event) (ok bool) {
+	*e = Event{}
 	var (
 		index, process, tm       int64
 		hasIndex, hasProc, hasTm bool
@@ -56,17 +54,17 @@ func (d *decoder) fast(b []byte) (e Event, ok bool) {
 	)
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
-		return e, false
+		return false
 	}
 	i = skipSpace(b, i+1)
 	for {
 		name, j, ok := plainString(b, i)
 		if !ok {
-			return e, false // also "{}": parseEvent reports the missing index
+			return false // also "{}": parseEvent reports the missing index
 		}
 		i = skipSpace(b, j)
 		if i >= len(b) || b[i] != ':' {
-			return e, false
+			return false
 		}
 		i = skipSpace(b, i+1)
 		switch string(name) {
@@ -98,59 +96,61 @@ func (d *decoder) fast(b []byte) (e Event, ok bool) {
 			value, i = b[i:end], end
 		default:
 			if matchesField(name) {
-				return e, false
+				return false
 			}
 			i, ok = scalar(b, i)
 		}
 		if !ok {
-			return e, false
+			return false
 		}
 		i = skipSpace(b, i)
 		if i >= len(b) {
-			return e, false
+			return false
 		}
 		if b[i] == '}' {
 			break
 		}
 		if b[i] != ',' {
-			return e, false
+			return false
 		}
 		i = skipSpace(b, i+1)
 	}
 	if skipSpace(b, i+1) != len(b) || !hasIndex || !hasProc || !hasTm {
-		return e, false
+		return false
 	}
 	if int64(int(index)) != index || int64(int(process)) != process {
-		return e, false
+		return false
 	}
 	if e.Type, ok = knownType(typ); !ok {
-		return e, false
+		return false
 	}
 	if e.F, ok = knownF(f); !ok {
-		return e, false
+		return false
 	}
 	e.Index, e.Process, e.Time = int(index), int(process), tm
 	e.Key, e.Token, e.Node, e.Error = d.intern(key), d.intern(token), d.intern(node), d.intern(errTxt)
 	if value != nil && string(value) != "null" {
 		e.Value = d.keep(value)
 	}
-	return e, true
+	return true
 }
 
-// intern returns b as a string, sharing the text with earlier equal ones.
+// intern returns b as a string, sharing the text with an earlier equal one
+// if it is still in the cache. Keys, nodes and errors take few values, and a
+// lease's events, which share its token, are close together.
 func (d *decoder) intern(b []byte) string {
 	if len(b) == 0 {
 		return ""
 	}
-	if s, ok := d.strs[string(b)]; ok {
-		return s
+	h := uint32(len(b))
+	for _, c := range b {
+		h = h*31 + uint32(c)
 	}
-	if len(d.strs) >= maxInterned {
-		clear(d.strs)
+	s := &d.strs[h%uint32(len(d.strs))]
+	if *s != string(b) {
+		*s = string(b)
 	}
-	s := string(b)
-	d.strs[s] = s
-	return s
+	return *s
 }
 
 // keep returns a copy of v, carved from a shared block. Its capacity ends

@@ -51,4 +51,9 @@ func ReadJSONLStd(r io.Reader) (History, error) {
 
 // DecodeFast decodes one line with the fast path alone, and reports whether
 // the line had the shape it decodes.
-func DecodeFast(line []byte) (Event, bool) { return newDecoder().fast(line) }
+func DecodeFast(line []byte) (Event, bool) {
+	var e Event
+	var d decoder
+	ok := d.fast(line, &e)
+	return e, ok
+}

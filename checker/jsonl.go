@@ -34,8 +34,13 @@ type wireEvent struct {
 // index, process or time, or an unknown type or f yields a *[ParseError];
 // a read failure is returned as is, unless a line before it is malformed.
 func ReadJSONL(r io.Reader) (History, error) {
-	b, rerr := io.ReadAll(r)
-	h, err := parseJSONL(b)
+	// Sized once when r knows its length, as bytes.Reader and strings.Reader do.
+	var buf bytes.Buffer
+	if l, ok := r.(interface{ Len() int }); ok {
+		buf.Grow(l.Len() + bytes.MinRead)
+	}
+	_, rerr := buf.ReadFrom(r)
+	h, err := parseJSONL(buf.Bytes())
 	if err != nil {
 		return nil, err
 	}
@@ -49,8 +54,9 @@ func ReadJSONL(r io.Reader) (History, error) {
 // memory with b.
 func parseJSONL(b []byte) (History, error) {
 	// Sized once: growing a slice of events costs more than decoding them.
-	h := make(History, 0, bytes.Count(b, []byte{'\n'})+1)
-	d := newDecoder()
+	h := make(History, bytes.Count(b, []byte{'\n'})+1)
+	n := 0
+	var d decoder
 	for line := 1; len(b) > 0; line++ {
 		l := b
 		if i := bytes.IndexByte(b, '\n'); i >= 0 {
@@ -61,12 +67,12 @@ func parseJSONL(b []byte) (History, error) {
 		if len(bytes.TrimSpace(l)) == 0 {
 			continue
 		}
-		e, err := d.event(l)
-		if err != nil {
+		if err := d.decode(l, &h[n]); err != nil {
 			return nil, &ParseError{Line: line, Err: err}
 		}
-		h = append(h, e)
+		n++
 	}
+	h = h[:n:n]
 	if len(h) == 0 {
 		return nil, nil // as encoding/json's reader always did
 	}

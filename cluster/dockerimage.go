@@ -9,6 +9,7 @@ import (
 	"debug/elf"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path"
@@ -86,9 +87,21 @@ func BuildRedisImage(ctx context.Context, opt *RedisImageOptions) (string, error
 	if err != nil {
 		return "", err
 	}
+	if ref, err = buildImage(ctx, p, RedisImageRepo, archive); err != nil {
+		return "", err
+	}
+	builtImages.mu.Lock()
+	builtImages.byOpts[o] = ref
+	builtImages.mu.Unlock()
+	return ref, nil
+}
+
+// buildImage builds the image of a build context archive as repo:<hash of
+// the archive>, unless the engine has it already, and returns its reference.
+func buildImage(ctx context.Context, p *testcontainers.DockerProvider, repo string, archive []byte) (string, error) {
 	sum := sha256.Sum256(archive)
 	tag := hex.EncodeToString(sum[:])[:16]
-	ref = RedisImageRepo + ":" + tag
+	ref := repo + ":" + tag
 
 	builtImages.mu.Lock()
 	mu, ok := builtImages.tags[ref]
@@ -99,19 +112,13 @@ func BuildRedisImage(ctx context.Context, opt *RedisImageOptions) (string, error
 	builtImages.mu.Unlock()
 	mu.Lock()
 	defer mu.Unlock()
-	remember := func() {
-		builtImages.mu.Lock()
-		builtImages.byOpts[o] = ref
-		builtImages.mu.Unlock()
-	}
 	if _, err := p.Client().ImageInspect(ctx, ref); err == nil {
-		remember()
 		return ref, nil
 	}
 	var log bytes.Buffer
-	_, err = p.BuildImage(ctx, &testcontainers.ContainerRequest{FromDockerfile: testcontainers.FromDockerfile{
+	_, err := p.BuildImage(ctx, &testcontainers.ContainerRequest{FromDockerfile: testcontainers.FromDockerfile{
 		ContextArchive: bytes.NewReader(archive),
-		Repo:           RedisImageRepo,
+		Repo:           repo,
 		Tag:            tag,
 		KeepImage:      true,
 		BuildLogWriter: &log,
@@ -119,7 +126,6 @@ func BuildRedisImage(ctx context.Context, opt *RedisImageOptions) (string, error
 	if err != nil {
 		return "", fmt.Errorf("cluster: build image %s: %w\n%s", ref, err, strings.TrimSpace(log.String()))
 	}
-	remember()
 	return ref, nil
 }
 
@@ -127,37 +133,70 @@ func BuildRedisImage(ctx context.Context, opt *RedisImageOptions) (string, error
 // archive whose bytes depend only on the files' contents, so its hash names
 // the image.
 func redisImageContext(o RedisImageOptions) ([]byte, error) {
-	var err error
-	if o.ServerBin == "" {
-		if o.ServerBin, err = exec.LookPath("redis-server"); err != nil {
-			return nil, fmt.Errorf("%w: redis-server (apt-get install redis-server)", ErrBinaryNotFound)
-		}
-	}
-	if o.SentinelBin == "" {
-		if o.SentinelBin, err = exec.LookPath("redis-sentinel"); err != nil {
-			return nil, fmt.Errorf("%w: redis-sentinel (apt-get install redis-sentinel)", ErrBinaryNotFound)
-		}
-	}
-	server, err := filepath.EvalSymlinks(o.ServerBin)
+	im, err := redisBins(o.ServerBin, o.SentinelBin)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBinaryNotFound, err)
-	}
-	sentinel, err := filepath.EvalSymlinks(o.SentinelBin)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBinaryNotFound, err)
-	}
-
-	files := map[string]string{imageServerBin: server} // image path -> host path
-	bins := []string{server}
-	if sentinel != server {
-		files[imageSentinelBin] = sentinel
-		bins = append(bins, sentinel)
+		return nil, err
 	}
 	if o.ClockShim != "" {
-		files[imageClockShim] = o.ClockShim
+		im.files[imageClockShim] = o.ClockShim
 	}
+	im.dockerfile = "LABEL lockpick.image=redis\n" +
+		`ENTRYPOINT ["` + imageServerBin + `"]` + "\n"
+	return im.context()
+}
+
+// redisBins returns an image holding the Redis binaries serverBin and
+// sentinelBin (default: from PATH) at /usr/bin.
+func redisBins(serverBin, sentinelBin string) (scratchImage, error) {
+	var err error
+	if serverBin == "" {
+		if serverBin, err = exec.LookPath("redis-server"); err != nil {
+			return scratchImage{}, fmt.Errorf("%w: redis-server (apt-get install redis-server)", ErrBinaryNotFound)
+		}
+	}
+	if sentinelBin == "" {
+		if sentinelBin, err = exec.LookPath("redis-sentinel"); err != nil {
+			return scratchImage{}, fmt.Errorf("%w: redis-sentinel (apt-get install redis-sentinel)", ErrBinaryNotFound)
+		}
+	}
+	server, err := filepath.EvalSymlinks(serverBin)
+	if err != nil {
+		return scratchImage{}, fmt.Errorf("%w: %v", ErrBinaryNotFound, err)
+	}
+	sentinel, err := filepath.EvalSymlinks(sentinelBin)
+	if err != nil {
+		return scratchImage{}, fmt.Errorf("%w: %v", ErrBinaryNotFound, err)
+	}
+	im := scratchImage{files: map[string]string{imageServerBin: server}, bins: []string{server}}
+	if sentinel != server {
+		im.files[imageSentinelBin] = sentinel
+		im.bins = append(im.bins, sentinel)
+	} else {
+		// redis-server runs as a sentinel when called redis-sentinel.
+		im.links = map[string]string{imageSentinelBin: path.Base(imageServerBin)}
+	}
+	return im, nil
+}
+
+// A scratchImage is a FROM scratch image made of host files.
+type scratchImage struct {
+	files map[string]string // image path -> host path
+	// bins are host binaries whose shared libraries (as ldd lists them) go
+	// into the image at the same paths.
+	bins  []string
+	links map[string]string // image path -> symlink target
+	// dirs are empty folders, writable by everyone (as /tmp is).
+	dirs []string
+	// dockerfile follows FROM, COPY of the files and LD_LIBRARY_PATH.
+	dockerfile string
+}
+
+// context returns the image's build context as a tar archive whose bytes
+// depend only on the files' contents, so its hash names the image.
+func (im scratchImage) context() ([]byte, error) {
+	files := maps.Clone(im.files)
 	libDirs := map[string]bool{}
-	for _, bin := range bins {
+	for _, bin := range im.bins {
 		libs, err := sharedLibs(bin)
 		if err != nil {
 			return nil, err
@@ -167,18 +206,11 @@ func redisImageContext(o RedisImageOptions) ([]byte, error) {
 			libDirs[path.Dir(l)] = true
 		}
 	}
-	dirs := slices.Sorted(func(yield func(string) bool) {
-		for d := range libDirs {
-			if !yield(d) {
-				return
-			}
-		}
-	})
-	dockerfile := "FROM scratch\n" +
-		"COPY rootfs/ /\n" +
-		"ENV LD_LIBRARY_PATH=" + strings.Join(dirs, ":") + "\n" +
-		"LABEL lockpick.image=redis\n" +
-		`ENTRYPOINT ["` + imageServerBin + `"]` + "\n"
+	dockerfile := "FROM scratch\nCOPY rootfs/ /\n"
+	if len(libDirs) > 0 {
+		dockerfile += "ENV LD_LIBRARY_PATH=" + strings.Join(slices.Sorted(maps.Keys(libDirs)), ":") + "\n"
+	}
+	dockerfile += im.dockerfile
 
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
@@ -195,20 +227,29 @@ func redisImageContext(o RedisImageOptions) ([]byte, error) {
 		return nil, err
 	}
 	seenDir := map[string]bool{}
-	for _, dst := range slices.Sorted(func(yield func(string) bool) {
-		for k := range files {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
-		for _, d := range parentDirs(dst) {
+	mkdirs := func(p string) error {
+		for _, d := range parentDirs(p) {
 			if !seenDir[d] {
 				seenDir[d] = true
 				if err := add(&tar.Header{Name: "rootfs" + d + "/", Mode: 0o755, Typeflag: tar.TypeDir}, nil); err != nil {
-					return nil, err
+					return err
 				}
 			}
+		}
+		return nil
+	}
+	for _, d := range slices.Sorted(slices.Values(im.dirs)) {
+		if err := mkdirs(d); err != nil {
+			return nil, err
+		}
+		seenDir[d] = true
+		if err := add(&tar.Header{Name: "rootfs" + d + "/", Mode: 0o1777, Typeflag: tar.TypeDir}, nil); err != nil {
+			return nil, err
+		}
+	}
+	for _, dst := range slices.Sorted(maps.Keys(files)) {
+		if err := mkdirs(dst); err != nil {
+			return nil, err
 		}
 		body, err := os.ReadFile(files[dst])
 		if err != nil {
@@ -218,9 +259,11 @@ func redisImageContext(o RedisImageOptions) ([]byte, error) {
 			return nil, err
 		}
 	}
-	if sentinel == server {
-		// redis-server runs as a sentinel when called redis-sentinel.
-		hdr := &tar.Header{Name: "rootfs" + imageSentinelBin, Linkname: path.Base(imageServerBin), Mode: 0o777, Typeflag: tar.TypeSymlink}
+	for _, dst := range slices.Sorted(maps.Keys(im.links)) {
+		if err := mkdirs(dst); err != nil {
+			return nil, err
+		}
+		hdr := &tar.Header{Name: "rootfs" + dst, Linkname: im.links[dst], Mode: 0o777, Typeflag: tar.TypeSymlink}
 		if err := add(hdr, nil); err != nil {
 			return nil, err
 		}
@@ -255,6 +298,9 @@ func sharedLibs(bin string) ([]string, error) {
 			}
 		}
 		f.Close()
+		if len(libs) == 0 {
+			return nil, nil // statically linked: ldd has nothing to say
+		}
 	}
 	ldd, err := exec.LookPath("ldd")
 	if err != nil {
