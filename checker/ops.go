@@ -34,12 +34,18 @@ func (o *op) indexes() []int {
 
 // A thread is where a process runs one operation at a time: its own calls,
 // or, for extends, its lock's renewals (a watchdog), which run beside them.
-type thread struct {
-	process int
-	extend  bool
-}
+// It maps a process to the position in the list of its open operation.
+type thread map[int]int
 
-func threadOf(e *Event) thread { return thread{e.Process, e.F == FExtend} }
+// threads holds the open operations of every process, on both its threads.
+type threads struct{ calls, extends thread }
+
+func (t threads) of(e *Event) thread {
+	if e.F == FExtend {
+		return t.extends
+	}
+	return t.calls
+}
 
 // ops pairs the events of h into operations, in invoke order. A completion
 // belongs to the open invoke of its process with the same F; an invoke that
@@ -48,8 +54,14 @@ func threadOf(e *Event) thread { return thread{e.Process, e.F == FExtend} }
 // while its holder reads or writes. unmatched counts completions without an
 // invoke, except lone nemesis events, which become operations of their own.
 func ops(h History) (list []op, unmatched int) {
-	list = make([]op, 0, len(h)/2+1)
-	open := make(map[thread]int) // -> position in list
+	n := 0 // an operation per invoke, at most one per nemesis completion
+	for i := range h {
+		if h[i].Type == Invoke || h[i].F == FNemesis {
+			n++
+		}
+	}
+	list = make([]op, 0, n) // growing a long list would cost more than counting
+	open := threads{make(thread), make(thread)}
 	for i := range h {
 		e := &h[i]
 		if e.Type == Invoke {
@@ -58,10 +70,10 @@ func ops(h History) (list []op, unmatched int) {
 				call: e.Time, ret: math.MaxInt64, inv: e.Index, done: -1,
 			})
 			list[len(list)-1].merge(e)
-			open[threadOf(e)] = len(list) - 1
+			open.of(e)[e.Process] = len(list) - 1
 			continue
 		}
-		j, ok := open[threadOf(e)]
+		j, ok := open.of(e)[e.Process]
 		if !ok || list[j].f != e.F {
 			if e.F == FNemesis {
 				o := op{process: e.Process, f: e.F, key: e.Key, typ: e.Type,
@@ -73,7 +85,7 @@ func ops(h History) (list []op, unmatched int) {
 			}
 			continue
 		}
-		delete(open, threadOf(e))
+		delete(open.of(e), e.Process)
 		o := &list[j]
 		o.typ, o.ret, o.done = e.Type, e.Time, e.Index
 		o.merge(e)

@@ -36,8 +36,16 @@ func (r *run) parts() []*part {
 		clients[p] = i
 	}
 
+	type kind struct {
+		lease bool
+		key   string
+	}
+	byKind := make(map[kind]*part)
 	byName := make(map[string]*part)
 	get := func(lease bool, key string) *part {
+		if p := byKind[kind{lease, key}]; p != nil {
+			return p
+		}
 		name := fmt.Sprintf("counter %q", key)
 		if lease {
 			name = fmt.Sprintf("lock %q", key)
@@ -47,6 +55,7 @@ func (r *run) parts() []*part {
 			p = &part{name: name, lease: lease, key: key}
 			byName[name] = p
 		}
+		byKind[kind{lease, key}] = p
 		return p
 	}
 	for _, l := range r.leases {
