@@ -31,7 +31,8 @@ type decoder struct {
 	arena []byte
 }
 
-// decode decodes one line, which may end in a newline, into e.
+// decode decodes one line, which may end in a newline, into e, which must
+// be zero.
 func (d *decoder) decode(b []byte, e *Event) error {
 	if d.fast(b, e) {
 		return nil
@@ -41,11 +42,10 @@ func (d *decoder) decode(b []byte, e *Event) error {
 	return err
 }
 
-// fast decodes b into e if it has the common shape described above, and
-// reports whether it did. When it does, *e equals what parseEvent returns;
-// when it does not, *e holds garbage.
+// fast decodes b into e, which must be zero, if it has the common shape
+// described above, and reports whether it did. When it does, *e equals what
+// parseEvent returns; when it does not, *e holds garbage.
 func (d *decoder) fast(b []byte, e *Event) (ok bool) {
-	*e = Event{}
 	var (
 		index, process, tm       int64
 		hasIndex, hasProc, hasTm bool

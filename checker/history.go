@@ -31,6 +31,9 @@ const (
 // Times are CLOCK_MONOTONIC nanoseconds, comparable across processes on one
 // host.
 type Event struct {
+	// A zero-size last field would be padded to a word; first, it is free.
+	_ struct{} // disallow positional literals, for extensibility
+
 	Index      int             `json:"index"`                 // position in the history, from 0
 	Process    int             `json:"process"`               // client id; -1 for the nemesis
 	Type       Type            `json:"type"`                  // invoke, ok, fail or info
@@ -43,7 +46,6 @@ type Event struct {
 	Node       string          `json:"node,omitempty"`        // node that granted or served the operation, e.g. "n1"
 	Error      string          `json:"error,omitempty"`       // error text of a fail or info
 	Time       int64           `json:"time"`                  // CLOCK_MONOTONIC ns
-	_          struct{}        // disallow positional literals, for extensibility
 }
 
 // ObservedNote starts the Value of a lone nemesis info event that records

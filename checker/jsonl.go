@@ -34,49 +34,90 @@ type wireEvent struct {
 // index, process or time, or an unknown type or f yields a *[ParseError];
 // a read failure is returned as is, unless a line before it is malformed.
 func ReadJSONL(r io.Reader) (History, error) {
-	// Sized once when r knows its length, as bytes.Reader and strings.Reader do.
+	if rs, ok := r.(io.ReadSeeker); ok {
+		if h, read, err := readTwice(rs); read {
+			return h, err
+		}
+	}
+	// Read it all to count the lines.
 	var buf bytes.Buffer
 	if l, ok := r.(interface{ Len() int }); ok {
 		buf.Grow(l.Len() + bytes.MinRead)
 	}
 	_, rerr := buf.ReadFrom(r)
-	h, err := parseJSONL(buf.Bytes())
-	if err != nil {
-		return nil, err
-	}
-	if rerr != nil {
+	h, err := readLines(&buf, bytes.Count(buf.Bytes(), []byte{'\n'})+1)
+	if err == nil && rerr != nil {
 		return nil, rerr
 	}
-	return h, nil
+	return h, err
 }
 
-// parseJSONL decodes the lines of b. The history it returns shares no
-// memory with b.
-func parseJSONL(b []byte) (History, error) {
-	// Sized once: growing a slice of events costs more than decoding them.
-	h := make(History, bytes.Count(b, []byte{'\n'})+1)
-	n := 0
-	var d decoder
-	for line := 1; len(b) > 0; line++ {
-		l := b
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			l, b = b[:i+1], b[i+1:]
-		} else {
-			b = nil
-		}
-		if len(bytes.TrimSpace(l)) == 0 {
-			continue
-		}
-		if err := d.decode(l, &h[n]); err != nil {
-			return nil, &ParseError{Line: line, Err: err}
-		}
-		n++
+// readTwice reads rs once to count its lines and again to decode them, which
+// touches less memory than holding the whole file. It returns read false,
+// having read nothing, if rs cannot seek.
+func readTwice(rs io.ReadSeeker) (h History, read bool, err error) {
+	start, err := rs.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return nil, false, nil
 	}
-	h = h[:n:n]
+	lines := 1
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := rs.Read(buf)
+		lines += bytes.Count(buf[:n], []byte{'\n'})
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			lines = 0 // read again, to report the error after the lines before it
+			break
+		}
+	}
+	if _, err := rs.Seek(start, io.SeekStart); err != nil {
+		return nil, true, err
+	}
+	h, err = readLines(rs, lines)
+	return h, true, err
+}
+
+// readLines decodes the lines of r. lines is the expected number of lines,
+// 0 if unknown: a slice of events costs more to grow than to decode.
+func readLines(r io.Reader, lines int) (History, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	h := make(History, 0, lines)
+	var d decoder
+	var long []byte // a line longer than br's buffer
+	for line := 1; ; line++ {
+		b, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			long = append(long[:0], b...)
+			for err == bufio.ErrBufferFull {
+				b, err = br.ReadSlice('\n')
+				long = append(long, b...)
+			}
+			b = long
+		}
+		if len(bytes.TrimSpace(b)) > 0 {
+			if len(h) < cap(h) {
+				h = h[:len(h)+1] // still zero; writing a zero event would cost a write barrier
+			} else {
+				h = append(h, Event{})
+			}
+			if perr := d.decode(b, &h[len(h)-1]); perr != nil {
+				return nil, &ParseError{Line: line, Err: perr}
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 	if len(h) == 0 {
 		return nil, nil // as encoding/json's reader always did
 	}
-	return h, nil
+	return h[:len(h):len(h)], nil
 }
 
 // parseEvent decodes one line with encoding/json, which defines the format:
@@ -123,11 +164,12 @@ func ReadFile(path string) (History, error) {
 			return nil, fmt.Errorf("%s: %w", dir, ErrNoHistory)
 		}
 	}
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	h, err := parseJSONL(b)
+	defer f.Close()
+	h, err := ReadJSONL(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -24,9 +24,11 @@ var ErrShardsDontFit = errors.New("shards do not fit together")
 type Merged struct {
 	// Dir is the merged folder.
 	Dir string
-	// Verdict is set for a run, Comparison for a compare.
+	// Verdict is set for a run, Comparison for a compare, with Arms the
+	// verdicts of its arms (in the arms' folders under Dir).
 	Verdict    *results.Verdict
 	Comparison *results.Comparison
+	Arms       []*results.Verdict
 }
 
 // Merge puts the shard folders of sharded runs and comparisons (made with
@@ -278,6 +280,7 @@ func mergeCompare(g *shardGroup, out, name string) (Merged, error) {
 	}
 	first := g.shards[0]
 	c := &results.Comparison{Scenario: g.scenario, Seed: g.seed, Trials: first.m.Trials}
+	var verdicts []*results.Verdict
 	for _, arm := range first.c.Arms {
 		var arms []shardDir
 		for _, sd := range g.shards {
@@ -290,6 +293,7 @@ func mergeCompare(g *shardGroup, out, name string) (Merged, error) {
 			var v *results.Verdict
 			if v, err = mergeRun(arms, ad); err == nil {
 				c.Arms = append(c.Arms, results.NewArmResult(arm.Arm, arm.Summary, v, arm.Arm))
+				verdicts = append(verdicts, v)
 				_, err = ad.Commit()
 			}
 		}
@@ -314,7 +318,7 @@ func mergeCompare(g *shardGroup, out, name string) (Merged, error) {
 		dir.Abort()
 		return Merged{}, err
 	}
-	return Merged{Dir: final, Comparison: c}, nil
+	return Merged{Dir: final, Comparison: c, Arms: verdicts}, nil
 }
 
 func copyFile(from, to string) error {
@@ -323,4 +327,34 @@ func copyFile(from, to string) error {
 		return err
 	}
 	return os.WriteFile(to, b, 0o644)
+}
+
+// ShardFolders returns dir itself if it is a shard folder, else the shard
+// folders directly inside it (unfinished .partial folders and merged
+// folders left out), so that `lockpick merge results/runs` takes every shard
+// a fleet left there.
+func ShardFolders(dir string) ([]string, error) {
+	if isShard(dir) {
+		return []string{dir}, nil
+	}
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range es {
+		p := filepath.Join(dir, e.Name())
+		if e.IsDir() && !strings.HasSuffix(e.Name(), ".partial") && isShard(p) {
+			out = append(out, p)
+		}
+	}
+	if len(out) == 0 {
+		return []string{dir}, nil // let Merge say why it is not a shard
+	}
+	return out, nil
+}
+
+func isShard(dir string) bool {
+	sd, err := readShard(dir)
+	return err == nil && (sd.c == nil || sd.c.Shard != "")
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -30,15 +31,19 @@ file, lockpick version, seed, trial and shard counts; every shard once), and
 writes one merged folder per scenario under --out: every trial's folder,
 verdict.json (or compare.json), history.jsonl and report.html, with the
 same per-trial seeds and counts as an unsharded run with the same seed.
-Shard folders of several scenarios can be given at once.
+Shard folders of several scenarios can be given at once, and a folder that
+holds shard folders (results/runs on a shared volume) stands for all of them.
 
 An inconclusive trial stays inconclusive. Wall times add up the shards'
 machine time.
 
+--junit and --summary cover runs and every arm of a comparison (the summary
+also holds the comparison tables).
+
 Exit codes: 0 every merged verdict matched (compare: no inconclusive trial),
 1 a verdict did not match, 2 shards that do not fit together (a missing or
 repeated shard is named) or bad usage, 3 a folder could not be written.`,
-		Example: "  lockpick merge shards/*/*-redlock-crash-restart-*\n  lockpick merge a/ b/ c/ d/ --junit junit.xml --summary summary.md",
+		Example: "  lockpick merge results/runs\n  lockpick merge a/ b/ c/ d/ --junit junit.xml --summary summary.md",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return merge(cmd.OutOrStdout(), args, f)
@@ -50,7 +55,15 @@ repeated shard is named) or bad usage, 3 a folder could not be written.`,
 	return cmd
 }
 
-func merge(out io.Writer, dirs []string, f mergeFlags) error {
+func merge(out io.Writer, args []string, f mergeFlags) error {
+	var dirs []string
+	for _, a := range args {
+		ds, err := scenarios.ShardFolders(a)
+		if err != nil {
+			return usageError("merge: " + err.Error())
+		}
+		dirs = append(dirs, ds...)
+	}
 	merged, err := scenarios.Merge(dirs, f.out)
 	switch {
 	case errors.Is(err, scenarios.ErrShardsDontFit):
@@ -60,15 +73,19 @@ func merge(out io.Writer, dirs []string, f mergeFlags) error {
 	}
 	var verdicts []*results.Verdict
 	var runDirs []string
+	var tables bytes.Buffer
 	failed := 0
 	for _, m := range merged {
 		if m.Comparison != nil {
-			if err := m.Comparison.WriteTable(out); err != nil {
+			if err := m.Comparison.WriteTable(io.MultiWriter(out, &tables)); err != nil {
 				return err
 			}
 			fmt.Fprintf(out, "results: %s\n", m.Dir)
 			if m.Comparison.Inconclusive() > 0 {
 				failed++
+			}
+			for i, v := range m.Arms { // each arm's verdict goes into the JUnit file and the summary
+				verdicts, runDirs = append(verdicts, v), append(runDirs, filepath.Join(m.Dir, m.Comparison.Arms[i].Dir))
 			}
 			continue
 		}
@@ -87,6 +104,9 @@ func merge(out io.Writer, dirs []string, f mergeFlags) error {
 		var buf bytes.Buffer
 		if err := results.WriteSummary(&buf, verdicts); err != nil {
 			return err
+		}
+		if tables.Len() > 0 {
+			fmt.Fprintf(&buf, "\n```\n%s```\n", tables.String())
 		}
 		if err := os.WriteFile(f.summary, buf.Bytes(), 0o644); err != nil {
 			return infraError(err)
