@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -95,22 +94,12 @@ func merge(out io.Writer, args []string, f mergeFlags) error {
 			failed++
 		}
 	}
-	if f.junit != "" {
-		if err := writeJUnit(f.junit, verdicts, runDirs); err != nil {
-			return infraError(err)
-		}
+	extra := ""
+	if tables.Len() > 0 {
+		extra = "\n```\n" + tables.String() + "```\n"
 	}
-	if f.summary != "" {
-		var buf bytes.Buffer
-		if err := results.WriteSummary(&buf, verdicts); err != nil {
-			return err
-		}
-		if tables.Len() > 0 {
-			fmt.Fprintf(&buf, "\n```\n%s```\n", tables.String())
-		}
-		if err := os.WriteFile(f.summary, buf.Bytes(), 0o644); err != nil {
-			return infraError(err)
-		}
+	if err := writeReports(f.junit, f.summary, verdicts, runDirs, extra); err != nil {
+		return err
 	}
 	if failed > 0 {
 		return mismatch("%d of %d merged runs did not match their expectation or had inconclusive trials", failed, len(merged))

@@ -146,19 +146,8 @@ func runScenarios(ctx context.Context, out io.Writer, names []string, f runFlags
 			failed++
 		}
 	}
-	if f.junit != "" {
-		if err := writeJUnit(f.junit, verdicts, dirs); err != nil {
-			return infraError(err)
-		}
-	}
-	if f.summary != "" {
-		var buf bytes.Buffer
-		if err := results.WriteSummary(&buf, verdicts); err != nil {
-			return err
-		}
-		if err := os.WriteFile(f.summary, buf.Bytes(), 0o644); err != nil {
-			return infraError(err)
-		}
+	if err := writeReports(f.junit, f.summary, verdicts, dirs, ""); err != nil {
+		return err
 	}
 	if failed > 0 {
 		return mismatch("%d of %d scenarios did not match their expectation", failed, len(list))
@@ -210,10 +199,27 @@ func printVerdict(w io.Writer, v *results.Verdict, dir string) {
 	fmt.Fprintf(w, "  results: %s\n", dir)
 }
 
-func writeJUnit(path string, vs []*results.Verdict, dirs []string) error {
-	var buf bytes.Buffer
-	if err := results.WriteJUnit(&buf, vs, dirs); err != nil {
-		return err
+// writeReports writes the JUnit file and the Markdown summary of verdicts
+// (with their run folders) when asked for; extra is appended to the summary.
+func writeReports(junit, summary string, vs []*results.Verdict, dirs []string, extra string) error {
+	if junit != "" {
+		var buf bytes.Buffer
+		if err := results.WriteJUnit(&buf, vs, dirs); err != nil {
+			return err
+		}
+		if err := os.WriteFile(junit, buf.Bytes(), 0o644); err != nil {
+			return infraError(err)
+		}
 	}
-	return os.WriteFile(path, buf.Bytes(), 0o644)
+	if summary != "" {
+		var buf bytes.Buffer
+		if err := results.WriteSummary(&buf, vs); err != nil {
+			return err
+		}
+		buf.WriteString(extra)
+		if err := os.WriteFile(summary, buf.Bytes(), 0o644); err != nil {
+			return infraError(err)
+		}
+	}
+	return nil
 }
