@@ -51,15 +51,15 @@ func TestShards_InContainersMergeToTheUnshardedRun(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make([]error, n)
 	for k := range n {
+		name := fmt.Sprintf("lockpick-test-shard-%d-%d", os.Getpid(), k)
+		t.Cleanup(func() { _ = exec.Command(docker, "rm", "-f", name).Run() }) // a container outliving a failed test
 		wg.Go(func() {
-			name := fmt.Sprintf("lockpick-test-shard-%d-%d", os.Getpid(), k)
 			run := append([]string{"run", "--rm", "--name", name, "--user", fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()),
 				"-e", fmt.Sprintf("JOB_COMPLETION_INDEX=%d", k), "-v", shardsOut + ":/work/results", ref},
 				append(args, "--shards", fmt.Sprint(n))...)
 			cmd := exec.CommandContext(ctx, docker, run...)
 			out, err := cmd.CombinedOutput()
 			if err != nil {
-				_ = exec.Command(docker, "rm", "-f", name).Run()
 				errs[k] = fmt.Errorf("shard container %d: %v\n%s", k, err, out)
 			}
 		})
