@@ -38,7 +38,8 @@ test: deps vet
 
 bench: deps
 	$(GO) test ./lockcore -run '^$$' -bench AcquireRelease -benchtime 2000x -count 3
-	$(GO) test ./checker -run '^$$' -bench Check100k -benchtime 3x
+	$(GO) test ./checker -run '^$$' -bench '100k' -benchtime 3x
+	$(GO) test ./checker -run '^$$' -bench ReadJSONLSpeedup -benchtime 5x
 
 # image builds lockpick:latest, a FROM scratch image of a static lockpick,
 # this host's redis-server/redis-sentinel and the clock shim, for running

@@ -21,8 +21,16 @@ import (
 // the same history, or a *ParseError on the same line with the same text.
 func sameAsStd(tb testing.TB, name string, in []byte) {
 	tb.Helper()
-	got, gerr := checker.ReadJSONL(bytes.NewReader(in))
 	want, werr := checker.ReadJSONLStd(bytes.NewReader(in))
+	// ReadJSONL reads a seekable reader twice, and another one once.
+	same(tb, name, bytes.NewReader(in), want, werr)
+	same(tb, name+" (not seekable)", struct{ io.Reader }{bytes.NewReader(in)}, want, werr)
+}
+
+// same checks that ReadJSONL(r) returns want and werr, as sameAsStd does.
+func same(tb testing.TB, name string, r io.Reader, want checker.History, werr error) {
+	tb.Helper()
+	got, gerr := checker.ReadJSONL(r)
 	switch {
 	case gerr != nil || werr != nil:
 		var gpe, wpe *checker.ParseError
@@ -349,6 +357,43 @@ func TestReadJSONL_SameAsStd_Generated(t *testing.T) {
 		if err != nil || !reflect.DeepEqual(back, h) {
 			t.Errorf("%s reshaped: differs from the history written (err %v)", name, err)
 		}
+	}
+}
+
+// failingSeeker fails every read from offset at on.
+type failingSeeker struct {
+	*strings.Reader
+	at  int64
+	err error
+}
+
+func (f failingSeeker) Read(p []byte) (int, error) {
+	pos := f.Size() - int64(f.Len())
+	if pos >= f.at {
+		return 0, f.err
+	}
+	return f.Reader.Read(p[:min(int64(len(p)), f.at-pos)])
+}
+
+func TestReadJSONL_Seeker(t *testing.T) {
+	boom := errors.New("boom")
+	in := base + "\n" + with("index", "4") + "\n{\n" + base
+	for _, at := range []int{0, 10, len(base), len(base) + 1, len(base) + 30, len(in) - 3, len(in)} {
+		name := fmt.Sprintf("failing at %d", at)
+		want, werr := checker.ReadJSONLStd(failingSeeker{strings.NewReader(in), int64(at), boom})
+		got, gerr := checker.ReadJSONL(failingSeeker{strings.NewReader(in), int64(at), boom})
+		if fmt.Sprint(gerr) != fmt.Sprint(werr) || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: %d events, err %v; encoding/json: %d events, err %v", name, len(got), gerr, len(want), werr)
+		}
+	}
+	// It reads from where the reader stands, not from the start.
+	r := strings.NewReader("garbage\n" + base)
+	if _, err := r.Seek(8, io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+	h, err := checker.ReadJSONL(r)
+	if err != nil || len(h) != 1 || h[0].Index != 3 {
+		t.Errorf("from offset 8: %+v, %v; want the event of index 3", h, err)
 	}
 }
 

@@ -17,7 +17,7 @@ type op struct {
 	node       string
 	value      int64 // Int() of the completion, else of the invoke
 	hasValue   bool
-	text       string // Text() of the completion, else of the invoke
+	text       string // for nemesis: Text() of the completion, else of the invoke
 	err        string
 }
 
@@ -116,7 +116,7 @@ func (o *op) merge(e *Event) {
 	if n, ok := e.Int(); ok {
 		o.value, o.hasValue = n, true
 	}
-	if len(e.Value) > 0 {
+	if len(e.Value) > 0 && e.F == FNemesis { // only the nemesis timeline shows it
 		o.text = e.Text()
 	}
 }
