@@ -19,6 +19,11 @@ import (
 // one) picks it while the reservation lives. The kernel drops the lock when
 // the holder dies, so a crashed run leaves nothing reserved. A killed node
 // therefore finds its port free when it restarts, however long it stayed down.
+//
+// The holder removes the file before it lets go of the lock, so the folder
+// does not fill up over days of trials (a crashed run leaves its files, to be
+// reused). Whoever locks a file checks that it is still the one at that path,
+// since a file removed after it was opened can be locked but reserves nothing.
 
 // A portReservation holds one reserved loopback port until Release.
 type portReservation struct {
@@ -32,6 +37,7 @@ func (r *portReservation) Release() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.lock != nil {
+		_ = os.Remove(r.lock.Name()) // while locked: see above
 		_ = r.lock.Close()
 		r.lock = nil
 	}
@@ -72,13 +78,14 @@ func reservePort() (*portReservation, error) {
 		if err != nil {
 			return nil, fmt.Errorf("cluster: reserve port: %w", err)
 		}
-		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil || !samePath(f) {
 			_ = f.Close()
 			continue
 		}
 		// Someone outside lockpick may hold it; a test bind tells.
 		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 		if err != nil {
+			_ = os.Remove(f.Name())
 			_ = f.Close()
 			continue
 		}
@@ -86,4 +93,12 @@ func reservePort() (*portReservation, error) {
 		return &portReservation{port: port, lock: f}, nil
 	}
 	return nil, fmt.Errorf("%w in %d-%d", ErrNoPort, lo, hi)
+}
+
+// samePath reports whether f is still the file at its path: not removed,
+// nor replaced, since it was opened.
+func samePath(f *os.File) bool {
+	a, err1 := f.Stat()
+	b, err2 := os.Stat(f.Name())
+	return err1 == nil && err2 == nil && os.SameFile(a, b)
 }
