@@ -66,3 +66,20 @@ func first(t *testing.T, tr scenarios.TrialResult, k checker.Kind) checker.Anoma
 	t.Fatalf("no %s among %+v", k, tr.Check.Anomalies)
 	return checker.Anomaly{}
 }
+
+// TestNoLock_ResourceCheckSeesLostUpdates runs the no-lock control: without
+// a lock, the resource check itself (not only the lease check) must see
+// increments lost, or a safe verdict elsewhere would prove nothing.
+func TestNoLock_ResourceCheckSeesLostUpdates(t *testing.T) {
+	testredis.Require(t, false)
+	s, err := scenarios.Lookup("no-lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := scenarios.RunTrial(context.Background(), s, 1, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := first(t, tr, checker.LostUpdate)
+	t.Log(a.Message)
+}

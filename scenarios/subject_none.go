@@ -1,0 +1,25 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+)
+
+// The "none" lock grants every request at once, without asking Redis: the
+// control that shows what a lock is for. Its clients overlap, and the
+// checker must see their lost updates.
+func init() {
+	RegisterSubject("none", func(c SubjectConfig) Subject { return &noLock{c: c} })
+}
+
+type noLock struct {
+	c SubjectConfig
+	n int
+}
+
+func (s *noLock) Acquire(context.Context) (Grant, error) {
+	s.n++
+	return Grant{Token: fmt.Sprintf("none-%d-%d", s.c.Process, s.n), ValidUntil: s.c.Clock().Now().Add(s.c.Lock.TTL.D())}, nil
+}
+
+func (s *noLock) Release(context.Context) (string, error) { return "", nil }
