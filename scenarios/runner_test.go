@@ -83,3 +83,26 @@ func TestNoLock_ResourceCheckSeesLostUpdates(t *testing.T) {
 	a := first(t, tr, checker.LostUpdate)
 	t.Log(a.Message)
 }
+
+// TestRedlockTolerance_EveryArm runs each arm of redlock-tolerance once:
+// N = 2X+1 masters keep granting with X dead and are stuck with more.
+func TestRedlockTolerance_EveryArm(t *testing.T) {
+	testredis.Require(t, false)
+	s, err := scenarios.Lookup("redlock-tolerance")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, dir, err := scenarios.Compare(context.Background(), s, nil, &scenarios.Options{Out: t.TempDir(), Parallel: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Arms) != 5 {
+		t.Fatalf("%d arms ran, want 5", len(c.Arms))
+	}
+	for _, a := range c.Arms {
+		v := readVerdict(t, dir, a.Dir)
+		if !v.Matched || v.TrialsInconclusive != 0 {
+			t.Errorf("arm %s: expect %s, observed %s (%d inconclusive): %v", a.Arm, v.Expect, v.Observed, v.TrialsInconclusive, v.Examples)
+		}
+	}
+}
