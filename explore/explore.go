@@ -124,15 +124,14 @@ func Explore(ctx context.Context, base scenarios.Scenario, opt Options) (*Result
 			base.Isolate = append(base.Isolate, p)
 		}
 	}
+	if err := o.Shard.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %v", scenarios.ErrBadScenario, err)
+	}
 	gen, err := NewGenerator(base, o.Faults)
 	if err != nil {
 		return nil, err
 	}
-	shard := ""
-	if !o.Shard.Whole() {
-		shard = fmt.Sprintf("-shard%dof%d", o.Shard.Index, o.Shard.Count)
-	}
-	dir, err := results.Create(o.Out, fmt.Sprintf("%s-%s-seed%d%s", time.Now().Format("20060102-150405"), base.Name, o.Seed, shard))
+	dir, err := results.Create(o.Out, fmt.Sprintf("%s-%s-seed%d%s", time.Now().Format("20060102-150405"), base.Name, o.Seed, o.Shard.Suffix()))
 	if err != nil {
 		return nil, &scenarios.InfraError{Err: err}
 	}

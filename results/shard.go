@@ -33,7 +33,10 @@ func ParseShard(s string) (Shard, error) {
 		return Shard{}, fmt.Errorf("shard %q: want i/n, e.g. 2/4", s)
 	}
 	sh := Shard{Index: i, Count: n}
-	return sh, sh.Validate()
+	if n < 1 || i < 1 || i > n {
+		return Shard{}, fmt.Errorf("shard %s: the index must be between 1 and the shard count", s)
+	}
+	return sh, nil
 }
 
 // Validate reports a shard whose index is not within 1..Count.
@@ -64,7 +67,26 @@ func (s Shard) Trials(n int) []int {
 	return out
 }
 
+// String returns "i/n".
 func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
+
+// Suffix is the part of a folder's name that says which shard it holds:
+// "" for the whole run, "-shard2of4" for shard 2/4.
+func (s Shard) Suffix() string {
+	if s.Whole() {
+		return ""
+	}
+	return fmt.Sprintf("-shard%dof%d", s.Index, s.Count)
+}
+
+// Fits reports a shard count larger than the trial count, which would
+// leave shards without a trial.
+func (s Shard) Fits(trials int) error {
+	if !s.Whole() && s.Count > trials {
+		return fmt.Errorf("%d shards of %d trials: shard %d would have no trial; use at most %d shards", s.Count, trials, trials+1, trials)
+	}
+	return nil
+}
 
 // A Manifest (shard.json) says which part of a sharded run a run folder
 // holds, so that `lockpick merge` can check that its shards fit together.

@@ -28,18 +28,18 @@ func Compare(ctx context.Context, s Scenario, arms []string, opt *Options) (*res
 		}
 		variants[i] = v
 	}
+	if err := o.checkShard(); err != nil {
+		return nil, "", err
+	}
 	name := o.Name
 	if name == "" {
-		name = fmt.Sprintf("%s-compare-%s-seed%d%s", time.Now().Format("20060102-150405"), s.Name, o.Seed, shardSuffix(o.Shard))
+		name = fmt.Sprintf("%s-compare-%s-seed%d%s", time.Now().Format("20060102-150405"), s.Name, o.Seed, o.Shard.Suffix())
 	}
 	dir, err := results.Create(o.Out, name)
 	if err != nil {
 		return nil, "", &InfraError{Err: err}
 	}
 	began := time.Now()
-	if err := o.Shard.Validate(); err != nil {
-		return nil, "", fmt.Errorf("%w: %v", ErrBadScenario, err)
-	}
 	c := &results.Comparison{Scenario: s.Name, Seed: o.Seed, Trials: o.Trials}
 	if !o.Shard.Whole() {
 		c.Shard = o.Shard.String()

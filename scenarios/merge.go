@@ -36,7 +36,8 @@ type Merged struct {
 // comparison, with the verdicts one unsharded run with the same seed would
 // have written (wall times aside). Shards are grouped by scenario; a group
 // whose shards do not fit yields an error wrapping [ErrShardsDontFit] that
-// names the folders or the missing shards, and no folder is written.
+// names the folders or the missing shards, and no folder is written. A
+// failure to write returns the groups merged before it with the error.
 func Merge(dirs []string, out string) ([]Merged, error) {
 	groups, order, err := groupShards(dirs)
 	if err != nil {
@@ -55,9 +56,8 @@ func Merge(dirs []string, out string) ([]Merged, error) {
 		if g.compare {
 			m, err = mergeCompare(g, out, fmt.Sprintf("%s-compare-%s-seed%d-merged", stamp, g.scenario, g.seed))
 		} else {
-			name := fmt.Sprintf("%s-%s-seed%d-merged", stamp, g.scenario, g.seed)
 			var dir *results.RunDir
-			if dir, err = results.Create(out, name); err == nil {
+			if dir, err = createUnique(out, fmt.Sprintf("%s-%s-seed%d-merged", stamp, g.scenario, g.seed)); err == nil {
 				m.Verdict, err = mergeRun(g.shards, dir)
 				if err == nil {
 					m.Dir, err = dir.Commit()
@@ -186,8 +186,6 @@ func sameRun(a, b shardDir) error {
 		return differ("trial count", x.Trials, y.Trials)
 	case x.Shard.Count != y.Shard.Count:
 		return differ("shard count", x.Shard.Count, y.Shard.Count)
-	case (a.c == nil) != (b.c == nil):
-		return fmt.Errorf("%s and %s: one is a compare, the other a run", a.path, b.path)
 	case a.c != nil && !slices.EqualFunc(a.c.Arms, b.c.Arms, func(p, q results.ArmResult) bool { return p.Arm == q.Arm }):
 		return fmt.Errorf("%s and %s compare different arms", a.path, b.path)
 	}
@@ -274,7 +272,7 @@ func mergeRun(shards []shardDir, dir *results.RunDir) (*results.Verdict, error) 
 // mergeCompare merges every arm of the compare shards g into one
 // comparison folder named name under out.
 func mergeCompare(g *shardGroup, out, name string) (Merged, error) {
-	dir, err := results.Create(out, name)
+	dir, err := createUnique(out, name)
 	if err != nil {
 		return Merged{}, err
 	}
@@ -319,6 +317,16 @@ func mergeCompare(g *shardGroup, out, name string) (Merged, error) {
 		return Merged{}, err
 	}
 	return Merged{Dir: final, Comparison: c, Arms: verdicts}, nil
+}
+
+// createUnique creates the folder name under out, or name-2, name-3, ...
+// when merges of one scenario and seed come within one second.
+func createUnique(out, name string) (*results.RunDir, error) {
+	dir, err := results.Create(out, name)
+	for i := 2; errors.Is(err, results.ErrExists) && i < 100; i++ {
+		dir, err = results.Create(out, fmt.Sprintf("%s-%d", name, i))
+	}
+	return dir, err
 }
 
 func copyFile(from, to string) error {

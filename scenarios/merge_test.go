@@ -109,7 +109,10 @@ func TestMerge_EqualsUnshardedRun(t *testing.T) {
 		{"missing", shards[:2], "shard 3/3 is missing"},
 		{"twice", []string{shards[0], shards[1], shards[2], shards[1]}, "shard 2/3 given twice"},
 		{"not a shard", []string{filepath.Dir(wholeArm(t, out))}, "not a shard"},
-		{"other seed", []string{shards[0], shards[1], reseeded(t, shards[2])}, "differ in seed"},
+		{"other seed", []string{shards[0], shards[1], edited(t, shards[2], func(m *results.Manifest) { m.Seed++ })}, "differ in seed"},
+		{"other build", []string{shards[0], shards[1], edited(t, shards[2], func(m *results.Manifest) { m.Version += "x" })}, "differ in lockpick version"},
+		{"other file", []string{shards[0], shards[1], edited(t, shards[2], func(m *results.Manifest) { m.ScenarioSHA256 = "0" })}, "different scenario files"},
+		{"other trial count", []string{shards[0], shards[1], edited(t, shards[2], func(m *results.Manifest) { m.Trials++ })}, "differ in trial count"},
 	} {
 		_, err := scenarios.Merge(tc.dirs, refused)
 		if !errors.Is(err, scenarios.ErrShardsDontFit) || !strings.Contains(err.Error(), tc.want) {
@@ -131,8 +134,8 @@ func wholeArm(t *testing.T, out string) string {
 	return m[0]
 }
 
-// reseeded copies a compare shard folder and changes its arms' seed.
-func reseeded(t *testing.T, dir string) string {
+// edited copies a compare shard folder and edits its arms' manifests.
+func edited(t *testing.T, dir string, edit func(*results.Manifest)) string {
 	t.Helper()
 	cp := filepath.Join(t.TempDir(), filepath.Base(dir))
 	if err := os.CopyFS(cp, os.DirFS(dir)); err != nil {
@@ -144,7 +147,7 @@ func reseeded(t *testing.T, dir string) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m.Seed++
+		edit(m)
 		b, _ := json.Marshal(m)
 		if err := os.WriteFile(p, b, 0o644); err != nil {
 			t.Fatal(err)

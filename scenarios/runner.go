@@ -44,6 +44,19 @@ type Options struct {
 	arm string // the compare arm being run, for the shard manifest
 }
 
+// checkShard reports a shard that is not one of the run's, or that would
+// hold no trial.
+func (o Options) checkShard() error {
+	err := o.Shard.Validate()
+	if err == nil {
+		err = o.Shard.Fits(o.Trials)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrBadScenario, err)
+	}
+	return nil
+}
+
 func (o *Options) withDefaults() Options {
 	var c Options
 	if o != nil {
@@ -96,12 +109,12 @@ func Run(ctx context.Context, s Scenario, opt *Options) (*results.Verdict, strin
 	if err := s.Validate(); err != nil {
 		return nil, "", err
 	}
-	if err := o.Shard.Validate(); err != nil {
-		return nil, "", fmt.Errorf("%w: %v", ErrBadScenario, err)
+	if err := o.checkShard(); err != nil {
+		return nil, "", err
 	}
 	name := o.Name
 	if name == "" {
-		name = fmt.Sprintf("%s-%s-seed%d%s", time.Now().Format("20060102-150405"), s.Name, o.Seed, shardSuffix(o.Shard))
+		name = fmt.Sprintf("%s-%s-seed%d%s", time.Now().Format("20060102-150405"), s.Name, o.Seed, o.Shard.Suffix())
 	}
 	dir, err := results.Create(o.Out, name)
 	for i := 2; errors.Is(err, results.ErrExists) && o.Name == "" && i < 100; i++ {

@@ -1,19 +1,8 @@
 package scenarios
 
 import (
-	"fmt"
-
 	"github.com/lockpick/lockpick/results"
 )
-
-// shardSuffix is the part of a run folder's name that says which shard it
-// holds: "" for a whole run, "-shard2of4" for shard 2/4.
-func shardSuffix(sh results.Shard) string {
-	if sh.Whole() {
-		return ""
-	}
-	return fmt.Sprintf("-shard%dof%d", sh.Index, sh.Count)
-}
 
 // writeManifest writes the shard.json of a shard's run folder (arm is the
 // compare arm it holds, "" for a run).

@@ -68,6 +68,9 @@ func merge(out io.Writer, args []string, f mergeFlags) error {
 	case errors.Is(err, scenarios.ErrShardsDontFit):
 		return usageError("merge: " + err.Error())
 	case err != nil:
+		for _, m := range merged {
+			fmt.Fprintf(out, "merged before the failure: %s\n", m.Dir)
+		}
 		return infraError(fmt.Errorf("merge: %w", err))
 	}
 	var verdicts []*results.Verdict
@@ -77,7 +80,7 @@ func merge(out io.Writer, args []string, f mergeFlags) error {
 	for _, m := range merged {
 		if m.Comparison != nil {
 			if err := m.Comparison.WriteTable(io.MultiWriter(out, &tables)); err != nil {
-				return err
+				return infraError(err)
 			}
 			fmt.Fprintf(out, "results: %s\n", m.Dir)
 			if m.Comparison.Inconclusive() > 0 {

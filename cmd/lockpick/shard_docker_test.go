@@ -87,15 +87,26 @@ func TestShards_InContainersMergeToTheUnshardedRun(t *testing.T) {
 	whole, merged := onlyDir(t, wholeOut), onlyDir(t, mergedOut)
 	for _, arm := range []string{"no-delay", "delayed-restart"} {
 		w, m := verdictOf(t, filepath.Join(whole, arm)), verdictOf(t, filepath.Join(merged, arm))
-		if w.Observed != m.Observed || w.TrialsWithAnomaly != m.TrialsWithAnomaly || w.TrialsInconclusive != m.TrialsInconclusive || len(w.TrialResults) != len(m.TrialResults) {
-			t.Errorf("arm %s: unsharded %s (%d unsafe, %d inconclusive of %d), merged %s (%d, %d of %d)", arm,
-				w.Observed, w.TrialsWithAnomaly, w.TrialsInconclusive, w.Trials, m.Observed, m.TrialsWithAnomaly, m.TrialsInconclusive, m.Trials)
-			continue
+		if len(w.TrialResults) != len(m.TrialResults) {
+			t.Fatalf("arm %s: %d trials unsharded, %d merged", arm, len(w.TrialResults), len(m.TrialResults))
 		}
 		for i, a := range w.TrialResults {
 			b := m.TrialResults[i]
-			if a.Trial != b.Trial || a.Seed != b.Seed || a.Observed != b.Observed {
-				t.Errorf("arm %s: unsharded trial %d (seed %d) %s, merged trial %d (seed %d) %s", arm, a.Trial, a.Seed, a.Observed, b.Trial, b.Seed, b.Observed)
+			if a.Trial != b.Trial || a.Seed != b.Seed || a.Dir != b.Dir {
+				t.Errorf("arm %s: unsharded trial %d (seed %d, %s), merged trial %d (seed %d, %s)", arm, a.Trial, a.Seed, a.Dir, b.Trial, b.Seed, b.Dir)
+			}
+		}
+		// Outcomes come from real timing: with 4 containers and this
+		// process sharing 2 cores, a trial may be inconclusive on one side
+		// only. Conclusive outcomes must agree, trial by trial.
+		for i, a := range w.TrialResults {
+			b := m.TrialResults[i]
+			if a.Observed != b.Observed {
+				if a.Observed == "inconclusive" || b.Observed == "inconclusive" {
+					t.Logf("arm %s trial %d: unsharded %s, merged %s (%s%s)", arm, a.Trial, a.Observed, b.Observed, a.Reason, b.Reason)
+					continue
+				}
+				t.Errorf("arm %s trial %d (seed %d): unsharded %s, merged %s", arm, a.Trial, a.Seed, a.Observed, b.Observed)
 			}
 		}
 	}

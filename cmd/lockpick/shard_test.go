@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -26,6 +27,8 @@ func TestShardFlags_Resolve(t *testing.T) {
 		{name: "shards without index", f: shardFlags{shards: 4}, wantError: "needs --shard"},
 		{name: "shard not of shards", f: shardFlags{shard: "2/3", shards: 4}, wantError: "not one of --shards 4"},
 		{name: "zero index", f: shardFlags{shard: "0/4"}, wantError: "between 1 and"},
+		{name: "zero of zero", f: shardFlags{shard: "0/0"}, wantError: "between 1 and"},
+		{name: "zero of zero in env", env: map[string]string{"LOCKPICK_SHARD": "0/0"}, wantError: "between 1 and"},
 		{name: "garbage", f: shardFlags{shard: "two"}, wantError: "want i/n"},
 		{name: "bad env", env: map[string]string{"LOCKPICK_SHARD": "5/4"}, wantError: "$LOCKPICK_SHARD"},
 	} {
@@ -56,8 +59,21 @@ func TestMerge_NotAShardIsUsageError(t *testing.T) {
 }
 
 func TestRun_BadShardIsUsageError(t *testing.T) {
-	code, _, stderr := lockpick(t, "run", "single-baseline", "--shard", "5/4", "--out", t.TempDir())
-	if code != exitUsage || !strings.Contains(stderr, "5/4") {
-		t.Errorf("exit %d, stderr %q", code, stderr)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "single-baseline", "--shard", "5/4"}, "5/4"},
+		{[]string{"run", "single-baseline", "--trials", "2", "--shard", "3/4"}, "would have no trial"},
+		{[]string{"compare", "reply-loss", "--trials", "3", "--shards", "4", "--shard", "1/4"}, "would have no trial"},
+	} {
+		out := t.TempDir()
+		code, _, stderr := lockpick(t, append(tc.args, "--out", out)...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %d with %q", tc.args, code, stderr, exitUsage, tc.want)
+		}
+		if entries, _ := os.ReadDir(out); len(entries) > 0 {
+			t.Errorf("%v left %d entries in the results folder", tc.args, len(entries))
+		}
 	}
 }
