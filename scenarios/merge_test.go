@@ -28,6 +28,7 @@ arms:
   - name: overrun
   - name: short-hold
     expect: safe
+    lock: {ttl: 2s}
     hold: 10ms
     duration: 600ms
 `

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -59,20 +60,28 @@ func TestShards_InContainersMergeToTheUnshardedRun(t *testing.T) {
 				append(args, "--shards", fmt.Sprint(n))...)
 			cmd := exec.CommandContext(ctx, docker, run...)
 			out, err := cmd.CombinedOutput()
+			var ee *exec.ExitError
+			if errors.As(err, &ee) && ee.ExitCode() == exitMismatch {
+				err = nil // an inconclusive trial in this shard: its folder is written
+			}
 			if err != nil {
 				errs[k] = fmt.Errorf("shard container %d: %v\n%s", k, err, out)
 			}
 		})
 	}
-	wholeOut := t.TempDir()
-	code, stdout, stderr := lockpick(t, append(args, "--out", wholeOut, "--parallel", "2")...)
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	if code != exitOK {
+	// The same comparison in this process, once the containers are done, so
+	// the two do not share the CPU. Exit 1 here means an inconclusive trial
+	// (real timing, under -race on a loaded machine): the folder is written
+	// and compared all the same.
+	wholeOut := t.TempDir()
+	code, stdout, stderr := lockpick(t, append(args, "--out", wholeOut)...)
+	if code != exitOK && code != exitMismatch {
 		t.Fatalf("unsharded compare: exit %d\n%s%s", code, stdout, stderr)
 	}
 	shards, _ := filepath.Glob(filepath.Join(shardsOut, "runs", "*-shard*of4"))
@@ -81,10 +90,11 @@ func TestShards_InContainersMergeToTheUnshardedRun(t *testing.T) {
 	}
 	mergedOut := t.TempDir()
 	code, stdout, stderr = lockpick(t, append([]string{"merge", "--out", mergedOut}, shards...)...)
-	if code != exitOK {
+	if code != exitOK && code != exitMismatch {
 		t.Fatalf("merge: exit %d\n%s%s", code, stdout, stderr)
 	}
 	whole, merged := onlyDir(t, wholeOut), onlyDir(t, mergedOut)
+	agreed := 0
 	for _, arm := range []string{"no-delay", "delayed-restart"} {
 		w, m := verdictOf(t, filepath.Join(whole, arm)), verdictOf(t, filepath.Join(merged, arm))
 		if len(w.TrialResults) != len(m.TrialResults) {
@@ -107,8 +117,15 @@ func TestShards_InContainersMergeToTheUnshardedRun(t *testing.T) {
 					continue
 				}
 				t.Errorf("arm %s trial %d (seed %d): unsharded %s, merged %s", arm, a.Trial, a.Seed, a.Observed, b.Observed)
+				continue
+			}
+			if a.Observed != "inconclusive" {
+				agreed++
 			}
 		}
+	}
+	if agreed == 0 {
+		t.Error("no trial was conclusive on both sides: the test compared no outcome")
 	}
 }
 
