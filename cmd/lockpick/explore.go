@@ -89,7 +89,7 @@ which every trial was inconclusive), 2 bad usage, 3 the harness failed.`,
 	fl.IntVar(&f.replays, "shrink-replays", 150, "most replays one shrink may spend")
 	fl.StringVar(&f.backend, "backend", "process", "where Redis runs: process or docker")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress line")
-	addShardFlags(cmd, &f.shard, "seed's schedules (each shard searches its own, in a folder of its own)")
+	addShardFlags(cmd, &f.shard, "seed's schedules, e.g. 2/4: each shard searches its own, in an explore folder of its own")
 	return cmd
 }
 

@@ -74,7 +74,7 @@ func addTrialFlags(cmd *cobra.Command, f *runFlags) {
 	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar")
 	cmd.Flags().StringVar(&f.backend, "backend", "process", "where Redis runs: process (redis-server on this host) or docker")
 	cmd.Flags().StringVar(&f.image, "image", "", "with --backend docker: a Redis image to run instead of the locally built one, e.g. redis:7.2")
-	addShardFlags(cmd, &f.shard, "trials (of every scenario and arm)")
+	addShardFlags(cmd, &f.shard, "trials of every scenario and arm, e.g. 2/4; merge the shards' folders with lockpick merge")
 }
 
 func runScenarios(ctx context.Context, out io.Writer, names []string, f runFlags) error {

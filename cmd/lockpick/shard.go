@@ -17,7 +17,7 @@ type shardFlags struct {
 }
 
 func addShardFlags(cmd *cobra.Command, f *shardFlags, what string) {
-	cmd.Flags().StringVar(&f.shard, "shard", "", "run only shard i of n of the "+what+", e.g. 2/4 (default $LOCKPICK_SHARD); merge the shards' folders with `lockpick merge`")
+	cmd.Flags().StringVar(&f.shard, "shard", "", "run only shard `i/n` of the "+what+" (default $LOCKPICK_SHARD)")
 	cmd.Flags().IntVar(&f.shards, "shards", 0, "the number of shards, when $JOB_COMPLETION_INDEX (0-based, as a Kubernetes Indexed Job sets it) picks the shard")
 }
 
