@@ -143,6 +143,9 @@ type Lock struct {
 	// CrashAfterSetNX names an isolated client of setnx-expire whose process
 	// dies between SETNX and EXPIRE on its first acquire.
 	CrashAfterSetNX int `json:"crash_after_setnx,omitempty" yaml:"crash_after_setnx"`
+	// PauseAfterSetNX makes setnx-expire wait this long between a SETNX
+	// that succeeded and its EXPIRE, so a fault can land between the two.
+	PauseAfterSetNX Duration `json:"pause_after_setnx,omitempty" yaml:"pause_after_setnx"`
 }
 
 func (s Scenario) withDefaults() Scenario {

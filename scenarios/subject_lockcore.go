@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -26,10 +27,22 @@ func init() {
 	})
 	RegisterSubject("setnx-expire", func(c SubjectConfig) Subject {
 		opt := &lockcore.LegacyOptions{TTL: c.Lock.TTL.D(), RetryDelay: c.Lock.RetryDelay.D(), Clock: c.Clock()}
-		if c.Lock.CrashAfterSetNX == c.Process {
+		switch {
+		case c.Lock.CrashAfterSetNX == c.Process:
 			// A real crash: the isolated client's process dies between
 			// SETNX and EXPIRE, leaving a key without a TTL.
 			opt.AfterSetNX = func(context.Context) error { os.Exit(0); return nil }
+		case c.Lock.PauseAfterSetNX > 0:
+			// A slow client: a fault (the server's crash) can land between
+			// SETNX and EXPIRE.
+			opt.AfterSetNX = func(ctx context.Context) error {
+				select {
+				case <-time.After(c.Lock.PauseAfterSetNX.D()):
+					return nil
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
 		}
 		return LockerSubject(c, func(rdb *redis.Client) lockcore.Locker { return lockcore.NewSetNXExpire(rdb, c.Lock.Key, opt) })
 	})

@@ -28,7 +28,7 @@ type subjectTraits struct {
 var traits = map[string]subjectTraits{
 	"set-nx":       {singleInstance, []string{"wait_replicas", "wait_timeout", "fenced", "clock_skew"}},
 	"reentrant":    {singleInstance, []string{"no_watchdog", "clock_skew"}},
-	"setnx-expire": {singleInstance, []string{"crash_after_setnx", "clock_skew"}},
+	"setnx-expire": {singleInstance, []string{"crash_after_setnx", "pause_after_setnx", "clock_skew"}},
 	"getset":       {singleInstance, []string{"clock_skew"}},
 	"redlock":      {independent, []string{"node_timeout", "release_acquired_only", "clock_skew"}},
 	"redislock":    {singleInstance, nil},
@@ -52,6 +52,7 @@ func (s Scenario) settings() []string {
 	add(l.NoWatchdog, "no_watchdog")
 	add(len(l.ClockSkew) > 0, "clock_skew")
 	add(l.CrashAfterSetNX != 0, "crash_after_setnx")
+	add(l.PauseAfterSetNX != 0, "pause_after_setnx")
 	add(s.Fenced, "fenced")
 	return set
 }
