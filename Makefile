@@ -37,7 +37,7 @@ test: deps vet
 	$(GO) test -race -count=1 -timeout 20m ./...
 
 bench: deps
-	$(GO) test ./lockcore -run '^$$' -bench AcquireRelease -benchtime 2000x -count 3
+	$(GO) test ./lockcore -run '^$$' -bench AcquireReleaseRatio -benchtime 20x
 	$(GO) test ./checker -run '^$$' -bench '100k' -benchtime 3x
 	$(GO) test ./checker -run '^$$' -bench ReadJSONLSpeedup -benchtime 5x
 

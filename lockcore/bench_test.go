@@ -26,10 +26,15 @@ const (
 	benchTries       = 32
 )
 
-// BenchmarkAcquireRelease measures one acquire plus one release, without
-// contention, for lockpick and for the libraries it is compared with, on
-// the same nodes in one run, and logs lockpick's throughput ratios.
-func BenchmarkAcquireRelease(b *testing.B) {
+// A contender is one lock's acquire+release, failing the benchmark on error.
+type contender struct {
+	name string
+	op   func(b *testing.B)
+}
+
+// benchContenders starts five nodes and returns lockpick's locks and the
+// libraries they are compared with, all on those nodes.
+func benchContenders(b *testing.B) []contender {
 	c, _ := startNodes(b, 5)
 	rdb := make([]*redis.Client, len(c.Nodes))
 	for i, n := range c.Nodes {
@@ -37,10 +42,6 @@ func BenchmarkAcquireRelease(b *testing.B) {
 		b.Cleanup(func() { _ = rdb[i].Close() })
 	}
 	ctx := context.Background()
-	type contender struct {
-		name string
-		op   func(b *testing.B)
-	}
 	var contenders []contender
 	run := func(name string, op func(b *testing.B)) { contenders = append(contenders, contender{name, op}) }
 
@@ -106,6 +107,15 @@ func BenchmarkAcquireRelease(b *testing.B) {
 		}
 	})
 
+	return contenders
+}
+
+// BenchmarkAcquireRelease measures one acquire plus one release, without
+// contention, for lockpick and for the libraries it is compared with, on
+// the same nodes in one run, and logs lockpick's throughput ratios. Each
+// contender runs its own b.N; BenchmarkAcquireReleaseRatio interleaves them.
+func BenchmarkAcquireRelease(b *testing.B) {
+	contenders := benchContenders(b)
 	// Warm every contender up first (connections, scripts, stacks), so that
 	// running first or last is no advantage.
 	for range 200 {
@@ -142,4 +152,55 @@ func BenchmarkAcquireRelease(b *testing.B) {
 		ratio("redlock5/lockpick", "redlock5/redsync"),
 		ratio("single/lockpick", "single/redislock"),
 		ratio("single/lockpick", "single/raw"))
+}
+
+// benchPairs are the ratios the README quotes: lockpick's lock, then the one
+// it is compared with.
+var benchPairs = [][2]string{
+	{"redlock5/lockpick", "redlock5/redsync"},
+	{"single/lockpick", "single/redislock"},
+	{"single/lockpick", "single/raw"},
+}
+
+// BenchmarkAcquireReleaseRatio measures lockpick's throughput over each
+// other library's round by round: each b.N iteration is one round in which
+// both run 200 cycles, in alternating order (ABBA), so that a machine whose
+// speed drifts slows both alike. It reports the median of the rounds'
+// ratios and their range; run it with -benchtime 20x for 20 rounds.
+func BenchmarkAcquireReleaseRatio(b *testing.B) {
+	const cycles = 200
+	byName := map[string]contender{}
+	for _, c := range benchContenders(b) {
+		byName[c.name] = c
+		for range cycles { // warm up
+			c.op(b)
+		}
+	}
+	timed := func(c contender) float64 {
+		start := time.Now()
+		for range cycles {
+			c.op(b)
+		}
+		return float64(time.Since(start))
+	}
+	for _, p := range benchPairs {
+		b.Run(p[0]+"-over-"+p[1], func(b *testing.B) {
+			var ratios []float64
+			for r := 0; b.Loop(); r++ {
+				var ns [2]float64
+				for j := range 2 {
+					i := j
+					if r%2 == 1 {
+						i = 1 - j
+					}
+					ns[i] = timed(byName[p[i]])
+				}
+				ratios = append(ratios, ns[1]/ns[0]) // rate A over rate B
+			}
+			slices.Sort(ratios)
+			b.ReportMetric(ratios[len(ratios)/2], "ratio-median")
+			b.ReportMetric(ratios[0], "ratio-min")
+			b.ReportMetric(ratios[len(ratios)-1], "ratio-max")
+		})
+	}
 }

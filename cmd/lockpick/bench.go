@@ -11,27 +11,29 @@ import (
 )
 
 func newBenchCmd() *cobra.Command {
-	var ops int
+	var ops, rounds int
 	cmd := &cobra.Command{
 		Use:   "bench [--ops N]",
 		Short: "Lock throughput, side by side with redsync and bsm/redislock on the same local nodes",
 		Long: `Bench starts five local Redis masters and measures acquire+release cycles per
 second with one client: lockpick's single-node lock against bsm/redislock on
-one node, and lockpick's Redlock against redsync on all five. The subjects run
-one after the other on the same nodes; the ratio column is lockpick's rate over
-the other library's. For a statistically careful comparison use
-go test ./lockcore -run '^$' -bench AcquireRelease -count 5.`,
+one node, and lockpick's Redlock against redsync on all five, on the same
+nodes. Each pair is interleaved: the cycles are split into --rounds rounds,
+and in each round both subjects run, in alternating order, so that a machine
+whose speed drifts slows both alike. OPS/S is a subject's median rate over
+the rounds; RATIO is the median of the rounds' ratios (lockpick's rate over
+the other library's), with their range.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if ops < 1 {
-				return usageError("bench: --ops must be at least 1")
+			if ops < 1 || rounds < 1 {
+				return usageError("bench: --ops and --rounds must be at least 1")
 			}
 			dir, err := os.MkdirTemp("", "lockpick-bench-")
 			if err != nil {
 				return infraError(err)
 			}
 			defer os.RemoveAll(dir)
-			rs, err := scenarios.Bench(cmd.Context(), dir, ops)
+			rs, err := scenarios.Bench(cmd.Context(), dir, ops, rounds)
 			if err != nil {
 				return infraError(err)
 			}
@@ -40,7 +42,7 @@ go test ./lockcore -run '^$' -bench AcquireRelease -count 5.`,
 			for _, r := range rs {
 				ratio := ""
 				if r.Versus != "" {
-					ratio = fmt.Sprintf("%.2f× %s", r.Ratio, r.Versus)
+					ratio = fmt.Sprintf("%.2f× %s (%.2f–%.2f)", r.Ratio, r.Versus, r.RatioMin, r.RatioMax)
 				}
 				fmt.Fprintf(tw, "%s\t%d\t%.0f\t%s\n", r.Subject, r.Nodes, r.OpsPerS, ratio)
 			}
@@ -48,5 +50,6 @@ go test ./lockcore -run '^$' -bench AcquireRelease -count 5.`,
 		},
 	}
 	cmd.Flags().IntVar(&ops, "ops", 3000, "acquire+release cycles per subject")
+	cmd.Flags().IntVar(&rounds, "rounds", 10, "interleaved rounds the cycles are split into")
 	return cmd
 }
