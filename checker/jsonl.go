@@ -45,7 +45,7 @@ func ReadJSONL(r io.Reader) (History, error) {
 		buf.Grow(l.Len() + bytes.MinRead)
 	}
 	_, rerr := buf.ReadFrom(r)
-	h, err := readLines(&buf, bytes.Count(buf.Bytes(), []byte{'\n'})+1)
+	h, err := readLines(&buf, lineEstimate(bytes.Count(buf.Bytes(), []byte{'\n'})+1, int64(buf.Len())))
 	if err == nil && rerr != nil {
 		return nil, rerr
 	}
@@ -61,10 +61,12 @@ func readTwice(rs io.ReadSeeker) (h History, read bool, err error) {
 		return nil, false, nil
 	}
 	lines := 1
+	var size int64
 	buf := make([]byte, 64<<10)
 	for {
 		n, err := rs.Read(buf)
 		lines += bytes.Count(buf[:n], []byte{'\n'})
+		size += int64(n)
 		if err == io.EOF {
 			break
 		}
@@ -76,8 +78,19 @@ func readTwice(rs io.ReadSeeker) (h History, read bool, err error) {
 	if _, err := rs.Seek(start, io.SeekStart); err != nil {
 		return nil, true, err
 	}
-	h, err = readLines(rs, lines)
+	h, err = readLines(rs, lineEstimate(lines, size))
 	return h, true, err
+}
+
+// minEventLen is less than the length of the shortest valid event line,
+// e.g. {"index":0,"process":1,"type":"ok","f":"read","time":0}.
+const minEventLen = 48
+
+// lineEstimate bounds a count of newlines by what size bytes can hold in
+// events, so that a file of blank lines does not reserve memory for events
+// it cannot have.
+func lineEstimate(lines int, size int64) int {
+	return int(min(int64(lines), size/minEventLen+1))
 }
 
 // readLines decodes the lines of r. lines is the expected number of lines,

@@ -176,7 +176,7 @@ func BenchmarkAcquireReleaseRatio(b *testing.B) {
 			c.op(b)
 		}
 	}
-	timed := func(c contender) float64 {
+	timed := func(b *testing.B, c contender) float64 {
 		start := time.Now()
 		for range cycles {
 			c.op(b)
@@ -193,7 +193,7 @@ func BenchmarkAcquireReleaseRatio(b *testing.B) {
 					if r%2 == 1 {
 						i = 1 - j
 					}
-					ns[i] = timed(byName[p[i]])
+					ns[i] = timed(b, byName[p[i]])
 				}
 				ratios = append(ratios, ns[1]/ns[0]) // rate A over rate B
 			}

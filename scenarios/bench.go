@@ -55,38 +55,49 @@ func Bench(ctx context.Context, dir string, ops, rounds int) ([]BenchResult, err
 	}
 	var out []BenchResult
 	for _, pair := range benchPairs {
-		var bs [2]*bencher
-		for i, kind := range pair {
-			b, err := newBencher(ctx, view, kind, ops)
-			if err != nil {
-				return nil, fmt.Errorf("bench %s: %w", kind, err)
-			}
-			defer b.close()
-			bs[i] = b
+		rs, err := benchPair(ctx, view, pair, ops, rounds)
+		if err != nil {
+			return nil, err
 		}
-		var rates [2][]float64
-		var ratios []float64
-		per := ops / rounds
-		for r := range rounds {
-			var rate [2]float64
-			for j := range 2 {
-				i := j
-				if r%2 == 1 {
-					i = 1 - j // ABBA: each goes first in every other round
-				}
-				if rate[i], err = bs[i].run(per); err != nil {
-					return nil, fmt.Errorf("bench %s: %w", pair[i], err)
-				}
-				rates[i] = append(rates[i], rate[i])
-			}
-			ratios = append(ratios, rate[0]/rate[1])
-		}
-		for i, b := range bs {
-			out = append(out, BenchResult{Subject: pair[i], Nodes: b.nodes, Ops: per * rounds, OpsPerS: median(rates[i])})
-		}
-		a := &out[len(out)-2]
-		a.Versus, a.Ratio, a.RatioMin, a.RatioMax = pair[1], median(ratios), slices.Min(ratios), slices.Max(ratios)
+		out = append(out, rs...)
 	}
+	return out, nil
+}
+
+// benchPair measures the two subjects of pair in interleaved rounds.
+func benchPair(ctx context.Context, view View, pair [2]string, ops, rounds int) ([]BenchResult, error) {
+	var bs [2]*bencher
+	for i, kind := range pair {
+		b, err := newBencher(ctx, view, kind, ops)
+		if err != nil {
+			return nil, fmt.Errorf("bench %s: %w", kind, err)
+		}
+		defer b.close()
+		bs[i] = b
+	}
+	var rates [2][]float64
+	var ratios []float64
+	per := ops / rounds
+	for r := range rounds {
+		var rate [2]float64
+		for j := range 2 {
+			i := j
+			if r%2 == 1 {
+				i = 1 - j // ABBA: each goes first in every other round
+			}
+			var err error
+			if rate[i], err = bs[i].run(per); err != nil {
+				return nil, fmt.Errorf("bench %s: %w", pair[i], err)
+			}
+			rates[i] = append(rates[i], rate[i])
+		}
+		ratios = append(ratios, rate[0]/rate[1])
+	}
+	out := make([]BenchResult, 2)
+	for i, b := range bs {
+		out[i] = BenchResult{Subject: pair[i], Nodes: b.nodes, Ops: per * rounds, OpsPerS: median(rates[i])}
+	}
+	out[0].Versus, out[0].Ratio, out[0].RatioMin, out[0].RatioMax = pair[1], median(ratios), slices.Min(ratios), slices.Max(ratios)
 	return out, nil
 }
 

@@ -34,6 +34,7 @@ var traits = map[string]subjectTraits{
 	"redislock":    {singleInstance, nil},
 	"redsync":      {independent, []string{"node_timeout"}},
 	"external":     {anyShape, []string{"fenced", "node_timeout"}},
+	"none":         {anyShape, nil},
 }
 
 // settings lists the lock settings s uses beyond key, ttl and retry_delay.

@@ -45,6 +45,9 @@ func (s Scenario) Validate() error {
 	if s.Lock.CrashAfterSetNX != 0 && (s.Lock.Kind != "setnx-expire" || !slices.Contains(s.Isolate, s.Lock.CrashAfterSetNX)) {
 		return bad("lock.crash_after_setnx", "needs lock kind setnx-expire and an isolated client")
 	}
+	if s.Lock.PauseAfterSetNX < 0 {
+		return bad("lock.pause_after_setnx", "must not be negative")
+	}
 	if s.Lock.PauseAfterSetNX != 0 && s.Lock.Kind != "setnx-expire" {
 		return bad("lock.pause_after_setnx", "needs lock kind setnx-expire")
 	}

@@ -13,7 +13,7 @@ import (
 func newBenchCmd() *cobra.Command {
 	var ops, rounds int
 	cmd := &cobra.Command{
-		Use:   "bench [--ops N]",
+		Use:   "bench [--ops N] [--rounds R]",
 		Short: "Lock throughput, side by side with redsync and bsm/redislock on the same local nodes",
 		Long: `Bench starts five local Redis masters and measures acquire+release cycles per
 second with one client: lockpick's single-node lock against bsm/redislock on
