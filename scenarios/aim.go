@@ -26,8 +26,8 @@ const (
 	// AimHolderResource is the path to the resource (r<p>) of the client
 	// that holds the lock right now.
 	AimHolderResource = "@holder-resource"
-	// AimHolder, with pause-client, is the isolated client that holds the
-	// lock right now.
+	// AimHolder, with pause-client or kill-client, is the isolated client
+	// that holds the lock right now.
 	AimHolder = "@holder"
 )
 
@@ -37,13 +37,13 @@ func (s Step) aimed() bool { return strings.HasPrefix(s.Node, "@") }
 // validAim reports whether the aimed target fits the scenario.
 func (s Scenario) validAim(st Step) string {
 	switch {
-	case st.Fault == "pause-client" && st.Node == AimHolder:
+	case clientFault(st.Fault) && st.Node == AimHolder:
 		if len(s.Isolate) == 0 {
 			return "@holder needs isolated clients (isolate:)"
 		}
 		return ""
-	case st.Fault == "pause-client":
-		return fmt.Sprintf("pause-client aims only at @holder, not %q", st.Node)
+	case clientFault(st.Fault):
+		return fmt.Sprintf("%s aims only at @holder, not %q", st.Fault, st.Node)
 	case st.Node == AimMaster, st.Node == AimKeyHolder, st.Node == AimHolderResource:
 		return ""
 	case st.Node == AimReplica:
@@ -130,9 +130,9 @@ func (m *nemesis) aim(ctx context.Context, i int, rng *rand.Rand) (target, how s
 	if target == "" {
 		return "", "", fmt.Errorf("%w: no target for %s", ErrBadScenario, st.Node)
 	}
-	if st.Fault == "pause-client" {
+	if clientFault(st.Fault) {
 		p, _ := clientOf(target)
-		m.faults[i] = &cluster.ProcessPauseFault{PID: m.env.pids[p]}
+		m.faults[i] = clientProcessFault(st.Fault, m.env.pids[p])
 		return target, how, nil
 	}
 	m.nodes[i], err = c.Node(target)

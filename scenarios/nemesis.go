@@ -23,7 +23,8 @@ import (
 // The fault kinds are cluster's ("kill", "restart", "pause", "partition",
 // "latency", "drop-replies", "reset", "cut-replication", "clock-jump",
 // "clock-rate", "promote", "sentinel-failover"), configured by Params, plus
-// "pause-client", which freezes an isolated client's whole process.
+// "pause-client", which freezes an isolated client's whole process, and
+// "kill-client", which kills it (SIGKILL): the client crashes.
 type Step struct {
 	// At is when the fault is injected, from the start of the trial.
 	At Duration `json:"at" yaml:"at"`
@@ -34,7 +35,7 @@ type Step struct {
 	// Node names the target: a Redis node "n1".., or client p's path to the
 	// resource "r<p>".
 	Node string `json:"node,omitempty" yaml:"node"`
-	// Client names the isolated client of pause-client.
+	// Client names the isolated client of pause-client and kill-client.
 	Client int `json:"client,omitempty" yaml:"client"`
 	// For heals the fault this long after it was injected; 0 leaves it until
 	// the end of the trial, when every fault is healed.
@@ -43,29 +44,41 @@ type Step struct {
 	Params map[string]any `json:"params,omitempty" yaml:"params"`
 }
 
+// clientFault reports whether a fault kind acts on an isolated client's
+// process rather than on a node.
+func clientFault(kind string) bool { return kind == "pause-client" || kind == "kill-client" }
+
 func (s Step) target() string {
-	if s.Fault == "pause-client" {
+	if clientFault(s.Fault) {
 		return fmt.Sprintf("c%d", s.Client)
 	}
 	return s.Node
 }
 
-// clientOf returns the client a pause-client target such as "c2" names.
+// clientOf returns the client a client-fault target such as "c2" names.
 func clientOf(target string) (int, bool) {
 	p, err := strconv.Atoi(strings.TrimPrefix(target, "c"))
 	return p, err == nil && strings.HasPrefix(target, "c")
 }
 
-// fault builds the step's fault; pause-client needs the worker's pid.
+// fault builds the step's fault; a client fault needs the worker's pid.
 func (s Step) fault(pids map[int]int) (cluster.Fault, error) {
-	if s.Fault == "pause-client" {
+	if clientFault(s.Fault) {
 		pid, ok := pids[s.Client]
 		if !ok && pids != nil {
 			return nil, fmt.Errorf("%w: client %d is not isolated", ErrBadScenario, s.Client)
 		}
-		return &cluster.ProcessPauseFault{PID: pid}, nil
+		return clientProcessFault(s.Fault, pid), nil
 	}
 	return cluster.NewFault(s.Fault, s.Params)
+}
+
+// clientProcessFault is the cluster fault of a client fault kind on pid.
+func clientProcessFault(kind string, pid int) cluster.Fault {
+	if kind == "kill-client" {
+		return &cluster.ProcessKillFault{PID: pid}
+	}
+	return &cluster.ProcessPauseFault{PID: pid}
 }
 
 func (s Step) validate() error {
@@ -120,7 +133,7 @@ func newNemesis(env *trialEnv, steps []Step, rec *checker.Recorder) (*nemesis, e
 		if s.aimed() {
 			// The target is chosen when the step fires (see aim).
 			desc := s.Fault + " " + s.Node
-			if s.Fault != "pause-client" {
+			if !clientFault(s.Fault) {
 				f, err := s.fault(nil)
 				if err != nil {
 					return nil, err
@@ -135,7 +148,7 @@ func newNemesis(env *trialEnv, steps []Step, rec *checker.Recorder) (*nemesis, e
 			return nil, err
 		}
 		m.faults[i] = f
-		if s.Fault != "pause-client" {
+		if !clientFault(s.Fault) {
 			if m.nodes[i], err = env.c.Node(s.Node); err != nil {
 				return nil, fmt.Errorf("%w: %v", ErrBadScenario, err)
 			}
@@ -328,15 +341,25 @@ func (m *nemesis) observe(target, what string) {
 	m.notes = append(m.notes, fmt.Sprintf("+%.3fs %s", time.Since(m.start).Seconds(), what))
 }
 
-// pausedClients returns the clients a pause-client step froze, with its
-// effect observed, for the rest of the trial: a lock that never answered
-// one of them is explained by the fault.
+// pausedClients returns the clients a pause-client step froze for the rest
+// of the trial, or a kill-client step killed, with the effect observed: a
+// lock that never answered one of them is explained by the fault.
 func (m *nemesis) pausedClients() map[int]bool {
+	return m.stoppedClients(func(s Step) bool { return s.Fault == "pause-client" && s.For == 0 })
+}
+
+// killedClients returns the clients a kill-client step killed, with its
+// effect observed: their processes were meant to die.
+func (m *nemesis) killedClients() map[int]bool {
+	return m.stoppedClients(func(s Step) bool { return s.Fault == "kill-client" })
+}
+
+func (m *nemesis) stoppedClients(match func(Step) bool) map[int]bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	paused := map[int]bool{}
 	for i, r := range m.record {
-		if m.steps[i].Fault == "pause-client" && m.steps[i].For == 0 && r.Fired != nil && r.Error == "" && r.NoEffect == "" {
+		if match(m.steps[i]) && r.Fired != nil && r.Error == "" && r.NoEffect == "" {
 			if c, ok := clientOf(r.Target); ok {
 				paused[c] = true
 			}

@@ -392,9 +392,10 @@ func RunTrial(ctx context.Context, s Scenario, seed uint64, dir string, nb Backe
 	}
 	nem.healAll(ctx)
 	grace := s.Hold.D() + 3*time.Second
+	killed := nem.killedClients()
 	for _, p := range procs {
 		p.wait(grace)
-		list, err := p.problems(p.process == s.Lock.CrashAfterSetNX)
+		list, err := p.problems(p.process == s.Lock.CrashAfterSetNX, killed[p.process])
 		for _, msg := range list {
 			problems.add("%s", msg)
 		}
@@ -409,7 +410,7 @@ func RunTrial(ctx context.Context, s Scenario, seed uint64, dir string, nb Backe
 	}
 	paused := nem.pausedClients()
 	for _, c := range silent {
-		if !paused[c.process] {
+		if !paused[c.process] && !killed[c.process] {
 			problems.add("%s, while the other clients' locks answered", strings.TrimPrefix(c.err.Error(), ErrSubjectUnusable.Error()+": "))
 		}
 	}

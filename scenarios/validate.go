@@ -72,9 +72,9 @@ func (s Scenario) Validate() error {
 			if msg := s.validAim(st); msg != "" {
 				return bad(field+".node", "%s", msg)
 			}
-		} else if st.Fault == "pause-client" {
+		} else if clientFault(st.Fault) {
 			if !slices.Contains(s.Isolate, st.Client) {
-				return bad(field+".client", "client %d is not in isolate %v; only isolated clients can be paused", st.Client, s.Isolate)
+				return bad(field+".client", "client %d is not in isolate %v; only isolated clients can be paused or killed", st.Client, s.Isolate)
 			}
 		} else if !validNode(st.Node, nodes, s.Clients) {
 			return bad(field+".node", "no node %q; the topology has n1..n%d and the resource paths r1..r%d", st.Node, nodes, s.Clients)

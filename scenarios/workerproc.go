@@ -187,7 +187,7 @@ func startWorker(spec workerSpec, rec *checker.Recorder, stderr io.Writer) (*wor
 // it died before reporting (unless crash says it was meant to die), or
 // wrote lines that are not events; plus its subject's problems. It returns
 // the error of a subject that never worked.
-func (p *workerProc) problems(crash bool) ([]string, error) {
+func (p *workerProc) problems(crash, killed bool) ([]string, error) {
 	var out []string
 	at := fmt.Sprintf("+%.3fs", float64(p.exitMono-p.startMono)/1e9)
 	switch {
@@ -195,6 +195,10 @@ func (p *workerProc) problems(crash bool) ([]string, error) {
 		out = append(out, fmt.Sprintf("client %d's process did not finish within %v of the end of the trial and was killed", p.process, p.killed))
 	case p.report == nil && crash && p.exitErr == nil:
 		// It died in its first acquire, as crash_after_setnx asks.
+	case p.report == nil && killed:
+		// A kill-client step killed it, and saw it die.
+	case killed:
+		out = append(out, fmt.Sprintf("client %d was killed by a kill-client step but ran to the end", p.process))
 	case p.report == nil && crash:
 		out = append(out, fmt.Sprintf("client %d was to exit after its SETNX but died otherwise at %s (%v)", p.process, at, p.exitErr))
 	case p.report == nil:
