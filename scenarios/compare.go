@@ -33,7 +33,7 @@ func Compare(ctx context.Context, s Scenario, arms []string, opt *Options) (*res
 	}
 	name := o.Name
 	if name == "" {
-		name = fmt.Sprintf("%s-compare-%s-seed%d%s", time.Now().Format("20060102-150405"), s.Name, o.Seed, o.Shard.Suffix())
+		name = folderName("compare-", s.Name, o.Seed, o.Shard.Suffix())
 	}
 	dir, err := results.Create(o.Out, name)
 	if err != nil {

@@ -51,13 +51,12 @@ func Merge(dirs []string, out string) ([]Merged, error) {
 	var merged []Merged
 	for _, key := range order {
 		g := groups[key]
-		stamp := time.Now().Format("20060102-150405")
 		var m Merged
 		if g.compare {
-			m, err = mergeCompare(g, out, fmt.Sprintf("%s-compare-%s-seed%d-merged", stamp, g.scenario, g.seed))
+			m, err = mergeCompare(g, out, folderName("compare-", g.scenario, g.seed, "-merged"))
 		} else {
 			var dir *results.RunDir
-			if dir, err = createUnique(out, fmt.Sprintf("%s-%s-seed%d-merged", stamp, g.scenario, g.seed)); err == nil {
+			if dir, err = createUnique(out, folderName("", g.scenario, g.seed, "-merged")); err == nil {
 				m.Verdict, err = mergeRun(g.shards, dir)
 				if err == nil {
 					m.Dir, err = dir.Commit()
@@ -89,6 +88,9 @@ type shardGroup struct {
 	seed     uint64
 	compare  bool
 	shards   []shardDir
+	// arms holds, for a comparison, each arm's shard folders, in the order
+	// of the arms; fits fills it.
+	arms [][]shardDir
 }
 
 func groupShards(dirs []string) (map[string]*shardGroup, []string, error) {
@@ -147,6 +149,7 @@ func fits(g *shardGroup) error {
 	if !g.compare {
 		return shardSet(g.shards)
 	}
+	g.arms = nil
 	for _, arm := range first.c.Arms {
 		var arms []shardDir
 		for _, sd := range g.shards {
@@ -156,6 +159,7 @@ func fits(g *shardGroup) error {
 			}
 			arms = append(arms, shardDir{path: filepath.Join(sd.path, arm.Arm), m: m})
 		}
+		g.arms = append(g.arms, arms)
 		for _, sd := range arms[1:] {
 			if err := sameRun(arms[0], sd); err != nil {
 				return fmt.Errorf("%w: %v", ErrShardsDontFit, err)
@@ -230,7 +234,7 @@ func mergeRun(shards []shardDir, dir *results.RunDir) (*results.Verdict, error) 
 	if err != nil {
 		return nil, err
 	}
-	if err := copyFile(filepath.Join(shards[0].path, "scenario.json"), dir.Path("scenario.json")); err != nil {
+	if err := dir.WriteJSON("scenario.json", s); err != nil {
 		return nil, err
 	}
 	var trials []results.Trial
@@ -279,17 +283,11 @@ func mergeCompare(g *shardGroup, out, name string) (Merged, error) {
 	first := g.shards[0]
 	c := &results.Comparison{Scenario: g.scenario, Seed: g.seed, Trials: first.m.Trials}
 	var verdicts []*results.Verdict
-	for _, arm := range first.c.Arms {
-		var arms []shardDir
-		for _, sd := range g.shards {
-			p := filepath.Join(sd.path, arm.Arm)
-			m, _ := results.ReadManifest(p) // fits read it already
-			arms = append(arms, shardDir{path: p, m: m})
-		}
+	for i, arm := range first.c.Arms {
 		ad, err := results.Create(dir.Path(""), arm.Arm)
 		if err == nil {
 			var v *results.Verdict
-			if v, err = mergeRun(arms, ad); err == nil {
+			if v, err = mergeRun(g.arms[i], ad); err == nil {
 				c.Arms = append(c.Arms, results.NewArmResult(arm.Arm, arm.Summary, v, arm.Arm))
 				verdicts = append(verdicts, v)
 				_, err = ad.Commit()
@@ -319,22 +317,20 @@ func mergeCompare(g *shardGroup, out, name string) (Merged, error) {
 	return Merged{Dir: final, Comparison: c, Arms: verdicts}, nil
 }
 
+// folderName names a run folder: <time>-<kind><scenario>-seed<seed><suffix>,
+// kind "" for a run and "compare-" for a comparison.
+func folderName(kind, scenario string, seed uint64, suffix string) string {
+	return fmt.Sprintf("%s-%s%s-seed%d%s", time.Now().Format("20060102-150405"), kind, scenario, seed, suffix)
+}
+
 // createUnique creates the folder name under out, or name-2, name-3, ...
-// when merges of one scenario and seed come within one second.
+// when runs of one scenario and seed come within one second.
 func createUnique(out, name string) (*results.RunDir, error) {
 	dir, err := results.Create(out, name)
 	for i := 2; errors.Is(err, results.ErrExists) && i < 100; i++ {
 		dir, err = results.Create(out, fmt.Sprintf("%s-%d", name, i))
 	}
 	return dir, err
-}
-
-func copyFile(from, to string) error {
-	b, err := os.ReadFile(from)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(to, b, 0o644)
 }
 
 // ShardFolders returns dir itself if it is a shard folder, else the shard

@@ -357,15 +357,15 @@ func (m *nemesis) killedClients() map[int]bool {
 func (m *nemesis) stoppedClients(match func(Step) bool) map[int]bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	paused := map[int]bool{}
+	out := map[int]bool{}
 	for i, r := range m.record {
 		if match(m.steps[i]) && r.Fired != nil && r.Error == "" && r.NoEffect == "" {
 			if c, ok := clientOf(r.Target); ok {
-				paused[c] = true
+				out[c] = true
 			}
 		}
 	}
-	return paused
+	return out
 }
 
 // evidence returns the record of every step and the notes.

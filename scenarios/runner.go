@@ -112,13 +112,12 @@ func Run(ctx context.Context, s Scenario, opt *Options) (*results.Verdict, strin
 	if err := o.checkShard(); err != nil {
 		return nil, "", err
 	}
-	name := o.Name
-	if name == "" {
-		name = fmt.Sprintf("%s-%s-seed%d%s", time.Now().Format("20060102-150405"), s.Name, o.Seed, o.Shard.Suffix())
-	}
-	dir, err := results.Create(o.Out, name)
-	for i := 2; errors.Is(err, results.ErrExists) && o.Name == "" && i < 100; i++ {
-		dir, err = results.Create(o.Out, fmt.Sprintf("%s-%d", name, i)) // same scenario and seed within a second
+	var dir *results.RunDir
+	var err error
+	if o.Name != "" {
+		dir, err = results.Create(o.Out, o.Name)
+	} else {
+		dir, err = createUnique(o.Out, folderName("", s.Name, o.Seed, o.Shard.Suffix()))
 	}
 	if err != nil {
 		return nil, "", &InfraError{Err: err}
