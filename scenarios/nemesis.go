@@ -237,8 +237,11 @@ func (m *nemesis) inject(ctx context.Context, i int) {
 	desc, target := m.record[i].Desc, m.record[i].Target
 	m.mu.Unlock()
 	var before string
-	if keyFault(st.Fault) {
+	switch {
+	case keyFault(st.Fault):
 		before = keyOn(ctx, n, m.env.key)
+	case clientFault(st.Fault):
+		before = m.clientHolds(target)
 	}
 	m.rec.Record(checker.Event{Process: -1, Type: checker.Invoke, F: checker.FNemesis, Value: checker.TextValue(desc), Node: target})
 	m.mu.Lock()
@@ -373,6 +376,16 @@ func (m *nemesis) evidence() ([]evidence.Fault, []string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return slices.Clone(m.record), slices.Clone(m.notes)
+}
+
+// clientHolds says whether the client a target such as "c1" names holds
+// the lock now, by the history so far: "held" or "absent".
+func (m *nemesis) clientHolds(target string) string {
+	p, ok := clientOf(target)
+	if ok && slices.Contains(checker.Holders(m.rec.History(), monoNow()), p) {
+		return evidence.KeyHeld
+	}
+	return evidence.KeyAbsent
 }
 
 // keyFault reports whether a fault kind takes a node down, so the lock's
