@@ -166,3 +166,34 @@ func TestCheck_LateWriteOutOfFenceOrder(t *testing.T) {
 func TestCheck_LateWriteFenceNotNewer(t *testing.T) {
 	checkFile(t, "stale-write-fence-not-newer.jsonl", map[checker.Kind]int{checker.StaleWrite: 1})
 }
+
+// TestCheck_Livelock: three processes fail for 2.8s and nobody is ever
+// granted the lock: they kept each other out, a starvation, not a stuck
+// lock (which needs a key left by someone).
+func TestCheck_Livelock(t *testing.T) {
+	res := checkFile(t, "livelock.jsonl", map[checker.Kind]int{checker.Starvation: 1})
+	if len(res.Anomalies) != 1 {
+		return
+	}
+	a := res.Anomalies[0]
+	if got, want := a.Message, `livelock: no process was ever granted lock "lock": 30 acquires by processes 1, 2 and 3 failed from +0.000s to +2.762s (2.762s) while no lease was held, each kept out by the others' attempts (or the lock never worked at all); the last failed with "lockcore: lock not acquired: 1 of 3 nodes granted"`; got != want {
+		t.Errorf("message = %q\nwant      %q", got, want)
+	}
+	if got, want := a.Processes, []int{1, 2, 3}; !slices.Equal(got, want) {
+		t.Errorf("processes = %v, want %v", got, want)
+	}
+}
+
+// TestCheck_LivelockThenGrant: the same failures followed by a grant are a
+// stuck lock, not a livelock: someone was granted the key in the end.
+func TestCheck_LivelockThenGrant(t *testing.T) {
+	h := readHistory(t, "livelock.jsonl")
+	last := h[len(h)-1].Time
+	h = append(h,
+		checker.Event{Index: len(h), Process: 1, Type: checker.Invoke, F: checker.FAcquire, Key: "lock", Time: last + 1e6},
+		checker.Event{Index: len(h) + 1, Process: 1, Type: checker.OK, F: checker.FAcquire, Key: "lock", Token: "t", ValidUntil: last + 1e9, Time: last + 2e6})
+	c := checker.Check(h, nil).Counts()
+	if c[checker.StuckLock] != 1 || c[checker.Starvation] != 0 {
+		t.Errorf("counts = %v, want 1 stuck-lock and no starvation", c)
+	}
+}

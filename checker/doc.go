@@ -97,6 +97,12 @@
 // time. Only failures before the process's first info acquire count, since
 // that one may have been granted.
 //
+// A stuck-lock period of a key that no process was ever granted, in which
+// two or more processes failed, is reported as a starvation instead (a
+// livelock): nobody held the key, so the contenders kept each other out, as
+// Redlock clients splitting the nodes between them round after round do
+// (or the lock never worked at all).
+//
 // # Verdicts and timeouts
 //
 // [CheckTimeout] gives all porcupine searches one time limit. A search that

@@ -140,6 +140,16 @@ func (r *run) stuckLock(key string, since hold, free int64, failed []*op, recove
 		a.Ops = append(since.o.indexes(), a.Ops...)
 		holder = fmt.Sprintf("although the last possible holder could keep it only until %s (process %d's %s with an unknown outcome at %s, for at most %s)",
 			c.at(free), since.o.process, since.o.f, c.at(since.o.call), dur(since.end-since.start))
+	case len(a.Processes) >= 2 && len(r.leasesOf(key)) == 0:
+		// Nobody ever held the key, yet several contenders kept failing:
+		// they kept each other out (Redlock's split vote), a livelock.
+		a.Kind = Starvation
+		a.Message = fmt.Sprintf("livelock: no process was ever granted lock %q: %d acquires by processes %s failed from %s to %s (%s) while no lease was held, each kept out by the others' attempts (or the lock never worked at all)",
+			key, len(failed), joinInts(a.Processes), c.at(first.call), c.at(last.ret), dur(last.ret-first.call))
+		if last.err != "" {
+			a.Message += fmt.Sprintf("; the last failed with %q", last.err)
+		}
+		return a
 	default:
 		holder = "although no lease was ever granted"
 	}
@@ -160,4 +170,15 @@ func plural(n int) string {
 		return ""
 	}
 	return "es"
+}
+
+// leasesOf returns the leases of key.
+func (r *run) leasesOf(key string) []*lease {
+	var out []*lease
+	for _, l := range r.leases {
+		if l.key == key {
+			out = append(out, l)
+		}
+	}
+	return out
 }

@@ -26,10 +26,17 @@ func ClockShimSource() []byte { return bytes.Clone(clockShimSource) }
 // another process) reuses it. It returns [ErrNoCompiler] without gcc, and
 // gcc's output with any compile error.
 func BuildClockShim(dir string) (string, error) {
+	return buildShim(dir, "clockshim", clockShimSource, clockShimFlags, nil)
+}
+
+// buildShim compiles the C source src with gcc, flags and then libs into
+// dir/name-HASH.so, HASH naming the source and arguments, and returns its
+// path. An existing library of that name is reused.
+func buildShim(dir, name string, src []byte, flags, libs []string) (string, error) {
 	h := sha256.New()
-	h.Write(clockShimSource)
-	fmt.Fprint(h, clockShimFlags)
-	out := filepath.Join(dir, "clockshim-"+hex.EncodeToString(h.Sum(nil))[:16]+".so")
+	h.Write(src)
+	fmt.Fprint(h, flags, libs)
+	out := filepath.Join(dir, name+"-"+hex.EncodeToString(h.Sum(nil))[:16]+".so")
 	if _, err := os.Stat(out); err == nil {
 		return out, nil
 	}
@@ -38,23 +45,24 @@ func BuildClockShim(dir string) (string, error) {
 		return "", fmt.Errorf("%w (apt-get install gcc)", ErrNoCompiler)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("cluster: build clock shim: %w", err)
+		return "", fmt.Errorf("cluster: build %s: %w", name, err)
 	}
-	tmp, err := os.CreateTemp(dir, "clockshim-*.so.tmp")
+	tmp, err := os.CreateTemp(dir, name+"-*.so.tmp")
 	if err != nil {
-		return "", fmt.Errorf("cluster: build clock shim: %w", err)
+		return "", fmt.Errorf("cluster: build %s: %w", name, err)
 	}
 	_ = tmp.Close()
 	defer os.Remove(tmp.Name())
-	args := append(append([]string{}, clockShimFlags...), "-o", tmp.Name(), "-x", "c", "-")
+	args := append(append([]string{}, flags...), "-o", tmp.Name(), "-x", "c", "-")
+	args = append(args, libs...)
 	cmd := exec.Command(gcc, args...)
-	cmd.Stdin = bytes.NewReader(clockShimSource)
+	cmd.Stdin = bytes.NewReader(src)
 	if msg, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("cluster: build clock shim: %w\n%s", err, msg)
+		return "", fmt.Errorf("cluster: build %s: %w\n%s", name, err, msg)
 	}
 	// rename is atomic, so a concurrent builder never sees half a library.
 	if err := os.Rename(tmp.Name(), out); err != nil {
-		return "", fmt.Errorf("cluster: build clock shim: %w", err)
+		return "", fmt.Errorf("cluster: build %s: %w", name, err)
 	}
 	return out, nil
 }

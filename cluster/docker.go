@@ -48,6 +48,12 @@ type DockerBackend struct {
 	// it does not load (a static or musl binary) fails to launch with
 	// [ErrNoClockShim]. default: "" (no shim).
 	ClockShim string
+	// FsyncShim is the path of the fsync shim library ([BuildFsyncShim]).
+	// When set, it is bind-mounted into every redis-server container and
+	// preloaded, so [PowerLossFault] can drop what the node had not
+	// fsynced; a node in which it does not load fails to launch with
+	// [ErrNoFsyncShim]. default: "" (no shim).
+	FsyncShim string
 	// ServerBin and SentinelBin are the host binaries the built image is
 	// made of; unused with Image. default: redis-server and redis-sentinel
 	// from PATH.
@@ -74,6 +80,14 @@ func NewDockerBackend(dir string) (*DockerBackend, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return nil, err
+	}
+	// The containers see Dir by this path, and the fsync shim's journal
+	// records the paths they see: resolve symlinks, as the host does.
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	b := &DockerBackend{Dir: abs, StartTimeout: 10 * time.Second, id: randomID()[:12], ctx: ctx, cancel: cancel}
@@ -145,6 +159,10 @@ func (b *DockerBackend) Launch(ctx context.Context, spec ProcSpec) (Proc, error)
 	if p.timeout <= 0 {
 		p.timeout = 10 * time.Second
 	}
+	if b.FsyncShim != "" && !spec.Sentinel {
+		p.fsync = true
+		_ = os.Remove(filepath.Join(dir, fsyncJournal)) // a journal of an earlier node
+	}
 	if b.ClockShim != "" {
 		if p.clock, err = newClock(filepath.Join(dir, "clock")); err != nil {
 			return nil, &StartError{Node: p.name, LogPath: p.logPath, Err: err}
@@ -169,6 +187,9 @@ func (b *DockerBackend) Launch(ctx context.Context, spec ProcSpec) (Proc, error)
 	})
 	if err == nil && p.clock != nil {
 		err = p.checkShim(ctx)
+	}
+	if err == nil && p.fsync {
+		err = p.checkFsyncShim(ctx)
 	}
 	if err != nil {
 		p.remove()

@@ -306,6 +306,22 @@ func TestDockerBackend_ClockShimRefusedByImage(t *testing.T) {
 	}
 }
 
+// TestDockerBackend_PowerLoss runs the power-loss cases in containers:
+// the shim is bind-mounted, its journal lands in the shared directory.
+func TestDockerBackend_PowerLoss(t *testing.T) {
+	t.Parallel()
+	b := newDockerBackend(t, false)
+	b.FsyncShim = fsyncShim(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, err := cluster.Start(ctx, b, powerLossTopology)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	checkPowerLoss(t, c)
+}
+
 func TestDockerBackend_SentinelFailover(t *testing.T) {
 	t.Parallel()
 	c, _ := startDocker(t, cluster.Topology{Replicas: 1, Sentinels: 3}, false)

@@ -31,6 +31,7 @@ const (
 	imageServerBin   = "/usr/bin/redis-server"
 	imageSentinelBin = "/usr/bin/redis-sentinel"
 	imageClockShim   = "/lockpick/clockshim.so"
+	imageFsyncShim   = "/lockpick/fsyncshim.so"
 )
 
 // RedisImageOptions configures [BuildRedisImage].

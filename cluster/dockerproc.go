@@ -3,12 +3,14 @@ package cluster
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,7 +23,7 @@ import (
 type dockerProc struct {
 	name, dir, logPath string
 	config             []string
-	sentinel           bool
+	sentinel, fsync    bool
 	port               int
 	reservation        *portReservation
 	clock              *Clock
@@ -38,6 +40,7 @@ type dockerProc struct {
 var (
 	_ Proc        = (*dockerProc)(nil)
 	_ ClockedProc = (*dockerProc)(nil)
+	_ DurableProc = (*dockerProc)(nil)
 )
 
 func (p *dockerProc) Name() string    { return p.name }
@@ -66,12 +69,21 @@ func (p *dockerProc) create(ctx context.Context, prov *testcontainers.DockerProv
 	}
 	env := map[string]string{}
 	binds := []string{p.b.Dir + ":" + p.b.Dir}
+	var preload []string
 	if p.clock != nil {
-		env["LD_PRELOAD"] = imageClockShim
+		preload = append(preload, imageClockShim)
 		env["LOCKPICK_CLOCK_FILE"] = p.clock.path
 		if p.b.Image != "" {
 			binds = append(binds, p.b.ClockShim+":"+imageClockShim+":ro")
 		}
+	}
+	if p.fsync {
+		preload = append(preload, imageFsyncShim)
+		env["LOCKPICK_FSYNC_JOURNAL"] = filepath.Join(p.dir, fsyncJournal)
+		binds = append(binds, p.b.FsyncShim+":"+imageFsyncShim+":ro")
+	}
+	if preload != nil {
+		env["LD_PRELOAD"] = strings.Join(preload, " ")
 	}
 	labels := ownerLabels()
 	labels[labelRun] = p.b.id
@@ -200,14 +212,10 @@ func (p *dockerProc) containerOutput(ctx context.Context) []byte {
 // another pid namespace or VM), the error says so, since clock faults on
 // an unchecked node could do nothing unnoticed.
 func (p *dockerProc) checkShim(ctx context.Context) error {
-	insp, err := p.api.ContainerInspect(ctx, p.ctr.GetContainerID(), client.ContainerInspectOptions{})
+	pid, err := p.enginePID(ctx)
 	if err != nil {
-		return fmt.Errorf("%w: cannot check that %s loaded it: inspect: %v", ErrNoClockShim, p.name, err)
+		return fmt.Errorf("%w: cannot check that %s loaded it: %v", ErrNoClockShim, p.name, err)
 	}
-	if insp.Container.State == nil || insp.Container.State.Pid == 0 {
-		return fmt.Errorf("%w: cannot check that %s loaded it: the engine reports no pid", ErrNoClockShim, p.name)
-	}
-	pid := insp.Container.State.Pid
 	maps, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/maps")
 	if err != nil {
 		return fmt.Errorf("%w: cannot check that %s loaded it: %v (is the docker engine on another host or VM?)",
@@ -222,6 +230,47 @@ func (p *dockerProc) checkShim(ctx context.Context) error {
 	}
 	return fmt.Errorf("%w: %s in image %s did not load %s (%s); clock faults need the image lockpick builds from this host's redis (no --image)",
 		ErrNoClockShim, p.name, p.b.Image, p.b.ClockShim, why)
+}
+
+// checkFsyncShim returns an error wrapping [ErrNoFsyncShim] unless the
+// running process has the fsync shim mapped.
+func (p *dockerProc) checkFsyncShim(ctx context.Context) error {
+	pid, err := p.enginePID(ctx)
+	if err != nil {
+		return fmt.Errorf("%w: cannot check that %s loaded it: %v", ErrNoFsyncShim, p.name, err)
+	}
+	return checkFsyncShim(pid, imageFsyncShim)
+}
+
+// enginePID returns the host pid of the container's process, as the
+// engine reports it.
+func (p *dockerProc) enginePID(ctx context.Context) (int, error) {
+	insp, err := p.api.ContainerInspect(ctx, p.ctr.GetContainerID(), client.ContainerInspectOptions{})
+	if err != nil {
+		return 0, fmt.Errorf("inspect: %v", err)
+	}
+	if insp.Container.State == nil || insp.Container.State.Pid == 0 {
+		return 0, errors.New("the engine reports no pid")
+	}
+	return insp.Container.State.Pid, nil
+}
+
+// CanLosePower returns an error wrapping [ErrNoFsyncShim] unless the
+// backend preloads the fsync shim into this node.
+func (p *dockerProc) CanLosePower() error {
+	if !p.fsync {
+		return fmt.Errorf("%w: %s (the backend was given no FsyncShim)", ErrNoFsyncShim, p.name)
+	}
+	return nil
+}
+
+// PowerLoss drops every byte of the node's data files (in the bind-mounted
+// directory) that it had not fsynced; call it between Kill and Start.
+func (p *dockerProc) PowerLoss() (PowerCut, error) {
+	if err := p.CanLosePower(); err != nil {
+		return PowerCut{}, err
+	}
+	return cutToDurable(p.dir)
 }
 
 // Kill kills the container with SIGKILL (`docker kill`) and waits until it

@@ -15,3 +15,6 @@ func ReservePort() (int, func(), error) {
 	}
 	return r.port, r.Release, nil
 }
+
+// CutToDurable is cutToDurable, for a test of the journal without Redis.
+func CutToDurable(dir string) (PowerCut, error) { return cutToDurable(dir) }

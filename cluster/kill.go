@@ -28,13 +28,7 @@ func (f *KillFault) Inject(ctx context.Context, n *Node) error {
 }
 
 // Heal restarts the node if it is down and waits until it answers PING.
-func (f *KillFault) Heal(ctx context.Context, n *Node) error {
-	p, err := procOf(n)
-	if err != nil {
-		return err
-	}
-	return p.Start(ctx)
-}
+func (f *KillFault) Heal(ctx context.Context, n *Node) error { return startNode(ctx, n) }
 
 // Verify returns "down" if the process's own address refuses connections,
 // and an error wrapping [ErrNoEffect] if it accepts them (even without

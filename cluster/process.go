@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,6 +32,11 @@ type ProcessBackend struct {
 	// When set, every process is started with it preloaded, so its clock can
 	// be moved with [ClockJumpFault] and [ClockRateFault]. default: "" (no shim).
 	ClockShim string
+	// FsyncShim is the path of the fsync shim library ([BuildFsyncShim]).
+	// When set, every redis-server is started with it preloaded, recording
+	// what it made durable, so [PowerLossFault] can drop the rest.
+	// default: "" (no shim).
+	FsyncShim string
 
 	mu    sync.Mutex
 	procs []*process
@@ -72,6 +78,10 @@ func (b *ProcessBackend) Launch(ctx context.Context, spec ProcSpec) (Proc, error
 	}
 	p := &process{name: spec.Name, bin: bin, dir: dir, config: spec.Config, timeout: b.StartTimeout,
 		sentinel: spec.Sentinel, shim: b.ClockShim}
+	if !spec.Sentinel {
+		p.fsyncShim = b.FsyncShim
+		_ = os.Remove(filepath.Join(dir, fsyncJournal)) // a journal of an earlier node
+	}
 	p.logPath = filepath.Join(b.Dir, spec.Name+".log")
 	if p.shim != "" {
 		var err error
@@ -109,7 +119,7 @@ func (b *ProcessBackend) Close() error {
 
 type process struct {
 	name, bin, dir, logPath string
-	shim                    string
+	shim, fsyncShim         string
 	config                  []string
 	sentinel                bool
 	port                    int
@@ -126,6 +136,7 @@ var (
 	_ Proc        = (*process)(nil)
 	_ ClockedProc = (*process)(nil)
 	_ PIDProc     = (*process)(nil)
+	_ DurableProc = (*process)(nil)
 )
 
 func (p *process) Name() string    { return p.name }
@@ -216,9 +227,7 @@ func (p *process) startLocked(ctx context.Context) error {
 	defer logf.Close()
 	cmd := exec.Command(p.bin, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	if p.clock != nil {
-		cmd.Env = append(os.Environ(), "LD_PRELOAD="+p.shim, "LOCKPICK_CLOCK_FILE="+p.clock.path)
-	}
+	cmd.Env = p.shimEnv()
 	// Pdeathsig kills the node if lockpick itself dies without cleaning up
 	// (SIGKILL, a panic, an unhandled SIGINT); Setpgid keeps a terminal's
 	// Ctrl-C from reaching the node before lockpick decides what to do.
@@ -239,6 +248,49 @@ func (p *process) startLocked(ctx context.Context) error {
 			p.killLocked()
 			return p.startError(err)
 		}
+	}
+	if p.fsyncShim != "" {
+		if err := checkFsyncShim(cmd.Process.Pid, p.fsyncShim); err != nil {
+			p.killLocked()
+			return p.startError(err)
+		}
+	}
+	return nil
+}
+
+// shimEnv returns the environment of the process: lockpick's own, plus
+// LD_PRELOAD and the shims' variables when it runs under a shim, or nil.
+func (p *process) shimEnv() []string {
+	var preload, vars []string
+	if p.clock != nil {
+		preload = append(preload, p.shim)
+		vars = append(vars, "LOCKPICK_CLOCK_FILE="+p.clock.path)
+	}
+	if p.fsyncShim != "" {
+		preload = append(preload, p.fsyncShim)
+		vars = append(vars, "LOCKPICK_FSYNC_JOURNAL="+filepath.Join(p.dir, fsyncJournal))
+	}
+	if preload == nil {
+		return nil
+	}
+	return append(append(os.Environ(), "LD_PRELOAD="+strings.Join(preload, " ")), vars...)
+}
+
+// PowerLoss drops every byte of the node's data files that it had not
+// fsynced (see [cutToDurable]); call it between Kill and Start. It returns
+// an error wrapping [ErrNoFsyncShim] when the backend has no FsyncShim.
+func (p *process) PowerLoss() (PowerCut, error) {
+	if err := p.CanLosePower(); err != nil {
+		return PowerCut{}, err
+	}
+	return cutToDurable(p.dir)
+}
+
+// CanLosePower returns an error wrapping [ErrNoFsyncShim] unless the
+// backend preloads the fsync shim into this node.
+func (p *process) CanLosePower() error {
+	if p.fsyncShim == "" {
+		return fmt.Errorf("%w: %s (the backend was given no FsyncShim)", ErrNoFsyncShim, p.name)
 	}
 	return nil
 }
@@ -292,6 +344,9 @@ func (p *process) killLocked() {
 	}
 	_ = p.cmd.Process.Signal(syscall.SIGCONT) // a paused process must still die
 	_ = p.cmd.Process.Kill()
+	// Its forked children (a BGSAVE, an AOF rewrite) die with it, as on a
+	// crashed host: none may rename a file into place afterwards.
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 	<-p.exited
 	reaper.remove(p)
 	p.cmd = nil
@@ -420,9 +475,14 @@ func ping(addr string, timeout time.Duration) error {
 	return nil
 }
 
-// wipeData removes the RDB and AOF files Redis keeps in dir.
+// redisDataFiles are the files and folder (of AOF files) in which Redis
+// keeps its data in its directory.
+var redisDataFiles = []string{"dump.rdb", "appendonly.aof", "appendonlydir"}
+
+// wipeData removes the RDB and AOF files Redis keeps in dir, and the fsync
+// shim's journal of them (a new AOF reuses the old file names).
 func wipeData(dir string) error {
-	for _, f := range []string{"dump.rdb", "appendonlydir", "appendonly.aof"} {
+	for _, f := range append(slices.Clone(redisDataFiles), fsyncJournal) {
 		if err := os.RemoveAll(filepath.Join(dir, f)); err != nil {
 			return err
 		}

@@ -147,19 +147,23 @@ func (c *Cluster) replLinkTo(n *Node, upstream string) (*Link, error) {
 
 // replicaOf sends REPLICAOF host port straight to the process at addr.
 func replicaOf(ctx context.Context, addr, host, port string) error {
-	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: time.Second})
-	defer rdb.Close()
-	return rdb.Do(ctx, "REPLICAOF", host, port).Err()
+	return adminDo(ctx, addr, "REPLICAOF", host, port)
 }
 
 // configSet sends CONFIG SET with name/value pairs straight to the process at addr.
 func configSet(ctx context.Context, addr string, pairs ...string) error {
-	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: time.Second})
-	defer rdb.Close()
 	args := []any{"CONFIG", "SET"}
 	for _, p := range pairs {
 		args = append(args, p)
 	}
+	return adminDo(ctx, addr, args...)
+}
+
+// adminDo sends one command straight to the process at addr, on a
+// connection of its own, past any proxy.
+func adminDo(ctx context.Context, addr string, args ...any) error {
+	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: time.Second})
+	defer rdb.Close()
 	return rdb.Do(ctx, args...).Err()
 }
 

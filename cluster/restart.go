@@ -27,6 +27,22 @@ var (
 // answers PING, so it blocks for at least Delay. If ctx ends during the
 // delay it returns ctx's error and leaves the node down for Heal to start.
 func (f *RestartFault) Inject(ctx context.Context, n *Node) error {
+	return crashAndRestart(ctx, n, f.Delay, func(p Proc) error {
+		if !f.Wipe {
+			return nil
+		}
+		if err := p.WipeData(); err != nil {
+			return fmt.Errorf("cluster: wipe %s: %w", n.Name, err)
+		}
+		return nil
+	})
+}
+
+// crashAndRestart kills n's process, lets lost take from its files what
+// the crash lost, waits delay and starts it again, returning once it
+// answers PING. If ctx ends during the delay it returns ctx's error and
+// leaves the node down for a heal to start.
+func crashAndRestart(ctx context.Context, n *Node, delay time.Duration, lost func(Proc) error) error {
 	p, err := procOf(n)
 	if err != nil {
 		return err
@@ -34,19 +50,20 @@ func (f *RestartFault) Inject(ctx context.Context, n *Node) error {
 	if err := p.Kill(); err != nil {
 		return err
 	}
-	if f.Wipe {
-		if err := p.WipeData(); err != nil {
-			return fmt.Errorf("cluster: wipe %s: %w", n.Name, err)
-		}
+	if err := lost(p); err != nil {
+		return err
 	}
-	if err := sleepCtx(ctx, f.Delay); err != nil {
+	if err := sleepCtx(ctx, delay); err != nil {
 		return err
 	}
 	return p.Start(ctx)
 }
 
 // Heal starts the node if it is still down.
-func (f *RestartFault) Heal(ctx context.Context, n *Node) error {
+func (f *RestartFault) Heal(ctx context.Context, n *Node) error { return startNode(ctx, n) }
+
+// startNode starts n's process if it is down.
+func startNode(ctx context.Context, n *Node) error {
 	p, err := procOf(n)
 	if err != nil {
 		return err
@@ -58,12 +75,9 @@ func (f *RestartFault) Heal(ctx context.Context, n *Node) error {
 // PING on its own address, with the uptime its INFO reports, and an error
 // wrapping [ErrNoEffect] if it does not answer.
 func (f *RestartFault) Verify(ctx context.Context, n *Node) (string, error) {
-	p, err := procOf(n)
+	p, err := backUp(n)
 	if err != nil {
 		return "", err
-	}
-	if err := ping(p.Addr(), 300*time.Millisecond); err != nil {
-		return "", noEffect("%s does not answer PING on %s: %v", n.Name, p.Addr(), err)
 	}
 	s := "back up"
 	ictx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
@@ -90,3 +104,16 @@ func (f *RestartFault) Describe() string {
 }
 
 func init() { RegisterFault("restart", func() Fault { return new(RestartFault) }) }
+
+// backUp returns n's process if it answers PING on its own address, and an
+// error wrapping [ErrNoEffect] if it does not.
+func backUp(n *Node) (Proc, error) {
+	p, err := procOf(n)
+	if err != nil {
+		return nil, err
+	}
+	if err := ping(p.Addr(), 300*time.Millisecond); err != nil {
+		return nil, noEffect("%s does not answer PING on %s: %v", n.Name, p.Addr(), err)
+	}
+	return p, nil
+}

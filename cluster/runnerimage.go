@@ -33,13 +33,16 @@ type RunnerImageOptions struct {
 	// scenarios that move clocks run without gcc. default: "" (those
 	// scenarios then fail in the container, which has no compiler).
 	ClockShim string
+	// FsyncShim is a fsync shim built by [BuildFsyncShim], copied the same
+	// way, so power-loss scenarios run without gcc. default: "".
+	FsyncShim string
 
 	_ struct{} // disallow positional literals, for extensibility
 }
 
 // BuildRunnerImage builds a FROM scratch image holding lockpick, the
 // host's redis-server and redis-sentinel with their shared libraries, and
-// the clock shim, and returns its reference, RunnerImageRepo:<hash>. Its
+// the clock and fsync shims, and returns its reference, RunnerImageRepo:<hash>. Its
 // entrypoint is lockpick; the process backend runs the nodes inside the
 // container, on the container's own loopback. Results go to /work/results
 // (the working folder is /work), so a bind mount of a host folder there
@@ -67,8 +70,10 @@ func BuildRunnerImage(ctx context.Context, opt *RunnerImageOptions) (string, err
 	im.files[runnerBin] = o.Lockpick
 	im.bins = append(im.bins, o.Lockpick)
 	im.dirs = []string{"/tmp", runnerWorkDir}
-	if o.ClockShim != "" {
-		im.files[filepath.Join(runnerCacheDir, "lockpick", filepath.Base(o.ClockShim))] = o.ClockShim
+	for _, shim := range []string{o.ClockShim, o.FsyncShim} {
+		if shim != "" {
+			im.files[filepath.Join(runnerCacheDir, "lockpick", filepath.Base(shim))] = shim
+		}
 	}
 	im.dockerfile = "ENV PATH=/usr/bin:/bin TMPDIR=/tmp HOME=/tmp XDG_CACHE_HOME=" + runnerCacheDir + "\n" +
 		"WORKDIR " + runnerWorkDir + "\n" +

@@ -3,9 +3,12 @@ package cluster
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -25,6 +28,10 @@ func noEffect(format string, args ...any) error {
 // procState returns the state letter of /proc/pid/stat ('R', 'S', 'T', ...).
 func procState(pid int) (byte, error) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if errors.Is(err, syscall.ESRCH) {
+		// The process died between open and read: as gone as ENOENT.
+		return 0, fs.ErrNotExist
+	}
 	if err != nil {
 		return 0, err
 	}

@@ -52,6 +52,10 @@ type Evidence struct {
 	// Attempts and Grants count acquires invoked and granted (ok), per client.
 	Attempts map[int]int `json:"attempts"`
 	Grants   map[int]int `json:"grants"`
+	// LongestWait is, per client, the longest time in seconds from an
+	// acquire it invoked without holding the lock to its next grant (or the
+	// end of the history): how long it was kept waiting.
+	LongestWait map[int]float64 `json:"longest_wait_s,omitempty"`
 	// Extends counts ok extends: renewals by a watchdog or by the client.
 	Extends int `json:"extends,omitempty"`
 	// Events is the number of events in the history.
@@ -89,17 +93,33 @@ type Input struct {
 
 // Evaluate checks the trial described by in and returns its evidence.
 func Evaluate(in Input) Evidence {
-	ev := Evidence{Attempts: map[int]int{}, Grants: map[int]int{}, Events: len(in.History),
+	ev := Evidence{Attempts: map[int]int{}, Grants: map[int]int{}, LongestWait: map[int]float64{}, Events: len(in.History),
 		Faults: in.Faults, Notes: in.Notes, Problems: in.Problems}
+	waiting := map[int]int64{} // client -> invoke of its first acquire since its last grant
+	wait := func(p int, until int64) {
+		if since, ok := waiting[p]; ok {
+			ev.LongestWait[p] = max(ev.LongestWait[p], float64(until-since)/1e9)
+			delete(waiting, p)
+		}
+	}
+	var end int64
 	for _, e := range in.History {
+		end = max(end, e.Time)
 		switch {
 		case e.F == checker.FAcquire && e.Type == checker.Invoke:
 			ev.Attempts[e.Process]++
+			if _, ok := waiting[e.Process]; !ok {
+				waiting[e.Process] = e.Time
+			}
 		case e.F == checker.FAcquire && e.Type == checker.OK:
 			ev.Grants[e.Process]++
+			wait(e.Process, e.Time)
 		case e.F == checker.FExtend && e.Type == checker.OK:
 			ev.Extends++
 		}
+	}
+	for p := range waiting {
+		wait(p, end)
 	}
 	var reasons []string
 	for _, f := range in.Faults {
@@ -167,6 +187,15 @@ func (ev Evidence) Summary() string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d grants to %d of %d clients", grants, len(ev.Grants), len(ev.Attempts))
+	longest, who := 0.0, 0
+	for p, w := range ev.LongestWait {
+		if w > longest || (w == longest && p < who) {
+			longest, who = w, p
+		}
+	}
+	if longest >= 1 {
+		fmt.Fprintf(&b, " (client %d waited %.1fs)", who, longest)
+	}
 	if len(ev.Faults) > 0 {
 		fmt.Fprintf(&b, ", %d/%d faults fired with their effect", effect, len(ev.Faults))
 	}

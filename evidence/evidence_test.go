@@ -99,6 +99,12 @@ func TestEvaluate(t *testing.T) {
 			in: evidence.Input{History: history(ok(1), ok(2)), Result: checker.Result{Anomalies: []checker.Anomaly{{Kind: checker.DoubleGrant, Nodes: []string{"n1", "n1"}}}},
 				Require: []evidence.Requirement{{Anomaly: "double-grant", Nodes: []string{"n1", "n2"}}}},
 			reasons: []string{"found involves n1"}},
+		{name: "anomaly with min, none found",
+			in:      evidence.Input{History: history(ok(1)), Require: []evidence.Requirement{{Anomaly: "double-grant", Nodes: []string{"n1"}, Min: 1}}},
+			reasons: []string{"found 0 found"}},
+		{name: "anomaly with min, found",
+			in: evidence.Input{History: history(ok(1)), Result: checker.Result{Anomalies: []checker.Anomaly{{Kind: checker.DoubleGrant, Nodes: []string{"n1"}}}},
+				Require: []evidence.Requirement{{Anomaly: "double-grant", Nodes: []string{"n1"}, Min: 1}}}},
 		{name: "prevented stale write",
 			in: evidence.Input{History: history(ok(1)), Result: checker.Result{Prevented: []checker.Anomaly{{Kind: checker.StaleWrite, Prevented: true}}},
 				Require: []evidence.Requirement{{Prevented: "stale-write"}}}},
@@ -128,7 +134,11 @@ func TestEvaluate_Counts(t *testing.T) {
 	if ev.Grants[1] != 1 || ev.Grants[2] != 1 || ev.Attempts[2] != 2 || ev.Extends != 1 || ev.Events != 8 {
 		t.Errorf("grants %v attempts %v extends %d events %d", ev.Grants, ev.Attempts, ev.Extends, ev.Events)
 	}
-	if got, want := ev.Summary(), "2 grants to 2 of 2 clients, 1/1 requirements met"; got != want {
+	// Client 2 invoked at 2s, was refused, and was granted at 3.01s.
+	if w := ev.LongestWait[2]; w < 1.009 || w > 1.011 {
+		t.Errorf("longest wait of client 2 = %.3fs, want 1.010s", w)
+	}
+	if got, want := ev.Summary(), "2 grants to 2 of 2 clients (client 2 waited 1.0s), 1/1 requirements met"; got != want {
 		t.Errorf("summary = %q, want %q", got, want)
 	}
 }
@@ -138,6 +148,7 @@ func TestObserve(t *testing.T) {
 	bad := evidence.Evidence{Reasons: []string{"fault 1 (kill n1), due at +5.000s, never fired"}}
 	dg := checker.Anomaly{Kind: checker.DoubleGrant}
 	stuck := checker.Anomaly{Kind: checker.StuckLock}
+	starve := checker.Anomaly{Kind: checker.Starvation}
 	for _, tc := range []struct {
 		name     string
 		r        checker.Result
@@ -149,6 +160,10 @@ func TestObserve(t *testing.T) {
 		{name: "clean", ev: good, want: evidence.Safe},
 		{name: "double grant", r: checker.Result{Anomalies: []checker.Anomaly{dg}}, ev: good, want: evidence.Unsafe},
 		{name: "stuck", r: checker.Result{Anomalies: []checker.Anomaly{stuck}}, ev: good, want: evidence.Stuck},
+		{name: "starves", r: checker.Result{Anomalies: []checker.Anomaly{starve}}, ev: good, want: evidence.Starves},
+		{name: "stuck beats starves", r: checker.Result{Anomalies: []checker.Anomaly{starve, stuck}}, ev: good, want: evidence.Stuck},
+		{name: "unsafe beats starves", r: checker.Result{Anomalies: []checker.Anomaly{starve, dg}}, ev: good, want: evidence.Unsafe},
+		{name: "tolerated starvation", r: checker.Result{Anomalies: []checker.Anomaly{starve}}, ev: good, tolerate: []string{"starvation"}, want: evidence.Safe},
 		{name: "tolerated stuck", r: checker.Result{Anomalies: []checker.Anomaly{stuck}}, ev: good, tolerate: []string{"stuck-lock"}, want: evidence.Safe},
 		{name: "missing evidence beats a clean check", ev: bad, want: evidence.Inconclusive, reason: "never fired"},
 		{name: "missing evidence beats an anomaly", r: checker.Result{Anomalies: []checker.Anomaly{dg}}, ev: bad, want: evidence.Inconclusive, reason: "never fired"},
@@ -179,6 +194,8 @@ func TestOverallAndMatches(t *testing.T) {
 		{[]string{"safe", "unsafe"}, evidence.Unsafe},
 		{[]string{"stuck", "safe"}, evidence.Stuck},
 		{[]string{"unsafe", "stuck"}, evidence.Unsafe},
+		{[]string{"safe", "starves"}, evidence.Starves},
+		{[]string{"starves", "stuck"}, evidence.Stuck},
 		{[]string{"unsafe", "inconclusive", "unsafe"}, evidence.Inconclusive},
 		{[]string{"unknown"}, evidence.Inconclusive},
 	} {

@@ -7,11 +7,12 @@ import (
 )
 
 // The observations of a trial, and of a run. A scenario expects one of the
-// first three; Inconclusive never matches an expectation.
+// first four; Inconclusive never matches an expectation.
 const (
 	Safe         = "safe"         // conclusive, and no anomaly
 	Unsafe       = "unsafe"       // a safety anomaly: double-grant, stale-write, lost-update
 	Stuck        = "stuck"        // a stuck-lock, and no safety anomaly
+	Starves      = "starves"      // a starvation (or livelock), and no safety anomaly or stuck-lock
 	Inconclusive = "inconclusive" // the trial proves nothing: see its reasons
 )
 
@@ -36,6 +37,8 @@ func Observe(r checker.Result, ev Evidence, tolerate []string) (observed, reason
 		return Inconclusive, "the linearizability search timed out: " + strings.Join(r.TimedOut, ", ")
 	case c[checker.StuckLock] > 0:
 		return Stuck, ""
+	case c[checker.Starvation] > 0:
+		return Starves, ""
 	}
 	return Safe, ""
 }
@@ -57,7 +60,8 @@ func unsafe(counts map[checker.Kind]int) bool {
 }
 
 // Overall returns a run's observation from its trials': Inconclusive if any
-// trial was, else Unsafe if any trial was, else Stuck if any was, else Safe.
+// trial was, else Unsafe if any trial was, else Stuck, else Starves, else
+// Safe.
 // An empty run is Inconclusive.
 func Overall(trials []string) string {
 	if len(trials) == 0 {
@@ -67,7 +71,7 @@ func Overall(trials []string) string {
 	for _, o := range trials {
 		seen[o] = true
 	}
-	for _, o := range []string{Inconclusive, Unsafe, Stuck, Safe} {
+	for _, o := range []string{Inconclusive, Unsafe, Stuck, Starves, Safe} {
 		if seen[o] {
 			return o
 		}
@@ -76,7 +80,7 @@ func Overall(trials []string) string {
 }
 
 // Matches reports whether an observation meets an expectation (safe,
-// unsafe or stuck). Inconclusive matches nothing.
+// unsafe, stuck or starves). Inconclusive matches nothing.
 func Matches(expect, observed string) bool {
 	return observed != Inconclusive && expect != Inconclusive && expect == observed
 }

@@ -36,7 +36,8 @@ type Requirement struct {
 	// (stale-write: a write the resource refused by its fencing token).
 	Prevented string `json:"prevented,omitempty" yaml:"prevented"`
 	// Min is how many refused operations or prevented violations are
-	// needed. default: 1.
+	// needed (default: 1), or, with anomaly, how many anomalies of that kind
+	// involving the nodes (default: 0, only constraining those found).
 	Min int `json:"min,omitempty" yaml:"min"`
 	// Fault names a fault kind of the schedule; with Node, its first
 	// occurrence on that node. KeyBefore and KeyAfter ("held" or
@@ -89,8 +90,8 @@ func (r Requirement) Validate() (field, msg string) {
 		return "key_before", "only goes with fault"
 	case r.KeyAfter != "" && r.Fault == "":
 		return "key_after", "only goes with fault"
-	case r.Min != 0 && r.Refused == "" && r.Prevented == "":
-		return "min", "only goes with refused or prevented"
+	case r.Min != 0 && r.Refused == "" && r.Prevented == "" && r.Anomaly == "":
+		return "min", "only goes with refused, prevented or anomaly"
 	case r.Fault != "" && r.KeyBefore == "" && r.KeyAfter == "":
 		return "fault", "say what the node held: key_before and/or key_after"
 	case !keyState(r.KeyBefore):
@@ -133,6 +134,8 @@ func (r Requirement) String() string {
 			want = append(want, "key "+r.KeyAfter+" once back")
 		}
 		return fmt.Sprintf("%s: %s", strings.TrimSpace(r.Fault+" "+r.Node), strings.Join(want, ", "))
+	case r.Anomaly != "" && r.Min > 0:
+		return fmt.Sprintf("at least %d %s involving %s", r.Min, r.Anomaly, strings.Join(r.Nodes, " and "))
 	case r.Anomaly != "":
 		return fmt.Sprintf("a %s, if any, involves %s", r.Anomaly, strings.Join(r.Nodes, " and "))
 	}
@@ -197,10 +200,12 @@ func (in *Input) check(r Requirement) Check {
 		}
 	case r.Anomaly != "":
 		c.Met, c.Found = true, "none found"
+		n := 0
 		for _, a := range in.Result.Anomalies {
 			if a.Kind != checker.Kind(r.Anomaly) {
 				continue
 			}
+			n++
 			involved := splitNodes(a.Nodes)
 			c.Found = "involves " + strings.Join(involved, ", ")
 			for _, n := range r.Nodes {
@@ -211,6 +216,9 @@ func (in *Input) check(r Requirement) Check {
 			if !c.Met {
 				break
 			}
+		}
+		if c.Met && n < r.Min {
+			c.Met, c.Found = false, fmt.Sprintf("%d found", n)
 		}
 	}
 	return c

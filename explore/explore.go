@@ -58,6 +58,7 @@ type Progress struct {
 	Trials       int     // search trials done
 	Unsafe       int     // findings so far
 	Stuck        int     // trials that showed only a stuck lock
+	Starves      int     // trials that showed only a starvation or livelock
 	Inconclusive int     // trials that proved nothing
 	PerMinute    float64 // schedules per minute
 	Replays      int     // shrink and measure replays so far
@@ -83,6 +84,7 @@ type Result struct {
 	// Inconclusive counts the trials that proved nothing, by reason.
 	Inconclusive map[string]int `json:"inconclusive,omitempty"`
 	Stuck        int            `json:"stuck"`
+	Starves      int            `json:"starves,omitempty"`
 	// SearchSeconds is the search's wall time; PerMinute its schedules per minute.
 	SearchSeconds float64 `json:"search_seconds"`
 	PerMinute     float64 `json:"schedules_per_minute"`
@@ -218,6 +220,8 @@ func explore(ctx context.Context, base scenarios.Scenario, gen *Generator, o Opt
 					p.Unsafe++
 				case evidence.Stuck:
 					p.Stuck++
+				case evidence.Starves:
+					p.Starves++
 				case evidence.Inconclusive:
 					p.Inconclusive++
 				}
@@ -263,6 +267,8 @@ func explore(ctx context.Context, base scenarios.Scenario, gen *Generator, o Opt
 			res.Inconclusive[t.Reason]++
 		case evidence.Stuck:
 			res.Stuck++
+		case evidence.Starves:
+			res.Starves++
 		}
 	}
 	if err != nil && (len(res.Findings) == 0 || !errors.Is(err, context.DeadlineExceeded)) {

@@ -44,6 +44,7 @@ func TestGenerator_ValidSchedulesFromTheVocabulary(t *testing.T) {
 		{"redlock-baseline", nil},
 		{"failover-lock-loss", nil},
 		{"gc-pause-fenced", []string{"pause-client", "latency", "partition", "drop-replies"}},
+		{"redlock-power-loss", []string{"power-loss", "restart", "partition"}},
 	} {
 		base := lookup(t, c.scenario)
 		g, err := explore.NewGenerator(base, c.kinds)

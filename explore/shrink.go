@@ -20,7 +20,7 @@ type Replay func(ctx context.Context, s scenarios.Scenario, seed uint64) (Outcom
 // An Outcome is one replay's result.
 type Outcome struct {
 	Reproduced bool   `json:"reproduced"`
-	Observed   string `json:"observed"`         // safe, unsafe, stuck or inconclusive
+	Observed   string `json:"observed"`         // safe, unsafe, stuck, starves or inconclusive
 	Reason     string `json:"reason,omitempty"` // why an inconclusive replay proves nothing
 }
 

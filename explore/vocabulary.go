@@ -24,7 +24,8 @@ func needsReplicas(s scenarios.Scenario) string {
 	return ""
 }
 
-// vocabulary holds every fault lockpick has, as explore draws it.
+// vocabulary holds the faults explore draws (all of lockpick's but
+// client-pause and kill-client, which scenarios script).
 // Intensities scale with the lock's TTL.
 var vocabulary = map[string]kind{
 	"kill": {always, func(d *draw) []scenarios.Step {
@@ -43,6 +44,18 @@ var vocabulary = map[string]kind{
 			p["wipe"] = true
 		}
 		return steps("restart", d.group(), d.at(), 0, p)
+	}},
+	"power-loss": {func(s scenarios.Scenario) string {
+		if s.Topology.Persistence == "" || s.Topology.Persistence == "none" {
+			return "the nodes persist nothing, so a power loss is a restart"
+		}
+		return ""
+	}, func(d *draw) []scenarios.Step {
+		p := map[string]any{}
+		if d.chance(0.4) {
+			p["delay"] = d.between(d.ttl/4, d.ttl*3/2).String()
+		}
+		return steps("power-loss", d.group(), d.at(), 0, p)
 	}},
 	"pause": {always, func(d *draw) []scenarios.Step {
 		return steps("pause", d.group(), d.at(), d.span(), nil)

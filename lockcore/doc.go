@@ -5,8 +5,11 @@
 //   - [Mutex]: the single-instance lock, SET NX PX with a random token and
 //     a compare-and-delete release; optional fencing tokens and WAIT for
 //     replicas.
-//   - [Redlock]: the same lock on N independent masters at once, held while
-//     a majority grants it.
+//   - [Redlock]: the same lock on N independent masters, held while a
+//     majority grants it: at once or node by node, stopping at a majority or
+//     greedy, giving up early or not.
+//   - [MultiLock]: Redisson's RedissonRedLock (RedissonMultiLock with All),
+//     a reentrant lock per node taken in order, releasing only what it got.
 //   - [Reentrant]: Redisson's reentrant hash lock, with its watchdog and
 //     pub/sub wake-up of waiters.
 //   - [SetNXExpire] and [GetSetLock]: the legacy locks still copied from

@@ -3,6 +3,7 @@ package lockcore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"sync"
 	"time"
@@ -54,6 +55,14 @@ type LegacyOptions struct {
 	Clock Clock
 	// Token returns SetNXExpire's value. default: [RandomToken].
 	Token func() string
+	// NaiveRecovery makes GetSetLock take over an expired lock with DEL
+	// and then SETNX, the recovery seed 002 warns against: two contenders
+	// that both read the expired timestamp both delete and both win.
+	NaiveRecovery bool
+	// RecoveryPause makes GetSetLock wait this long between reading an
+	// expired timestamp and taking the lock over (a slow client), so that
+	// contenders which read it at about the same time race for it.
+	RecoveryPause time.Duration
 }
 
 func (o *LegacyOptions) withDefaults() LegacyOptions {
@@ -228,12 +237,23 @@ func (l *GetSetLock) TryLock(ctx context.Context) (*Lease, error) {
 		if expiry, perr := strconv.ParseInt(cur, 10, 64); perr == nil && expiry >= sent.UnixMilli() {
 			return nil, ErrNotAcquired
 		}
-		old, err := l.rdb.GetSet(ctx, l.key, stamp).Result()
-		if err != nil && !errors.Is(err, redis.Nil) {
-			return nil, NewOpError("acquire", l.key, err)
+		if err := sleepCtx(ctx, l.opt.RecoveryPause); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrNotAcquired, err)
 		}
-		if old != cur {
-			return nil, ErrNotAcquired // someone else took it over first
+		if l.opt.NaiveRecovery {
+			if err := l.takeOverNaively(ctx, stamp); err != nil {
+				return nil, err
+			}
+		} else {
+			old, err := l.rdb.GetSet(ctx, l.key, stamp).Result()
+			if err != nil && !errors.Is(err, redis.Nil) {
+				return nil, NewOpError("acquire", l.key, err)
+			}
+			if old != cur {
+				// Someone else took it over first, and this GETSET
+				// overwrote the winner's timestamp with ours.
+				return nil, fmt.Errorf("%w: another client took the expired lock over first; this GETSET moved its expiry by %s", ErrNotAcquired, stampDelta(old, stamp))
+			}
 		}
 	}
 	lease := newLease(l.key, stamp, 0, sent, l.opt.TTL)
@@ -241,6 +261,47 @@ func (l *GetSetLock) TryLock(ctx context.Context) (*Lease, error) {
 	l.lease, l.stamp = lease, stamp
 	l.mu.Unlock()
 	return lease, nil
+}
+
+// takeOverNaively deletes the expired key and sets it again with SETNX.
+func (l *GetSetLock) takeOverNaively(ctx context.Context, stamp string) error {
+	if err := l.rdb.Del(ctx, l.key).Err(); err != nil {
+		return NewOpError("acquire", l.key, err)
+	}
+	ok, err := l.rdb.SetNX(ctx, l.key, stamp, 0).Result()
+	if err != nil {
+		return NewOpError("acquire", l.key, err)
+	}
+	if !ok {
+		return ErrNotAcquired
+	}
+	return nil
+}
+
+// stampDelta returns how far timestamp to (ms) lies after from, e.g.
+// "+12ms", or "an unknown amount" if either is not a number.
+func stampDelta(from, to string) string {
+	a, err1 := strconv.ParseInt(from, 10, 64)
+	b, err2 := strconv.ParseInt(to, 10, 64)
+	if err1 != nil || err2 != nil {
+		return "an unknown amount"
+	}
+	return fmt.Sprintf("%+dms", b-a)
+}
+
+// sleepCtx waits d, or returns ctx's error if it ends first.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Lock retries [GetSetLock.TryLock] every RetryDelay until it succeeds,

@@ -3,6 +3,9 @@ package lockcore_test
 import (
 	"context"
 	"errors"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -108,5 +111,37 @@ func TestGetSetLock_SkewedClock(t *testing.T) {
 	}
 	if n := rdb[0].Exists(ctx, "lock").Val(); n != 0 {
 		t.Errorf("key still there: want a's DEL to have removed b's lock (%s)", lb.Token)
+	}
+}
+
+// TestGetSetLock_Recovery: two slow contenders read the same expired
+// timestamp 20ms apart. GETSET lets exactly one win, and the loser's
+// GETSET moved the winner's expiry (seed 002); DEL then SETNX lets both win.
+func TestGetSetLock_Recovery(t *testing.T) {
+	_, rdb := startNodes(t, 1)
+	ctx := context.Background()
+	for _, naive := range []bool{false, true} {
+		expired := strconv.FormatInt(time.Now().Add(-time.Second).UnixMilli(), 10)
+		if err := rdb[0].Set(ctx, "lock", expired, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		opt := &lockcore.LegacyOptions{TTL: 5 * time.Second, RecoveryPause: 100 * time.Millisecond, NaiveRecovery: naive}
+		errs := make([]error, 2)
+		var wg sync.WaitGroup
+		for i := range errs {
+			wg.Go(func() {
+				time.Sleep(time.Duration(i) * 20 * time.Millisecond)
+				_, errs[i] = lockcore.NewGetSetLock(rdb[0], "lock", opt).TryLock(ctx)
+			})
+		}
+		wg.Wait()
+		switch {
+		case naive && (errs[0] != nil || errs[1] != nil):
+			t.Errorf("naive recovery: errs = %v, want both granted", errs)
+		case !naive && (errs[0] != nil || !errors.Is(errs[1], lockcore.ErrNotAcquired)):
+			t.Errorf("GETSET recovery: errs = %v, want the first granted and the second refused", errs)
+		case !naive && !strings.Contains(errs[1].Error(), "moved its expiry by +"):
+			t.Errorf("the loser's error %q does not say how far it moved the expiry", errs[1])
+		}
 	}
 }

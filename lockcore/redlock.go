@@ -44,7 +44,7 @@ type RedlockOptions struct {
 	NodeTimeout time.Duration
 	// RetryDelay is the mean pause between attempts in [Redlock.Lock]. Each
 	// pause is drawn uniformly from [RetryDelay/2, 3×RetryDelay/2), so that
-	// contenders fall out of step. default: 100ms.
+	// contenders fall out of step (see FixedRetryDelay). default: 100ms.
 	RetryDelay time.Duration
 	// Tries is the most attempts [Redlock.Lock] makes. default: 0, no limit
 	// (until its context ends).
@@ -59,6 +59,32 @@ type RedlockOptions struct {
 	// WaitAll makes every call wait for every node's reply (or NodeTimeout)
 	// instead of returning as soon as a majority has answered.
 	WaitAll bool
+	// Sequential asks the nodes one after another, in Order, each for at
+	// most NodeTimeout, as the Redlock description does, instead of all at
+	// once. It stops at a majority unless Greedy.
+	Sequential bool
+	// Greedy keeps asking the remaining nodes after a majority granted the
+	// lock (seed 001, question 2): a later crash of one of them then leaves
+	// the other clients short of a majority. Without Sequential it is WaitAll
+	// for acquisition.
+	Greedy bool
+	// GiveUpEarly stops a Sequential attempt as soon as the nodes left
+	// cannot make a majority (Redisson's RedissonMultiLock), instead of
+	// taking them anyway: three clients can then no longer split three
+	// nodes one each, round after round (seed 001, question 6).
+	GiveUpEarly bool
+	// Order is the order Sequential asks the nodes in, as indexes into the
+	// nodes given to [NewRedlock]: each exactly once, or NewRedlock panics.
+	// default: 0, 1, ..., N-1.
+	Order []int
+	// FixedRetryDelay makes [Redlock.Lock] pause exactly RetryDelay between
+	// attempts, so contenders that failed together retry together.
+	FixedRetryDelay bool
+	// IgnoreElapsed is the mistake seed 001 warns against (question 3):
+	// the validity is counted from the end of the acquisition instead of
+	// from when the requests were sent, so a slow acquisition yields a
+	// lease that outlives the keys on the first nodes. For tests only.
+	IgnoreElapsed bool
 	// Clock is the client's clock. default: [SystemClock].
 	Clock Clock
 	// Token returns a fresh random token. default: [RandomToken].
@@ -97,6 +123,7 @@ type Redlock struct {
 	nodes   []redis.Scripter
 	workers []*nodeWorker
 	all     []int
+	order   []int // the order of a Sequential attempt
 	key     string
 	keys    []string
 	quorum  int
@@ -133,7 +160,29 @@ func NewRedlock(nodes []redis.Scripter, key string, opt *RedlockOptions) *Redloc
 		r.workers[i] = newNodeWorker(n)
 		r.all[i] = i
 	}
+	r.order = r.all
+	if len(r.opt.Order) > 0 {
+		if !isPermutation(r.opt.Order, len(nodes)) {
+			panic(fmt.Sprintf("lockcore: NewRedlock: Order %v is not an order of nodes 0..%d", r.opt.Order, len(nodes)-1))
+		}
+		r.order = r.opt.Order
+	}
 	return r
+}
+
+// isPermutation reports whether order holds each of 0..n-1 exactly once.
+func isPermutation(order []int, n int) bool {
+	if len(order) != n {
+		return false
+	}
+	seen := make([]bool, n)
+	for _, i := range order {
+		if i < 0 || i >= n || seen[i] {
+			return false
+		}
+		seen[i] = true
+	}
+	return true
 }
 
 // Key returns the lock's key.
@@ -149,7 +198,8 @@ func (r *Redlock) Lease() *Lease {
 	return r.lease
 }
 
-// TryLock makes one attempt on every node at once. It returns a lease when
+// TryLock makes one attempt: on every node at once, or node by node with
+// Sequential. It returns a lease when
 // a majority granted it before its validity ran out. Otherwise it releases
 // the key (see [RedlockOptions.ReleaseAcquiredOnly]) and returns an error
 // matching [ErrNotAcquired]; node failures are joined to it as *[OpError]
@@ -159,17 +209,20 @@ func (r *Redlock) TryLock(ctx context.Context) (*Lease, error) {
 	token := r.opt.Token()
 	sent := r.opt.Clock.Now()
 	n, q := len(r.nodes), r.quorum
-	waitAll := r.opt.WaitAll || r.opt.ReleaseAcquiredOnly
-	f := startFanout(ctx, r.spec(opAcquire, token, r.all, func(t tally) bool {
-		return (t.yes >= q && !waitAll) || n-t.no-t.failed < q
-	}, func(ctx context.Context, c redis.Scripter) (bool, error) {
-		return r.acquireOn(ctx, c, token)
-	}))
-	t, cerr := f.wait(ctx)
+	var a attempt
+	if r.opt.Sequential {
+		a = r.acquireInOrder(ctx, token)
+	} else {
+		a = r.acquireAtOnce(ctx, token)
+	}
+	yes, cerr := len(a.granted), a.err
 	validity := r.opt.TTL - r.opt.drift()
-	if cerr == nil && t.yes >= q && r.opt.Clock.Now().Sub(sent) < validity {
+	if r.opt.IgnoreElapsed {
+		sent = r.opt.Clock.Now()
+	}
+	if cerr == nil && yes >= q && r.opt.Clock.Now().Sub(sent) < validity {
 		lease := newLease(r.key, token, 0, sent, validity)
-		lease.Nodes = f.granted()
+		lease.Nodes = a.granted
 		r.mu.Lock()
 		r.lease = lease
 		r.mu.Unlock()
@@ -178,7 +231,7 @@ func (r *Redlock) TryLock(ctx context.Context) (*Lease, error) {
 
 	release := r.all
 	if r.opt.ReleaseAcquiredOnly {
-		release = f.granted()
+		release = a.granted
 	}
 	rf := startFanout(ctx, r.spec(opRelease, token, release, never, func(ctx context.Context, c redis.Scripter) (bool, error) {
 		return r.releaseOn(ctx, c, token)
@@ -189,13 +242,73 @@ func (r *Redlock) TryLock(ctx context.Context) (*Lease, error) {
 	if _, err := rf.wait(ctx); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrNotAcquired, err)
 	}
-	if errs := f.errors(); len(errs) > 0 {
-		return nil, fmt.Errorf("%w: %d of %d nodes granted: %w", ErrNotAcquired, t.yes, n, errors.Join(errs...))
+	if len(a.errs) > 0 {
+		return nil, fmt.Errorf("%w: %d of %d nodes granted: %w", ErrNotAcquired, yes, n, errors.Join(a.errs...))
+	}
+	if a.gaveUp > 0 {
+		return nil, fmt.Errorf("%w: gave up after %d of %d nodes, a majority out of reach", ErrNotAcquired, a.gaveUp, n)
+	}
+	if yes > 0 {
+		// A minority granted it: another client holds the rest, or the
+		// contenders split the nodes between them.
+		return nil, fmt.Errorf("%w: %d of %d nodes granted", ErrNotAcquired, yes, n)
 	}
 	return nil, ErrNotAcquired
 }
 
-// Lock retries [Redlock.TryLock] after a random pause until it succeeds,
+// An attempt is what one acquisition got: the nodes that granted the key,
+// the node errors, and ctx's error if it ended first.
+type attempt struct {
+	granted []int
+	errs    []error
+	err     error
+	gaveUp  int // with GiveUpEarly, the nodes asked before giving up; 0 if it did not
+}
+
+// acquireAtOnce asks every node at once and returns when a majority granted
+// (every node answered, with Greedy, WaitAll or ReleaseAcquiredOnly) or a
+// majority is out of reach.
+func (r *Redlock) acquireAtOnce(ctx context.Context, token string) attempt {
+	n, q := len(r.nodes), r.quorum
+	waitAll := r.opt.WaitAll || r.opt.ReleaseAcquiredOnly || r.opt.Greedy
+	f := startFanout(ctx, r.spec(opAcquire, token, r.all, func(t tally) bool {
+		return (t.yes >= q && !waitAll) || n-t.no-t.failed < q
+	}, func(ctx context.Context, c redis.Scripter) (bool, error) {
+		return r.acquireOn(ctx, c, token)
+	}))
+	_, err := f.wait(ctx)
+	return attempt{granted: f.granted(), errs: f.errors(), err: err}
+}
+
+// acquireInOrder asks the nodes one at a time in Order, each for at most
+// NodeTimeout, until a majority granted (every node, with Greedy) or, with
+// GiveUpEarly, the nodes left cannot make a majority.
+func (r *Redlock) acquireInOrder(ctx context.Context, token string) attempt {
+	var a attempt
+	for k, i := range r.order {
+		if len(a.granted) >= r.quorum && !r.opt.Greedy {
+			break
+		}
+		if r.opt.GiveUpEarly && len(a.granted)+len(r.order)-k < r.quorum {
+			a.gaveUp = k
+			break
+		}
+		f := startFanout(ctx, r.spec(opAcquire, token, []int{i}, never, func(ctx context.Context, c redis.Scripter) (bool, error) {
+			return r.acquireOn(ctx, c, token)
+		}))
+		_, err := f.wait(ctx)
+		a.granted = append(a.granted, f.granted()...)
+		a.errs = append(a.errs, f.errors()...)
+		if err != nil {
+			a.err = err
+			break
+		}
+	}
+	return a
+}
+
+// Lock retries [Redlock.TryLock] after a random pause (RetryDelay with
+// FixedRetryDelay) until it succeeds,
 // fails with something other than [ErrNotAcquired], makes Tries attempts,
 // or ctx ends. It returns the last attempt's error.
 func (r *Redlock) Lock(ctx context.Context) (*Lease, error) {
@@ -211,7 +324,10 @@ func (r *Redlock) Lock(ctx context.Context) (*Lease, error) {
 			}
 			return nil, fmt.Errorf("%w: %w", ErrNotAcquired, cerr)
 		}
-		d := r.opt.RetryDelay/2 + rand.N(r.opt.RetryDelay)
+		d := r.opt.RetryDelay
+		if !r.opt.FixedRetryDelay {
+			d = r.opt.RetryDelay/2 + rand.N(r.opt.RetryDelay)
+		}
 		if timer == nil {
 			timer = time.NewTimer(d)
 			defer timer.Stop()

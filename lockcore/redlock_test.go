@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -425,5 +427,82 @@ func TestRedlock_NodeTimeoutWithoutContextTimeouts(t *testing.T) {
 	}
 	if got, want := lease.Nodes, []int{0, 1}; !slices.Equal(got, want) {
 		t.Errorf("Nodes = %v, want %v", got, want)
+	}
+}
+
+// setCalls returns how many SET commands rdb's node has run.
+func setCalls(tb testing.TB, rdb *redis.Client) int {
+	tb.Helper()
+	info, err := rdb.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var n int
+	for _, line := range strings.Split(info, "\n") {
+		if rest, ok := strings.CutPrefix(line, "cmdstat_set:calls="); ok {
+			n, _ = strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
+		}
+	}
+	return n
+}
+
+// TestRedlock_Sequential asks nodes one by one: it stops at a majority
+// unless greedy, and with GiveUpEarly it does not take a node that cannot
+// make a majority any more (seed 001, questions 2 and 6).
+func TestRedlock_Sequential(t *testing.T) {
+	_, rdb := startNodes(t, 3)
+	ctx := context.Background()
+	base := lockcore.RedlockOptions{TTL: 2 * time.Second, NodeTimeout: 200 * time.Millisecond, Sequential: true, Order: []int{2, 0, 1}}
+
+	a := lockcore.NewRedlock(scripters(rdb), "lock", &base)
+	lease, err := a.TryLock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := lease.Nodes, []int{2, 0}; !slices.Equal(got, want) {
+		t.Errorf("stop at a majority: Nodes = %v, want %v (in Order)", got, want)
+	}
+	if got, want := holders(t, rdb, "lock"), []string{lease.Token, "", lease.Token}; !slices.Equal(got, want) {
+		t.Errorf("stop at a majority: keys = %q, want %q", got, want)
+	}
+	if err := a.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	greedy := base
+	greedy.Greedy = true
+	g := lockcore.NewRedlock(scripters(rdb), "lock", &greedy)
+	if lease, err = g.TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := lease.Nodes, []int{2, 0, 1}; !slices.Equal(got, want) {
+		t.Errorf("greedy: Nodes = %v, want %v", got, want)
+	}
+	if err := g.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// Nodes 0 and 1 are held by two other clients: a split vote.
+	for i, other := range []string{"other-1", "other-2"} {
+		if err := rdb[i].Set(ctx, "lock", other, time.Minute).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inOrder := base
+	inOrder.Order = []int{0, 1, 2}
+	for _, giveUp := range []bool{false, true} {
+		o := inOrder
+		o.GiveUpEarly = giveUp
+		before := setCalls(t, rdb[2])
+		if _, err := lockcore.NewRedlock(scripters(rdb), "lock", &o).TryLock(ctx); !errors.Is(err, lockcore.ErrNotAcquired) {
+			t.Fatalf("GiveUpEarly=%v: err = %v, want ErrNotAcquired", giveUp, err)
+		}
+		asked := setCalls(t, rdb[2]) - before
+		if want := map[bool]int{false: 1, true: 0}[giveUp]; asked != want {
+			t.Errorf("GiveUpEarly=%v: node 2 was asked %d times, want %d", giveUp, asked, want)
+		}
+		if got := holders(t, rdb, "lock")[2]; got != "" {
+			t.Errorf("GiveUpEarly=%v: node 2 holds %q after the failed attempt, want it released", giveUp, got)
+		}
 	}
 }

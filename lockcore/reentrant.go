@@ -13,7 +13,9 @@ import (
 
 // Redisson's reentrant lock, with the scripts of RedissonLock. The key is a
 // hash from "<client id>:<thread id>" to a hold count. Acquiring creates or
-// increments our field and resets the key's PTTL; when another field holds
+// increments our field and resets the key's PTTL (one change: an acquire
+// while this holder holds nothing sets the count to 1, see
+// [ReentrantOptions].CountEveryAcquire); when another field holds
 // the key the script returns its PTTL instead. Releasing decrements our
 // field and, at zero, deletes the key and publishes on the lock's channel,
 // which every waiter has subscribed to: a waiter sleeps until that message
@@ -27,7 +29,11 @@ if (redis.call('exists', KEYS[1]) == 0) then
   return nil;
 end;
 if (redis.call('hexists', KEYS[1], ARGV[2]) == 1) then
-  redis.call('hincrby', KEYS[1], ARGV[2], 1);
+  if (ARGV[3] == '1') then
+    redis.call('hset', KEYS[1], ARGV[2], 1);
+  else
+    redis.call('hincrby', KEYS[1], ARGV[2], 1);
+  end;
   redis.call('pexpire', KEYS[1], ARGV[1]);
   return nil;
 end;
@@ -75,6 +81,21 @@ type ReentrantOptions struct {
 	// NoWatchdog turns renewal off: the lock then lasts LeaseTime unless
 	// extended, like Redisson's lock(leaseTime, unit).
 	NoWatchdog bool
+	// CountEveryAcquire makes every acquire that finds our own field
+	// increment its count, as Redisson's script does. An acquire whose
+	// reply was lost (dropped, or its connection reset) may still have run,
+	// so its retry counts the lock twice: the holder's one Unlock then
+	// leaves the key held, renewed by the watchdog, and nobody else gets
+	// it. default: false: the first acquire after one whose outcome was
+	// unknown, while this holder holds nothing, sets the count to 1.
+	CountEveryAcquire bool
+	// StopRenewingOnError makes the watchdog stop for good, silently, after
+	// a renewal that fails with an error (a reset connection, a timeout),
+	// as Redisson's renewExpiration does (it logs "Can't update lock
+	// expiration" and drops the renewal): the holder is not told, and the
+	// lease runs out under it. default: false (retry at the next tick, and
+	// give the lease up, closing Lost(), only once its deadline passed).
+	StopRenewingOnError bool
 	// ClientID identifies this client, like the UUID of Redisson's connection
 	// manager. default: a random token.
 	ClientID string
@@ -151,8 +172,11 @@ type Reentrant struct {
 	mu    sync.Mutex
 	lease *Lease
 	holds int
-	stop  chan struct{} // closed to stop the watchdog
-	done  chan struct{} // closed when the watchdog has stopped
+	// unknown is set while the last acquire's outcome is unknown: it may
+	// have set our field, which the next acquire then finds.
+	unknown bool
+	stop    chan struct{} // closed to stop the watchdog
+	done    chan struct{} // closed when the watchdog has stopped
 }
 
 // NewReentrant returns a reentrant lock on key through rdb. opt may be nil.
@@ -252,11 +276,26 @@ func (r *Reentrant) lockError(ctx context.Context, err error) error {
 // else the holder's remaining PTTL.
 func (r *Reentrant) try(ctx context.Context) (*Lease, time.Duration, error) {
 	sent := r.opt.Clock.Now()
-	acquired, ttl, err := parseAcquireReply(reentrantAcquireScript.Run(ctx, r.rdb, r.keys[:1:1],
-		r.opt.LeaseTime.Milliseconds(), r.field).Result())
-	if err != nil {
-		return nil, 0, NewOpError("acquire", r.key, err)
+	fresh := "0"
+	r.mu.Lock()
+	if !r.opt.CountEveryAcquire && r.holds == 0 && r.unknown {
+		fresh = "1" // our field, if there, is the lost reply's leftover
 	}
+	r.mu.Unlock()
+	acquired, ttl, err := parseAcquireReply(reentrantAcquireScript.Run(ctx, r.rdb, r.keys[:1:1],
+		r.opt.LeaseTime.Milliseconds(), r.field, fresh).Result())
+	if err != nil {
+		oerr := NewOpError("acquire", r.key, err)
+		if MayHaveRun(oerr) {
+			r.mu.Lock()
+			r.unknown = true
+			r.mu.Unlock()
+		}
+		return nil, 0, oerr
+	}
+	r.mu.Lock()
+	r.unknown = false
+	r.mu.Unlock()
 	if !acquired {
 		return nil, ttl, nil
 	}
@@ -376,6 +415,9 @@ func (r *Reentrant) watchdog(lease *Lease, stop <-chan struct{}, done chan<- str
 		cancel()
 		if r.opt.OnRenew != nil {
 			r.opt.OnRenew(Renewal{Done: true, Token: lease.Token, ValidUntil: until, Err: err})
+		}
+		if err != nil && !errors.Is(err, ErrNotHeld) && r.opt.StopRenewingOnError {
+			return // Redisson: the renewal is dropped, the lease left to run out
 		}
 		if errors.Is(err, ErrNotHeld) || (err != nil && !r.opt.Clock.Now().Before(lease.ValidUntil())) {
 			r.mu.Lock()

@@ -329,3 +329,64 @@ func TestReentrant_ExtendNotReported(t *testing.T) {
 		t.Errorf("OnRenew called %d times by Extend, want 0", reports)
 	}
 }
+
+// TestReentrant_AcquireFindsItsOwnLeftover: an acquire whose reply was
+// lost has run, leaving our field at 1; the retry, made while the holder
+// holds nothing, must not count the lock twice, or its one Unlock leaves
+// the key held. Redisson's script (CountEveryAcquire) counts it twice.
+func TestReentrant_AcquireFindsItsOwnLeftover(t *testing.T) {
+	_, rdb := startNodes(t, 1)
+	ctx := context.Background()
+	for _, every := range []bool{false, true} {
+		r := lockcore.NewReentrant(rdb[0], "lock", &lockcore.ReentrantOptions{LeaseTime: 5 * time.Second, NoWatchdog: true, CountEveryAcquire: every})
+		// An acquire whose outcome is unknown: it times out during a pause.
+		if err := rdb[0].Do(ctx, "client", "pause", 200, "write").Err(); err != nil {
+			t.Fatal(err)
+		}
+		tctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		_, err := r.TryLock(tctx)
+		cancel()
+		if !lockcore.MayHaveRun(err) {
+			t.Fatalf("acquire during the pause: %v, want an unknown outcome", err)
+		}
+		time.Sleep(250 * time.Millisecond)
+		// go-redis dropped it with its connection; a client that kept the
+		// connection would have had it run: set the field as it would have.
+		if err := rdb[0].HSet(ctx, "lock", r.Field(), 1).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.TryLock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		count, _ := rdb[0].HGet(ctx, "lock", r.Field()).Int()
+		if err := r.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		left, _ := rdb[0].Exists(ctx, "lock").Result()
+		switch {
+		case !every && (count != 1 || left != 0):
+			t.Errorf("hold count %d after the retry, key left after Unlock: %v; want 1 and none", count, left == 1)
+		case every && (count != 2 || left != 1):
+			t.Errorf("CountEveryAcquire: hold count %d, key left: %v; want Redisson's 2, still held", count, left == 1)
+		}
+		_ = rdb[0].Del(ctx, "lock").Err()
+	}
+	// A real re-entry still counts, and so does a holder sharing the field
+	// (same client and thread id) that holds nothing itself.
+	r := lockcore.NewReentrant(rdb[0], "lock", &lockcore.ReentrantOptions{LeaseTime: 5 * time.Second, NoWatchdog: true, ClientID: "c"})
+	for range 2 {
+		if _, err := r.TryLock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if count, _ := rdb[0].HGet(ctx, "lock", r.Field()).Int(); count != 2 || r.Holds() != 2 {
+		t.Errorf("re-entered twice: count %d, Holds %d; want 2 and 2", count, r.Holds())
+	}
+	shared := lockcore.NewReentrant(rdb[0], "lock", &lockcore.ReentrantOptions{LeaseTime: 5 * time.Second, NoWatchdog: true, ClientID: "c"})
+	if _, err := shared.TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if count, _ := rdb[0].HGet(ctx, "lock", r.Field()).Int(); count != 3 {
+		t.Errorf("a holder sharing the field: count %d, want 3", count)
+	}
+}

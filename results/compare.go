@@ -33,7 +33,7 @@ type ArmResult struct {
 	// others (their reasons are in the arm's verdict.json).
 	Conclusive   int `json:"conclusive"`
 	Inconclusive int `json:"inconclusive"`
-	// Violations counts conclusive trials observed unsafe or stuck.
+	// Violations counts conclusive trials observed unsafe, stuck or starves.
 	Violations int `json:"violations"`
 	// Rate is Violations / Conclusive, 0 without conclusive trials.
 	Rate float64 `json:"rate"`

@@ -16,7 +16,7 @@ type Verdict struct {
 	// Shard is "i/n" when this folder holds one shard of a run (its trials
 	// keep the numbers and seeds of the whole run), "" for a whole run.
 	Shard string `json:"shard,omitempty"`
-	// Expect is the scenario's expectation: safe, unsafe or stuck.
+	// Expect is the scenario's expectation: safe, unsafe, stuck or starves.
 	Expect string `json:"expect"`
 	// Observed is what the trials showed: inconclusive if any trial proves
 	// nothing (see its evidence), else unsafe if any trial had a safety
@@ -26,7 +26,7 @@ type Verdict struct {
 	Matched bool `json:"matched"`
 	// Anomalies counts anomalies by kind over all trials.
 	Anomalies map[string]int `json:"anomalies"`
-	// TrialsWithAnomaly counts trials observed unsafe or stuck.
+	// TrialsWithAnomaly counts trials observed unsafe, stuck or starves.
 	TrialsWithAnomaly int `json:"trials_with_anomaly"`
 	// TrialsInconclusive counts trials that prove nothing.
 	TrialsInconclusive int `json:"trials_inconclusive"`
@@ -45,7 +45,7 @@ type Verdict struct {
 type Trial struct {
 	Trial int    `json:"trial"`
 	Seed  uint64 `json:"seed"`
-	// Observed is safe, unsafe, stuck or inconclusive; Reason says why an
+	// Observed is safe, unsafe, stuck, starves or inconclusive; Reason says why an
 	// inconclusive trial proves nothing.
 	Observed  string         `json:"observed"`
 	Reason    string         `json:"reason,omitempty"`

@@ -9,25 +9,37 @@ import (
 )
 
 // A BackendFactory makes the backend of one trial, keeping node files under
-// dir. clock is true when the scenario moves a node's clock, so the nodes
-// must run with the clock shim.
-type BackendFactory func(dir string, clock bool) (cluster.Backend, error)
+// dir, with the shims the scenario's faults need.
+type BackendFactory func(dir string, needs Needs) (cluster.Backend, error)
+
+// Needs says which shims a trial's nodes must run under.
+type Needs struct {
+	// Clock is true when a fault moves a node's clock (the clock shim).
+	Clock bool
+	// Fsync is true when a fault cuts a node's power (the fsync shim).
+	Fsync bool
+}
 
 // ProcessBackend is the default [BackendFactory]: real processes on this host.
-func ProcessBackend(dir string, clock bool) (cluster.Backend, error) {
+func ProcessBackend(dir string, needs Needs) (cluster.Backend, error) {
 	b, err := cluster.NewProcessBackend(dir)
 	if err != nil {
 		return nil, err
 	}
-	if clock {
+	if needs.Clock {
 		if b.ClockShim, err = cluster.BuildClockShim(ShimCache()); err != nil {
+			return nil, err
+		}
+	}
+	if needs.Fsync {
+		if b.FsyncShim, err = cluster.BuildFsyncShim(ShimCache()); err != nil {
 			return nil, err
 		}
 	}
 	return b, nil
 }
 
-// ShimCache is where the clock shim is built once and reused.
+// ShimCache is where the shims are built once and reused.
 func ShimCache() string {
 	if d, err := os.UserCacheDir(); err == nil {
 		return filepath.Join(d, "lockpick")
@@ -35,19 +47,20 @@ func ShimCache() string {
 	return filepath.Join(os.TempDir(), "lockpick-cache")
 }
 
-// needsClock reports whether any step of s moves a node's clock.
-func (s Scenario) needsClock() bool {
+// needs returns the shims the steps of s (in any arm) need: the clock shim
+// for a clock-* fault, the fsync shim for power-loss.
+func (s Scenario) needs() Needs {
+	var text []string
 	for _, st := range s.Faults {
-		if strings.HasPrefix(st.Fault, "clock-") {
-			return true
-		}
+		text = append(text, st.Fault)
 	}
 	for _, a := range s.Arms {
 		for i := 0; i+1 < len(a.overlay.Content); i += 2 {
-			if a.overlay.Content[i].Value == "faults" && strings.Contains(nodeText(a.overlay.Content[i+1]), "clock-") {
-				return true
+			if a.overlay.Content[i].Value == "faults" {
+				text = append(text, nodeText(a.overlay.Content[i+1]))
 			}
 		}
 	}
-	return false
+	all := strings.Join(text, " ")
+	return Needs{Clock: strings.Contains(all, "clock-"), Fsync: strings.Contains(all, "power-loss")}
 }

@@ -261,7 +261,7 @@ func (m *nemesis) inject(ctx context.Context, i int) {
 			effect, noEffect, err = "", err.Error(), nil
 		}
 		cancel()
-		if st.Fault == "restart" {
+		if st.Fault == "restart" || st.Fault == "power-loss" {
 			after = keyOn(ctx, n, m.env.key)
 		}
 		if after != "" {
@@ -390,7 +390,9 @@ func (m *nemesis) clientHolds(target string) string {
 
 // keyFault reports whether a fault kind takes a node down, so the lock's
 // key on it is read before and after.
-func keyFault(kind string) bool { return kind == "kill" || kind == "restart" }
+func keyFault(kind string) bool {
+	return kind == "kill" || kind == "restart" || kind == "power-loss"
+}
 
 // keyOn reads whether key exists on node n, through its own address (not
 // its proxy, which a fault may cut): "held", "absent", or "" if the node

@@ -88,7 +88,7 @@ type TrialResult struct {
 	// Evidence is what the trial proves: grants, faults fired with their
 	// effect, the scenario's requirements.
 	Evidence evidence.Evidence
-	// Observed is safe, unsafe, stuck or inconclusive; Reason says why an
+	// Observed is safe, unsafe, stuck, starves or inconclusive; Reason says why an
 	// inconclusive trial proves nothing.
 	Observed string
 	Reason   string
@@ -178,7 +178,7 @@ func newVerdict(s Scenario, seed uint64, trials []results.Trial, checks []checke
 			v.Anomalies[string(k)] += n
 		}
 		switch t.Observed {
-		case evidence.Unsafe, evidence.Stuck:
+		case evidence.Unsafe, evidence.Stuck, evidence.Starves:
 			v.TrialsWithAnomaly++
 		case evidence.Inconclusive:
 			v.TrialsInconclusive++
@@ -308,7 +308,7 @@ func RunTrial(ctx context.Context, s Scenario, seed uint64, dir string, nb Backe
 	if nb == nil {
 		nb = ProcessBackend
 	}
-	backend, err := nb(filepath.Join(dir, "nodes"), s.needsClock())
+	backend, err := nb(filepath.Join(dir, "nodes"), s.needs())
 	if err != nil {
 		return TrialResult{}, &InfraError{Err: err}
 	}
@@ -318,6 +318,8 @@ func RunTrial(ctx context.Context, s Scenario, seed uint64, dir string, nb Backe
 		return TrialResult{}, &InfraError{Err: err}
 	}
 	defer c.Close()
+	stopWrites := backgroundWrites(c, s.Topology.BackgroundWrites.D())
+	defer stopWrites()
 	res, err := startResource(s.Fenced)
 	if err != nil {
 		return TrialResult{}, &InfraError{Err: err}
@@ -368,6 +370,9 @@ func RunTrial(ctx context.Context, s Scenario, seed uint64, dir string, nb Backe
 		if err := wp.waitReady(10 * time.Second); err != nil {
 			return TrialResult{}, &InfraError{Err: err}
 		}
+	}
+	if err := alignStart(ctx, s.AlignStart.D()); err != nil {
+		return TrialResult{}, err
 	}
 	start, startMono := time.Now(), monoNow()
 	for _, wp := range procs {

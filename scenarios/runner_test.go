@@ -8,6 +8,7 @@ import (
 
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/internal/testredis"
+	"github.com/lockpick/lockpick/results"
 	"github.com/lockpick/lockpick/scenarios"
 )
 
@@ -84,25 +85,58 @@ func TestNoLock_ResourceCheckSeesLostUpdates(t *testing.T) {
 	t.Log(a.Message)
 }
 
-// TestRedlockTolerance_EveryArm runs each arm of redlock-tolerance once:
-// N = 2X+1 masters keep granting with X dead and are stuck with more.
-func TestRedlockTolerance_EveryArm(t *testing.T) {
+// TestCatalogue_EveryArm runs each arm of the scenarios whose arms expect
+// different verdicts once; every arm must match its own expectation:
+// redlock-tolerance (N = 2X+1 masters keep granting with X dead and are
+// stuck with more), redlock-power-loss (everysec loses the lock to a power
+// loss but not to kill -9; always keeps it; none loses it to both),
+// redlock-split-vote (a fixed delay livelocks; a random delay or giving up
+// early does not) and watchdog-renewal-error (Redisson's watchdog stops
+// after one failed renewal; lockcore's retries) and redlock-greedy (a
+// client that stopped at a majority loses the lock to a restart; a greedy
+// one does not) and redlock-slow-nodes (ignoring the time a silent node
+// cost is unsafe; Redlock's validity or a short node timeout is not) and
+// failover-delayed-promotion (a replica promoted inside the lease grants
+// the lock twice; one promoted after it does not) and
+// redlock-failed-acquire-release (after replies were lost, releasing every
+// node frees the lock; releasing only those that said yes leaves it stuck)
+// and reentrant-lost-reply (Redisson's counting of a retried acquire
+// starves the other client; lockcore's does not).
+func TestCatalogue_EveryArm(t *testing.T) {
 	testredis.Require(t, false)
-	s, err := scenarios.Lookup("redlock-tolerance")
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		name string
+		arms int
+	}{{"redlock-tolerance", 5}, {"redlock-power-loss", 6}, {"redlock-split-vote", 4}, {"watchdog-renewal-error", 2}, {"redlock-greedy", 2}, {"redlock-slow-nodes", 3}, {"failover-delayed-promotion", 2}, {"redlock-failed-acquire-release", 2}, {"reentrant-lost-reply", 2}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := scenarios.Lookup(tc.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, dir, err := scenarios.Compare(context.Background(), s, nil, &scenarios.Options{Out: t.TempDir(), Parallel: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(c.Arms) != tc.arms {
+				t.Fatalf("%d arms ran, want %d", len(c.Arms), tc.arms)
+			}
+			for _, a := range c.Arms {
+				v := readVerdict(t, dir, a.Dir)
+				if !v.Matched || v.TrialsInconclusive != 0 {
+					t.Errorf("arm %s: expect %s, observed %s (%d inconclusive): %v %v", a.Arm, v.Expect, v.Observed, v.TrialsInconclusive, v.Examples, inconclusiveReasons(v))
+				}
+			}
+		})
 	}
-	c, dir, err := scenarios.Compare(context.Background(), s, nil, &scenarios.Options{Out: t.TempDir(), Parallel: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(c.Arms) != 5 {
-		t.Fatalf("%d arms ran, want 5", len(c.Arms))
-	}
-	for _, a := range c.Arms {
-		v := readVerdict(t, dir, a.Dir)
-		if !v.Matched || v.TrialsInconclusive != 0 {
-			t.Errorf("arm %s: expect %s, observed %s (%d inconclusive): %v", a.Arm, v.Expect, v.Observed, v.TrialsInconclusive, v.Examples)
+}
+
+// inconclusiveReasons lists why trials were inconclusive, for a failure message.
+func inconclusiveReasons(v results.Verdict) []string {
+	var out []string
+	for _, t := range v.TrialResults {
+		if t.Reason != "" {
+			out = append(out, fmt.Sprintf("trial %d: %s", t.Trial, t.Reason))
 		}
 	}
+	return out
 }

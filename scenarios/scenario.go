@@ -10,7 +10,7 @@ import (
 	"github.com/lockpick/lockpick/evidence"
 )
 
-// An Expect is what a scenario should show: safe, unsafe or stuck.
+// An Expect is what a scenario should show: safe, unsafe, stuck or starves.
 type Expect string
 
 // The expectations of the catalogue. A trial that proves nothing is
@@ -19,6 +19,9 @@ const (
 	Safe   Expect = evidence.Safe   // no anomaly in any trial
 	Unsafe Expect = evidence.Unsafe // a safety anomaly (double-grant, stale-write, lost-update)
 	Stuck  Expect = evidence.Stuck  // a stuck-lock
+	// Starves is a starvation: a client never granted while others were,
+	// or nobody granted while nobody held the lock (a livelock).
+	Starves Expect = evidence.Starves
 )
 
 // A Scenario is one attack: where the lock lives, who contends for it, and
@@ -50,6 +53,10 @@ type Scenario struct {
 	Stagger Duration `json:"stagger,omitempty" yaml:"stagger"`
 	// Duration is how long the clients run. default: 2s.
 	Duration Duration `json:"duration" yaml:"duration"`
+	// AlignStart starts the trial's clock at a multiple of this on the
+	// wall clock, e.g. 1s: on a second boundary, so that faults land at a
+	// known point of Redis's once-a-second fsync. default: 0 (at once).
+	AlignStart Duration `json:"align_start,omitempty" yaml:"align_start"`
 	// Fenced makes the lock hand out fencing tokens and the protected
 	// resource reject writes with a token older than one it has seen.
 	Fenced bool `json:"fenced,omitempty" yaml:"fenced"`
@@ -98,6 +105,11 @@ type Topology struct {
 	DownAfter Duration `json:"down_after,omitempty" yaml:"down_after"`
 	// Persistence is every node's: none, aof-everysec or aof-always. default: none.
 	Persistence string `json:"persistence,omitempty" yaml:"persistence"`
+	// BackgroundWrites, when set, writes an unrelated key to every node this
+	// often for the whole trial, as other users of a production node would:
+	// with aof-everysec, Redis then fsyncs at the first write of each
+	// second, not at the lock's own. default: 0 (no other traffic).
+	BackgroundWrites Duration `json:"background_writes,omitempty" yaml:"background_writes"`
 }
 
 // Nodes returns the number of Redis nodes, n1..nN: the masters (at least
@@ -112,8 +124,9 @@ func (t Topology) cluster() cluster.Topology {
 // A Lock names the algorithm under test and its settings.
 type Lock struct {
 	// Kind is the algorithm: "set-nx" (SET NX PX, compare-and-delete
-	// release), "redlock" (over every master), "reentrant" (Redisson's hash
-	// lock with its watchdog), "setnx-expire" and "getset" (the legacy
+	// release), "redlock" (over every master), "multilock" (Redisson's
+	// RedissonRedLock), "reentrant" (Redisson's hash lock with its
+	// watchdog), "setnx-expire" and "getset" (the legacy
 	// variants); "redsync" and "redislock" (those libraries, adapted); or
 	// "external", a program speaking the worker protocol.
 	Kind string `json:"kind" yaml:"kind"`
@@ -136,6 +149,46 @@ type Lock struct {
 	// ReleaseAcquiredOnly makes Redlock release only the nodes it believes
 	// granted the lock (Redisson issue 1606) instead of every node.
 	ReleaseAcquiredOnly bool `json:"release_acquired_only,omitempty" yaml:"release_acquired_only"`
+	// Acquire is how clients take the lock: "try" (one attempt, then the
+	// client's own fixed RetryDelay) or "block" (the lock's own waiting:
+	// Redlock's randomised retry, the reentrant lock's pub/sub wake-up).
+	// default: "try".
+	Acquire string `json:"acquire,omitempty" yaml:"acquire"`
+	// Sequential, Greedy, GiveUpEarly, FixedRetryDelay, DriftFactor,
+	// WaitAll and Tries are Redlock's options (see lockcore.RedlockOptions).
+	Sequential      bool    `json:"sequential,omitempty" yaml:"sequential"`
+	Greedy          bool    `json:"greedy,omitempty" yaml:"greedy"`
+	GiveUpEarly     bool    `json:"give_up_early,omitempty" yaml:"give_up_early"`
+	FixedRetryDelay bool    `json:"fixed_retry_delay,omitempty" yaml:"fixed_retry_delay"`
+	DriftFactor     float64 `json:"drift_factor,omitempty" yaml:"drift_factor"`
+	WaitAll         bool    `json:"wait_all,omitempty" yaml:"wait_all"`
+	Tries           int     `json:"tries,omitempty" yaml:"tries"`
+	// IgnoreElapsed makes Redlock count its validity from the end of the
+	// acquisition, not from when it sent the requests (a mistake).
+	IgnoreElapsed bool `json:"ignore_elapsed,omitempty" yaml:"ignore_elapsed"`
+	// RotateOrder makes client p ask the masters of a sequential Redlock
+	// starting at the p-th (n2, n3, n1 for client 2 of 3), as clients
+	// configured with the nodes in different orders do.
+	RotateOrder bool `json:"rotate_order,omitempty" yaml:"rotate_order"`
+	// NaiveRecovery makes the getset lock take over an expired lock with
+	// DEL then SETNX instead of GETSET (seed 002's warning).
+	NaiveRecovery bool `json:"naive_recovery,omitempty" yaml:"naive_recovery"`
+	// RecoveryPause makes the getset lock wait this long between reading
+	// an expired timestamp and taking the lock over (a slow client).
+	RecoveryPause Duration `json:"recovery_pause,omitempty" yaml:"recovery_pause"`
+	// AllNodes makes the multilock need every node (RedissonMultiLock)
+	// instead of a majority (RedissonRedLock).
+	AllNodes bool `json:"all_nodes,omitempty" yaml:"all_nodes"`
+	// Reenter makes a reentrant holder lock again and unlock again this
+	// many times in each critical section, as nested code does.
+	Reenter int `json:"reenter,omitempty" yaml:"reenter"`
+	// CountEveryAcquire makes the reentrant lock count every acquire that
+	// finds its own field, as Redisson's script does (lockcore sets the
+	// count to 1 when the holder holds nothing).
+	CountEveryAcquire bool `json:"count_every_acquire,omitempty" yaml:"count_every_acquire"`
+	// StopRenewingOnError makes the reentrant lock's watchdog stop for good
+	// after one failed renewal, as Redisson's does.
+	StopRenewingOnError bool `json:"stop_renewing_on_error,omitempty" yaml:"stop_renewing_on_error"`
 	// NoWatchdog turns the reentrant lock's lease renewal off.
 	NoWatchdog bool `json:"no_watchdog,omitempty" yaml:"no_watchdog"`
 	// ClockSkew offsets client p's clock by ClockSkew[p-1].

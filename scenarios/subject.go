@@ -68,7 +68,7 @@ func (c SubjectConfig) Master(ctx context.Context) (*redis.Client, string, error
 	return c.tgt.master(ctx)
 }
 
-// Masters returns a client per node and the nodes' names, in order.
+// Masters returns a client per master and the masters' names, in order.
 func (c SubjectConfig) Masters() ([]*redis.Client, []string) { return c.tgt.masters() }
 
 // Clock returns the client's clock, skewed as the scenario says.
@@ -155,7 +155,7 @@ func (s *perMaster) Acquire(ctx context.Context) (Grant, error) {
 		s.locks[node] = l
 	}
 	s.cur, s.node = l, node
-	lease, err := l.TryLock(ctx)
+	lease, err := attempt(ctx, l, s.cfg.Lock.Acquire == AcquireBlock)
 	if err != nil {
 		return Grant{Node: node}, err
 	}
@@ -163,6 +163,23 @@ func (s *perMaster) Acquire(ctx context.Context) (Grant, error) {
 }
 
 func (s *perMaster) Release(ctx context.Context) (string, error) { return s.node, s.cur.Unlock(ctx) }
+
+// The ways a client takes the lock ([Lock.Acquire]).
+const (
+	AcquireTry   = "try"   // one attempt; the client waits its RetryDelay
+	AcquireBlock = "block" // the lock's own Lock, waiting as it does
+)
+
+// attempt is l.Lock with block, l.TryLock without.
+func attempt(ctx context.Context, l lockcore.Locker, block bool) (*lockcore.Lease, error) {
+	if block {
+		return l.Lock(ctx)
+	}
+	return l.TryLock(ctx)
+}
+
+// blockingKinds are the locks whose Subject honours acquire: block.
+var blockingKinds = []string{"set-nx", "redlock", "reentrant", "setnx-expire", "getset", "multilock"}
 
 // noMaster is the error of an acquire that found no master to send to: it
 // surely did not run.

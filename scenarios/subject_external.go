@@ -60,6 +60,8 @@ type extRequest struct {
 	Process int `json:"process"`
 	// Nodes lists every Redis node's address, n1 first.
 	Nodes []string `json:"nodes"`
+	// Masters is how many of Nodes, from the first, are masters.
+	Masters int `json:"masters,omitempty"`
 	// Master is the node a single-instance lock uses: on acquire the current
 	// master (the first node, or the one the sentinels name), on release
 	// and extend the one the acquire was sent to.
@@ -229,6 +231,7 @@ func (s *externalSubject) call(ctx context.Context, req extRequest) (extReply, t
 	for _, n := range view.Nodes {
 		req.Nodes = append(req.Nodes, n.Addr)
 	}
+	req.Masters = view.Masters
 	if len(view.Sentinels) > 0 {
 		req.Sentinels, req.SentinelMaster = view.Sentinels, cluster.MasterName
 	}

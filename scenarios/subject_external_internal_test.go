@@ -64,7 +64,7 @@ func gone(s *externalSubject) bool {
 func startRedis(tb testing.TB) View {
 	tb.Helper()
 	testredis.Require(tb, true)
-	b, err := ProcessBackend(tb.TempDir(), false)
+	b, err := ProcessBackend(tb.TempDir(), Needs{})
 	if err != nil {
 		tb.Fatal(err)
 	}

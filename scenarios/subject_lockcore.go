@@ -22,7 +22,8 @@ func init() {
 	RegisterSubject("reentrant", func(c SubjectConfig) Subject {
 		return LockerSubject(c, func(rdb *redis.Client) lockcore.Locker {
 			return lockcore.NewReentrant(rdb, c.Lock.Key, &lockcore.ReentrantOptions{LeaseTime: c.Lock.TTL.D(),
-				NoWatchdog: c.Lock.NoWatchdog, Clock: c.Clock(), OnRenew: c.OnRenew})
+				NoWatchdog: c.Lock.NoWatchdog, StopRenewingOnError: c.Lock.StopRenewingOnError,
+				CountEveryAcquire: c.Lock.CountEveryAcquire, Clock: c.Clock(), OnRenew: c.OnRenew})
 		})
 	})
 	RegisterSubject("setnx-expire", func(c SubjectConfig) Subject {
@@ -49,38 +50,73 @@ func init() {
 	RegisterSubject("getset", func(c SubjectConfig) Subject {
 		return LockerSubject(c, func(rdb *redis.Client) lockcore.Locker {
 			return lockcore.NewGetSetLock(rdb, c.Lock.Key, &lockcore.LegacyOptions{TTL: c.Lock.TTL.D(),
-				RetryDelay: c.Lock.RetryDelay.D(), Clock: c.Clock()})
+				RetryDelay: c.Lock.RetryDelay.D(), Clock: c.Clock(),
+				NaiveRecovery: c.Lock.NaiveRecovery, RecoveryPause: c.Lock.RecoveryPause.D()})
 		})
 	})
 	RegisterSubject("redlock", func(c SubjectConfig) Subject {
-		clients, names := c.Masters()
-		nodes := make([]redis.Scripter, len(clients))
-		for i, rdb := range clients {
-			nodes[i] = rdb
-		}
-		return &redlock{names: names, l: lockcore.NewRedlock(nodes, c.Lock.Key, &lockcore.RedlockOptions{
+		_, names := c.Masters()
+		nodes := c.tgt.redlockNodes()
+		return &overMasters{names: names, nodes: nodes, l: lockcore.NewRedlock(nodes, c.Lock.Key, &lockcore.RedlockOptions{
 			TTL: c.Lock.TTL.D(), NodeTimeout: c.Lock.NodeTimeout.D(), RetryDelay: c.Lock.RetryDelay.D(),
-			ReleaseAcquiredOnly: c.Lock.ReleaseAcquiredOnly, Clock: c.Clock()})}
+			ReleaseAcquiredOnly: c.Lock.ReleaseAcquiredOnly, Clock: c.Clock(),
+			Sequential: c.Lock.Sequential, Greedy: c.Lock.Greedy, GiveUpEarly: c.Lock.GiveUpEarly,
+			FixedRetryDelay: c.Lock.FixedRetryDelay, DriftFactor: c.Lock.DriftFactor, WaitAll: c.Lock.WaitAll,
+			Tries: c.Lock.Tries, Order: c.order(len(nodes)), IgnoreElapsed: c.Lock.IgnoreElapsed}), block: c.Lock.Acquire == AcquireBlock}
+	})
+	RegisterSubject("multilock", func(c SubjectConfig) Subject {
+		clients, names := c.Masters()
+		// RedissonMultiLock asks the nodes in the order it was given them:
+		// rotate_order gives client p a list starting at its p-th master.
+		nodes := make([]lockcore.Subscriber, len(clients))
+		ordered := make([]string, len(clients))
+		for k, i := range c.order(len(clients)) {
+			nodes[k], ordered[k] = clients[i], names[i]
+		}
+		return &overMasters{names: ordered, block: c.Lock.Acquire == AcquireBlock, l: lockcore.NewMultiLock(nodes, c.Lock.Key,
+			&lockcore.MultiLockOptions{LeaseTime: c.Lock.TTL.D(), All: c.Lock.AllNodes, NoWatchdog: c.Lock.NoWatchdog,
+				RetryDelay: c.Lock.RetryDelay.D(), Clock: c.Clock(), OnRenew: c.OnRenew})}
 	})
 }
 
-// redlock runs Redlock over every master; the grant names the nodes that
-// granted it, e.g. "n1,n2,n4".
-type redlock struct {
+// overMasters runs a lock over every master (Redlock, MultiLock); the
+// grant names the nodes that granted it, e.g. "n1,n2,n4".
+type overMasters struct {
 	names []string
-	l     *lockcore.Redlock
+	nodes []redis.Scripter // a *follower names the node it went to; may be nil
+	l     lockcore.Locker
+	block bool // Lock, not TryLock
 }
 
-func (s *redlock) Acquire(ctx context.Context) (Grant, error) {
-	lease, err := s.l.TryLock(ctx)
+func (s *overMasters) Acquire(ctx context.Context) (Grant, error) {
+	lease, err := attempt(ctx, s.l, s.block)
 	if err != nil {
 		return Grant{}, err
 	}
 	granted := make([]string, len(lease.Nodes))
 	for i, n := range lease.Nodes {
 		granted[i] = s.names[n]
+		if n < len(s.nodes) {
+			if f, ok := s.nodes[n].(*follower); ok && f.Node() != "" {
+				granted[i] = f.Node()
+			}
+		}
 	}
 	return Grant{Token: lease.Token, Fence: lease.Fence, ValidUntil: lease.ValidUntil(), Node: strings.Join(granted, ",")}, nil
 }
 
-func (s *redlock) Release(ctx context.Context) (string, error) { return "", s.l.Unlock(ctx) }
+func (s *overMasters) Release(ctx context.Context) (string, error) { return "", s.l.Unlock(ctx) }
+
+// order returns the order in which client c asks n masters: 0..n-1, or
+// with RotateOrder starting at the c.Process-th.
+func (c SubjectConfig) order(n int) []int {
+	shift := 0
+	if c.Lock.RotateOrder {
+		shift = c.Process - 1
+	}
+	out := make([]int, n)
+	for i := range out {
+		out[i] = (shift + i) % n
+	}
+	return out
+}

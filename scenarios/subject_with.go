@@ -26,15 +26,17 @@ type subjectTraits struct {
 // traits of the subjects built into lockpick. A subject registered
 // elsewhere has none, and only [Scenario.Validate] checks it.
 var traits = map[string]subjectTraits{
-	"set-nx":       {singleInstance, []string{"wait_replicas", "wait_timeout", "fenced", "clock_skew"}},
-	"reentrant":    {singleInstance, []string{"no_watchdog", "clock_skew"}},
-	"setnx-expire": {singleInstance, []string{"crash_after_setnx", "pause_after_setnx", "clock_skew"}},
-	"getset":       {singleInstance, []string{"clock_skew"}},
-	"redlock":      {independent, []string{"node_timeout", "release_acquired_only", "clock_skew"}},
-	"redislock":    {singleInstance, nil},
-	"redsync":      {independent, []string{"node_timeout"}},
-	"external":     {anyShape, []string{"fenced", "node_timeout"}},
-	"none":         {anyShape, nil},
+	"set-nx":       {singleInstance, []string{"wait_replicas", "wait_timeout", "fenced", "clock_skew", "acquire"}},
+	"reentrant":    {singleInstance, []string{"no_watchdog", "clock_skew", "acquire", "reenter", "stop_renewing_on_error", "count_every_acquire"}},
+	"setnx-expire": {singleInstance, []string{"crash_after_setnx", "pause_after_setnx", "clock_skew", "acquire"}},
+	"getset":       {singleInstance, []string{"clock_skew", "acquire", "naive_recovery", "recovery_pause"}},
+	"redlock": {independent, []string{"node_timeout", "release_acquired_only", "clock_skew", "acquire", "sequential", "greedy",
+		"give_up_early", "rotate_order", "fixed_retry_delay", "drift_factor", "wait_all", "tries", "ignore_elapsed"}},
+	"multilock": {independent, []string{"no_watchdog", "clock_skew", "acquire", "rotate_order", "all_nodes"}},
+	"redislock": {singleInstance, nil},
+	"redsync":   {independent, []string{"node_timeout"}},
+	"external":  {anyShape, []string{"fenced", "node_timeout"}},
+	"none":      {anyShape, nil},
 }
 
 // settings lists the lock settings s uses beyond key, ttl and retry_delay.
@@ -55,6 +57,22 @@ func (s Scenario) settings() []string {
 	add(l.CrashAfterSetNX != 0, "crash_after_setnx")
 	add(l.PauseAfterSetNX != 0, "pause_after_setnx")
 	add(s.Fenced, "fenced")
+	add(l.Acquire == AcquireBlock, "acquire")
+	add(l.Sequential, "sequential")
+	add(l.Greedy, "greedy")
+	add(l.GiveUpEarly, "give_up_early")
+	add(l.RotateOrder, "rotate_order")
+	add(l.FixedRetryDelay, "fixed_retry_delay")
+	add(l.DriftFactor != 0, "drift_factor")
+	add(l.WaitAll, "wait_all")
+	add(l.Tries != 0, "tries")
+	add(l.IgnoreElapsed, "ignore_elapsed")
+	add(l.NaiveRecovery, "naive_recovery")
+	add(l.RecoveryPause != 0, "recovery_pause")
+	add(l.Reenter != 0, "reenter")
+	add(l.StopRenewingOnError, "stop_renewing_on_error")
+	add(l.AllNodes, "all_nodes")
+	add(l.CountEveryAcquire, "count_every_acquire")
 	return set
 }
 

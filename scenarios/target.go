@@ -15,8 +15,11 @@ import (
 // addresses by name, and the sentinels. It is plain data, so a worker in
 // another process gets the same view.
 type View struct {
-	Nodes     []NodeAddr `json:"nodes"`
-	Sentinels []string   `json:"sentinels,omitempty"`
+	Nodes []NodeAddr `json:"nodes"`
+	// Masters is how many of Nodes, from the first, are masters; the rest
+	// are replicas (of the first).
+	Masters   int      `json:"masters,omitempty"`
+	Sentinels []string `json:"sentinels,omitempty"`
 	// Resource is the address of the protected resource, through this
 	// client's own proxy.
 	Resource string `json:"resource,omitempty"`
@@ -32,6 +35,9 @@ func viewOf(c *cluster.Cluster) View {
 	v := View{Sentinels: c.SentinelAddrs()}
 	for _, n := range c.Nodes {
 		v.Nodes = append(v.Nodes, NodeAddr{Name: n.Name, Addr: n.Addr()})
+		if n.Repl == nil {
+			v.Masters++
+		}
 	}
 	return v
 }
@@ -78,14 +84,39 @@ func (t *target) askSentinels(ctx context.Context) (NodeAddr, error) {
 	return NodeAddr{}, fmt.Errorf("no master known: %w", last)
 }
 
-// masters returns a client per node, in node order, with their names.
+// masterNodes returns the masters among the view's nodes: the first
+// Masters of them (all, in a view without the count).
+func (t *target) masterNodes() []NodeAddr {
+	if m := t.view.Masters; m > 0 && m < len(t.view.Nodes) {
+		return t.view.Nodes[:m]
+	}
+	return t.view.Nodes
+}
+
+// masters returns a client per master, in node order, with their names.
 func (t *target) masters() ([]*redis.Client, []string) {
-	clients := make([]*redis.Client, len(t.view.Nodes))
-	names := make([]string, len(t.view.Nodes))
-	for i, n := range t.view.Nodes {
+	nodes := t.masterNodes()
+	clients := make([]*redis.Client, len(nodes))
+	names := make([]string, len(nodes))
+	for i, n := range nodes {
 		clients[i], names[i] = t.client(n.Addr), n.Name
 	}
 	return clients, names
+}
+
+// redlockNodes returns what a Redlock client talks to, one per master in
+// node order: each master's client, except that with sentinels the first
+// follows whichever node they call its master (a *follower).
+func (t *target) redlockNodes() []redis.Scripter {
+	clients, _ := t.masters()
+	out := make([]redis.Scripter, len(clients))
+	for i, c := range clients {
+		out[i] = c
+	}
+	if len(t.view.Sentinels) > 0 {
+		out[0] = &follower{t: t}
+	}
+	return out
 }
 
 // client returns a pooled client for addr. Retries are off: a retried

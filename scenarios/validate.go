@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/cluster"
@@ -17,9 +18,9 @@ func (s Scenario) Validate() error {
 		return &fieldError{path: field, msg: fmt.Sprintf(format, a...)}
 	}
 	switch s.Expect {
-	case Safe, Unsafe, Stuck:
+	case Safe, Unsafe, Stuck, Starves:
 	default:
-		return bad("expect", "must be safe, unsafe or stuck, not %q", s.Expect)
+		return bad("expect", "must be safe, unsafe, stuck or starves, not %q", s.Expect)
 	}
 	if !knownLock(s.Lock.Kind) {
 		return bad("lock.kind", "unknown lock %q (known: %s)", s.Lock.Kind, lockKinds())
@@ -35,6 +36,12 @@ func (s Scenario) Validate() error {
 	default:
 		return bad("topology.persistence", "must be none, aof-everysec or aof-always, not %q", s.Topology.Persistence)
 	}
+	if s.Topology.BackgroundWrites < 0 || (s.Topology.BackgroundWrites > 0 && s.Topology.BackgroundWrites.D() < time.Millisecond) {
+		return bad("topology.background_writes", "must be 0 (none) or at least 1ms")
+	}
+	if s.AlignStart < 0 || s.AlignStart.D() > time.Minute {
+		return bad("align_start", "must be between 0 and 1m")
+	}
 	for i, k := range s.Tolerate {
 		switch checker.Kind(k) {
 		case checker.DoubleGrant, checker.StaleWrite, checker.LostUpdate, checker.StuckLock, checker.Starvation:
@@ -44,6 +51,49 @@ func (s Scenario) Validate() error {
 	}
 	if s.Lock.CrashAfterSetNX != 0 && (s.Lock.Kind != "setnx-expire" || !slices.Contains(s.Isolate, s.Lock.CrashAfterSetNX)) {
 		return bad("lock.crash_after_setnx", "needs lock kind setnx-expire and an isolated client")
+	}
+	switch s.Lock.Acquire {
+	case "", AcquireTry:
+	case AcquireBlock:
+		if !slices.Contains(blockingKinds, s.Lock.Kind) {
+			return bad("lock.acquire", "lock %q cannot block (block works with %s)", s.Lock.Kind, strings.Join(blockingKinds, ", "))
+		}
+	default:
+		return bad("lock.acquire", "must be try or block, not %q", s.Lock.Acquire)
+	}
+	if (s.Lock.Sequential || s.Lock.Greedy || s.Lock.GiveUpEarly || s.Lock.FixedRetryDelay || s.Lock.DriftFactor != 0 ||
+		s.Lock.WaitAll || s.Lock.Tries != 0 || (s.Lock.RotateOrder && s.Lock.Kind != "multilock") || s.Lock.IgnoreElapsed) && s.Lock.Kind != "redlock" {
+		return bad("lock", "sequential, greedy, give_up_early, fixed_retry_delay, drift_factor, wait_all, tries and ignore_elapsed are Redlock's options (lock kind redlock), rotate_order Redlock's and the multilock's")
+	}
+	if (s.Lock.GiveUpEarly || s.Lock.RotateOrder) && !s.Lock.Sequential && s.Lock.Kind != "multilock" {
+		return bad("lock.give_up_early", "give_up_early and rotate_order need sequential: true")
+	}
+	if s.Lock.DriftFactor < 0 || s.Lock.DriftFactor >= 1 || s.Lock.Tries < 0 {
+		return bad("lock", "drift_factor must be in [0, 1) and tries not negative")
+	}
+	if (s.Lock.NaiveRecovery || s.Lock.RecoveryPause != 0) && s.Lock.Kind != "getset" {
+		return bad("lock", "naive_recovery and recovery_pause are the getset lock's options")
+	}
+	if s.Lock.CountEveryAcquire && s.Lock.Kind != "reentrant" {
+		return bad("lock.count_every_acquire", "is the reentrant lock's option")
+	}
+	if s.Lock.Kind == "multilock" && (s.Lock.NodeTimeout != 0 || s.Lock.ReleaseAcquiredOnly) {
+		return bad("lock", "the multilock has no node_timeout and always releases only the nodes it got (release_acquired_only)")
+	}
+	if s.Lock.AllNodes && s.Lock.Kind != "multilock" {
+		return bad("lock.all_nodes", "is the multilock's option")
+	}
+	if s.Lock.Reenter < 0 || (s.Lock.Reenter > 0 && s.Lock.Kind != "reentrant") {
+		return bad("lock.reenter", "needs the reentrant lock, and must not be negative")
+	}
+	if s.Lock.StopRenewingOnError && (s.Lock.Kind != "reentrant" || s.Lock.NoWatchdog || s.Lock.Reenter > 0) {
+		return bad("lock.stop_renewing_on_error", "needs the reentrant lock with its watchdog, without reenter (Redisson restarts a stopped renewal on re-entry; lockcore does not model that)")
+	}
+	if (s.Lock.FixedRetryDelay || s.Lock.Tries != 0) && s.Lock.Acquire != AcquireBlock {
+		return bad("lock", "fixed_retry_delay and tries shape the lock's own waiting: they need acquire: block")
+	}
+	if s.Lock.RecoveryPause < 0 {
+		return bad("lock.recovery_pause", "must not be negative")
 	}
 	if s.Lock.PauseAfterSetNX < 0 {
 		return bad("lock.pause_after_setnx", "must not be negative")

@@ -103,7 +103,9 @@ func (w *worker) run(ctx context.Context) {
 			continue
 		}
 		cycles++
+		inner := w.reenter(ctx)
 		w.criticalSection(ctx, lease)
+		w.unwind(inner)
 		w.release(lease)
 		// Pause before trying again, as a client with other work would, so
 		// the releaser does not win every race for the lock it just freed.
@@ -128,6 +130,36 @@ func (w *worker) acquire(ctx context.Context) (Grant, bool) {
 	w.emit(checker.Event{Process: w.process, Type: checker.OK, F: checker.FAcquire, Key: key, Node: g.Node,
 		Token: g.Token, Fence: g.Fence, ValidUntil: w.mono.at(g.ValidUntil)})
 	return g, true
+}
+
+// reenter locks the held lock again Lock.Reenter times, as nested code
+// does; each re-lock is an acquire in the history (with the holder's own
+// token it adds a window to its lease). It returns how many succeeded.
+func (w *worker) reenter(ctx context.Context) int {
+	n := 0
+	for range w.s.Lock.Reenter {
+		if _, ok := w.acquire(ctx); !ok {
+			w.problems.add("client %d: re-entering the lock it held failed", w.process)
+			break
+		}
+		n++
+	}
+	return n
+}
+
+// unwind unlocks n re-entries. They are not history events: a release in
+// the history ends the holder's lease, and these leave the outer hold in
+// place. One that fails makes the trial inconclusive.
+func (w *worker) unwind(n int) {
+	for range n {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_, err := w.subj.Release(ctx)
+		cancel()
+		if err != nil {
+			w.problems.add("client %d: an inner unlock of the re-entered lock failed: %v", w.process, err)
+			return
+		}
+	}
 }
 
 // criticalSection increments the counter under the lease. It does not check

@@ -27,13 +27,21 @@ func backendFactory(name, image string) (scenarios.BackendFactory, error) {
 // that move a clock get the clock shim, copied into the built image or
 // bind-mounted into image.
 func dockerBackend(image string) scenarios.BackendFactory {
-	return func(dir string, clock bool) (cluster.Backend, error) {
+	return func(dir string, needs scenarios.Needs) (cluster.Backend, error) {
 		b, err := cluster.NewDockerBackend(dir)
 		if err != nil {
 			return nil, err
 		}
 		b.Image = image
-		if clock {
+		if needs.Fsync {
+			if b.FsyncShim, err = cluster.BuildFsyncShim(scenarios.ShimCache()); err != nil {
+				if errors.Is(err, cluster.ErrNoCompiler) {
+					return nil, fmt.Errorf("%w: the fsync shim, which power-loss needs, cannot be built", err)
+				}
+				return nil, err
+			}
+		}
+		if needs.Clock {
 			if b.ClockShim, err = cluster.BuildClockShim(scenarios.ShimCache()); err != nil {
 				if errors.Is(err, cluster.ErrNoCompiler) && image != "" {
 					return nil, fmt.Errorf("%w: the clock shim cannot be built for --image %s", err, image)

@@ -179,7 +179,8 @@ func sum(m map[string]int) int {
 func printExplore(w io.Writer, r *explore.Result) {
 	fmt.Fprintf(w, "explore %s: %d schedules in %.0f s (%.1f schedules/min), seed %d, vocabulary %s\n",
 		r.Scenario, len(r.Trials), r.SearchSeconds, r.PerMinute, r.Seed, strings.Join(r.Vocabulary, ","))
-	fmt.Fprintf(w, "  %d finding(s), %d flaky, %d stuck (liveness, not a finding), %d inconclusive\n", len(r.Findings), len(r.Flaky), r.Stuck, sum(r.Inconclusive))
+	fmt.Fprintf(w, "  %d finding(s), %d flaky, %d stuck and %d starving (liveness, not findings), %d inconclusive\n",
+		len(r.Findings), len(r.Flaky), r.Stuck, r.Starves, sum(r.Inconclusive))
 	for reason, n := range r.Inconclusive {
 		fmt.Fprintf(w, "  %d inconclusive: %s\n", n, wrap(reason, 96, "    "))
 	}
@@ -228,8 +229,8 @@ func (p *progressLine) show(pr explore.Progress) {
 	if p.quiet {
 		return
 	}
-	text := fmt.Sprintf("explore %s: %s · %d trials · %.1f schedules/min · %d unsafe · %d stuck · %d inconclusive",
-		p.name, pr.Phase, pr.Trials, pr.PerMinute, pr.Unsafe, pr.Stuck, pr.Inconclusive)
+	text := fmt.Sprintf("explore %s: %s · %d trials · %.1f schedules/min · %d unsafe · %d stuck · %d starving · %d inconclusive",
+		p.name, pr.Phase, pr.Trials, pr.PerMinute, pr.Unsafe, pr.Stuck, pr.Starves, pr.Inconclusive)
 	if pr.Replays > 0 {
 		text += fmt.Sprintf(" · %d replays", pr.Replays)
 	}

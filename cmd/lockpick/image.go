@@ -48,11 +48,14 @@ func buildImage(cmd *cobra.Command, out io.Writer, lockpickBin, tag string) erro
 	shim, err := cluster.BuildClockShim(scenarios.ShimCache())
 	switch {
 	case errors.Is(err, cluster.ErrNoCompiler):
-		fmt.Fprintln(cmd.ErrOrStderr(), "lockpick: no gcc: the image has no clock shim, so scenarios that move a clock will not run in it")
+		fmt.Fprintln(cmd.ErrOrStderr(), "lockpick: no gcc: the image has no clock or fsync shim, so scenarios that move a clock or cut the power will not run in it")
 	case err != nil:
 		return infraError(err)
 	default:
 		o.ClockShim = shim
+		if o.FsyncShim, err = cluster.BuildFsyncShim(scenarios.ShimCache()); err != nil {
+			return infraError(err)
+		}
 	}
 	ref, err := cluster.BuildRunnerImage(ctx, &o)
 	switch {
