@@ -44,8 +44,15 @@ func (d Direction) String() string {
 const (
 	// ClientLink is the proxy clients and sentinels reach a node through.
 	ClientLink = "client"
-	// ReplicationLink is the proxy a replica replicates from its master through.
+	// ReplicationLink is the proxy a replica replicates from its master
+	// through; in a Redis Cluster, its first primary's [Node.Peer].
 	ReplicationLink = "repl"
+	// BusLink is the proxy of a Redis Cluster node's bus: its peers reach
+	// it through it (its own pings to them go through theirs).
+	BusLink = "bus"
+	// PeerLink is the address a Redis Cluster node announces: its replicas
+	// replicate through it, and redirects name it.
+	PeerLink = "peer"
 )
 
 // linkOf returns the node's link named which ("" means [ClientLink]), or
@@ -60,8 +67,12 @@ func linkOf(n *Node, which string) (*Link, error) {
 		l = n.Link
 	case ReplicationLink:
 		l = n.ReplLink()
+	case BusLink:
+		l = n.Bus
+	case PeerLink:
+		l = n.Peer
 	default:
-		return nil, fmt.Errorf("%w: %q (want client or repl)", ErrBadFault, which)
+		return nil, fmt.Errorf("%w: %q (want client, repl, bus or peer)", ErrBadFault, which)
 	}
 	if l == nil {
 		return nil, fmt.Errorf("%w: %s has no %s link", ErrNoLink, n.Name, orClient(which))

@@ -20,8 +20,16 @@ const MasterName = "lockpick"
 type Topology struct {
 	// Masters is the number of independent masters (Redlock uses 5). default: 1.
 	Masters int
-	// Replicas is the number of replicas of the first master. default: 0.
+	// Replicas is the number of replicas of the first master, or with
+	// Shards of every primary. default: 0.
 	Replicas int
+	// Shards, when above 0, makes the nodes one Redis Cluster of Shards
+	// primaries n1..nShards, each with Replicas replicas (the replica of
+	// primary i is n<Shards+i>, then n<2*Shards+i>, ...). Masters and
+	// Sentinels must then be 0.
+	Shards int
+	// NodeTimeout is a Redis Cluster's cluster-node-timeout. default: 500ms.
+	NodeTimeout time.Duration
 	// Sentinels is the number of sentinels watching the first master. default: 0.
 	Sentinels int
 	// Config holds extra redis-server configuration lines for every node.
@@ -46,11 +54,17 @@ func (t Topology) withDefaults() Topology {
 	if t.Masters <= 0 {
 		t.Masters = 1
 	}
+	if t.Shards > 0 {
+		t.Masters = t.Shards // the primaries come first, as masters do
+	}
 	if t.DownAfter <= 0 {
 		t.DownAfter = 500 * time.Millisecond
 	}
 	if t.FailoverTimeout <= 0 {
 		t.FailoverTimeout = 3 * time.Second
+	}
+	if t.NodeTimeout <= 0 {
+		t.NodeTimeout = 500 * time.Millisecond
 	}
 	return t
 }
@@ -74,6 +88,28 @@ type Node struct {
 	cluster *Cluster
 	mu      sync.Mutex
 	demoted *Link // the replication proxy demote made for a master; guarded by mu
+
+	// In a Redis Cluster (see rediscluster.go): Peer is the proxy whose
+	// address the node announces (replicas replicate through it, redirects
+	// name it), Bus the proxy of its cluster bus, Shard the primary it
+	// started under (1..Shards). All are zero outside a Redis Cluster.
+	Peer  *Link
+	Bus   *Link
+	Shard int
+	id    string // the node's cluster id; guarded by mu
+}
+
+// ID returns the node's Redis Cluster node id, "" outside a Redis Cluster.
+func (n *Node) ID() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.id
+}
+
+func (n *Node) setID(id string) {
+	n.mu.Lock()
+	n.id = id
+	n.mu.Unlock()
 }
 
 // ReplLink returns the proxy the node replicates from its master through:
@@ -82,6 +118,13 @@ type Node struct {
 func (n *Node) ReplLink() *Link {
 	if n.Repl != nil {
 		return n.Repl
+	}
+	if c := n.cluster; c != nil && c.topo.Shards > 0 {
+		// A cluster replica replicates through its first primary's Peer.
+		if i := c.indexOf(n); i >= c.topo.Shards {
+			return c.Nodes[i%c.topo.Shards].Peer
+		}
+		return nil
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -123,6 +166,9 @@ type Cluster struct {
 // start returns a *[StartError] naming its log; a bad persistence mode
 // returns [ErrBadTopology].
 func Start(ctx context.Context, backend Backend, topo Topology) (_ *Cluster, err error) {
+	if topo.Shards > 0 && (topo.Masters > 1 || topo.Sentinels > 0) {
+		return nil, fmt.Errorf("%w: a Redis Cluster (shards) has no independent masters or sentinels", ErrBadTopology)
+	}
 	topo = topo.withDefaults()
 	c := &Cluster{topo: topo, backend: backend, proxies: NewProxies()}
 	defer func() {
@@ -130,6 +176,12 @@ func Start(ctx context.Context, backend Backend, topo Topology) (_ *Cluster, err
 			_ = c.Close()
 		}
 	}()
+	if topo.Shards > 0 {
+		if err = c.startRedisCluster(ctx); err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
 	total := topo.Masters + topo.Replicas
 	for i := 1; i <= total; i++ {
 		n := &Node{Name: "n" + strconv.Itoa(i), cluster: c}

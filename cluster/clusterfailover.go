@@ -1,0 +1,97 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// A ClusterFailoverFault makes a Redis Cluster replica take over its
+// primary's slots with CLUSTER FAILOVER, as an operator does. By default
+// the failover is the safe, coordinated one: the primary stops taking
+// writes until the replica has caught up. Mode "force" skips that
+// handshake (the primary may be unreachable) but still holds an election;
+// "takeover" skips the election too, so a replica cut off from its
+// primary promotes itself at once: writes it never received are lost.
+type ClusterFailoverFault struct {
+	// Mode is "", "force" or "takeover".
+	Mode string `json:"mode"`
+	// Timeout bounds the wait for the replica to report role master.
+	// default: 5s.
+	Timeout time.Duration `json:"timeout"`
+}
+
+var (
+	_ Fault     = (*ClusterFailoverFault)(nil)
+	_ Verifier  = (*ClusterFailoverFault)(nil)
+	_ Describer = (*ClusterFailoverFault)(nil)
+)
+
+// Inject sends CLUSTER FAILOVER [FORCE|TAKEOVER] to the replica n and waits
+// until it reports role master. It returns [ErrBadFault] for an unknown
+// mode and for a node outside a Redis Cluster.
+func (f *ClusterFailoverFault) Inject(ctx context.Context, n *Node) error {
+	if _, err := procOf(n); err != nil {
+		return err
+	}
+	if n.Peer == nil {
+		return fmt.Errorf("%w: cluster-failover: %s is not a Redis Cluster node", ErrBadFault, n.Name)
+	}
+	args := []any{"CLUSTER", "FAILOVER"}
+	switch strings.ToLower(f.Mode) {
+	case "":
+	case "force", "takeover":
+		args = append(args, strings.ToUpper(f.Mode))
+	default:
+		return fmt.Errorf("%w: cluster-failover: mode %q (want force or takeover)", ErrBadFault, f.Mode)
+	}
+	if err := adminDo(ctx, n.Proc.Addr(), args...); err != nil {
+		return fmt.Errorf("cluster: %s on %s: %w", f.Describe(), n.Name, err)
+	}
+	timeout := f.Timeout
+	if timeout <= 0 {
+		timeout = 5 * time.Second
+	}
+	wait, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return poll(wait, func() error {
+		role, err := nodeRole(wait, n.Proc.Addr())
+		if err == nil && role != "master" {
+			err = fmt.Errorf("cluster: %s still has role %q after %s", n.Name, role, f.Describe())
+		}
+		return err
+	})
+}
+
+// Heal does nothing: a failover is not undone.
+func (f *ClusterFailoverFault) Heal(ctx context.Context, n *Node) error { return nil }
+
+// Verify returns "role master, serving N slots" if the node says so.
+func (f *ClusterFailoverFault) Verify(ctx context.Context, n *Node) (string, error) {
+	view, err := clusterNodes(ctx, n.Proc.Addr())
+	if err != nil {
+		return "", err
+	}
+	for _, e := range view {
+		if !e.has("myself") {
+			continue
+		}
+		if !e.has("master") {
+			return "", noEffect("%s is %s", n.Name, e.flags)
+		}
+		served := 0
+		for _, r := range e.slots {
+			served += r[1] - r[0] + 1
+		}
+		return fmt.Sprintf("role master, serving %d slots (epoch %d)", served, e.configEpoch), nil
+	}
+	return "", noEffect("%s does not list itself", n.Name)
+}
+
+// Describe returns e.g. "cluster failover takeover".
+func (f *ClusterFailoverFault) Describe() string {
+	return strings.TrimSpace("cluster failover " + strings.ToLower(f.Mode))
+}
+
+func init() { RegisterFault("cluster-failover", func() Fault { return new(ClusterFailoverFault) }) }

@@ -1,0 +1,129 @@
+package cluster_test
+
+import (
+	"context"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockpick/lockpick/cluster"
+)
+
+// clusterClient is a go-redis cluster client of c whose connections go
+// through the nodes' client proxies, redirects included.
+func clusterClient(tb testing.TB, c *cluster.Cluster) *redis.ClusterClient {
+	tb.Helper()
+	var seeds []string
+	for _, n := range c.Nodes {
+		seeds = append(seeds, n.Addr())
+	}
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: seeds, DialTimeout: 300 * time.Millisecond,
+		ReadTimeout: time.Second, Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, network, c.ClientAddr(addr))
+		}})
+	tb.Cleanup(func() { _ = rdb.Close() })
+	return rdb
+}
+
+func TestStart_RedisCluster(t *testing.T) {
+	t.Parallel()
+	start := time.Now()
+	c := startCluster(t, cluster.Topology{Shards: 3, Replicas: 1})
+	t.Logf("3 primaries + 3 replicas started and joined in %v", time.Since(start))
+	if len(c.Nodes) != 6 || !c.IsRedisCluster() {
+		t.Fatalf("%d nodes, want 6", len(c.Nodes))
+	}
+	ctx := context.Background()
+	owner, err := c.KeyOwner(ctx, "lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"lock", "{lock}:fence", "a{b}c", "x{}y", "{}z"} {
+		want, err := client(t, c.Nodes[0].Addr()).ClusterKeySlot(ctx, key).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cluster.Slot(key); int64(got) != want {
+			t.Fatalf("Slot(%q) = %d, CLUSTER KEYSLOT says %d", key, got, want)
+		}
+	}
+	// Slot 8718 of "lock" falls in the second of three shards.
+	if owner.Name != "n2" {
+		t.Fatalf("lock owned by %s, want n2", owner.Name)
+	}
+	replicas := c.ReplicasOf(ctx, owner)
+	if len(replicas) != 1 || replicas[0].Name != "n5" {
+		t.Fatalf("replicas of n2: %v, want n5", replicas)
+	}
+	rdb := clusterClient(t, c)
+	if err := rdb.Set(ctx, "lock", "x", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// The write went through n2's client proxy: cut it and the key is unreachable.
+	inject(t, &cluster.PartitionFault{Refuse: true}, owner)
+	if err := rdb.Get(ctx, "lock").Err(); err == nil {
+		t.Fatal("GET through a cut client link succeeded")
+	}
+	heal(t, &cluster.PartitionFault{Refuse: true}, owner)
+	if v, err := rdb.Get(ctx, "lock").Result(); err != nil || v != "x" {
+		t.Fatalf("GET = %q, %v", v, err)
+	}
+}
+
+func TestClusterFailoverFault_Takeover(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t, cluster.Topology{Shards: 3, Replicas: 1})
+	ctx := context.Background()
+	n5 := node(t, c, "n5")
+	f := &cluster.ClusterFailoverFault{Mode: "takeover"}
+	start := time.Now()
+	inject(t, f, n5)
+	effect, err := cluster.Verify(ctx, f, n5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s in %v: %s", cluster.Describe(f, n5), time.Since(start), effect)
+	if err := eventually(func() error {
+		owner, err := c.KeyOwner(ctx, "lock")
+		if err == nil && owner != n5 {
+			return &ownerError{owner.Name}
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := (&cluster.ClusterFailoverFault{Mode: "sideways"}).Inject(ctx, n5); err == nil {
+		t.Fatal("an unknown mode was accepted")
+	}
+}
+
+func TestRedisCluster_KilledPrimaryFailsOver(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t, cluster.Topology{Shards: 3, Replicas: 1})
+	ctx := context.Background()
+	n2 := node(t, c, "n2")
+	start := time.Now()
+	inject(t, &cluster.KillFault{}, n2)
+	err := eventuallyWithin(10*time.Second, func() error {
+		owner, err := c.KeyOwner(ctx, "lock")
+		if err == nil && owner.Name != "n5" {
+			return &ownerError{owner.Name}
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("n5 took over n2's slots %v after the kill", time.Since(start))
+	rdb := clusterClient(t, c)
+	if err := eventually(func() error { return rdb.Set(ctx, "lock", "y", 0).Err() }); err != nil {
+		t.Fatalf("no write after the failover: %v", err)
+	}
+}
+
+type ownerError struct{ name string }
+
+func (e *ownerError) Error() string { return "slot owned by " + e.name }
