@@ -36,10 +36,23 @@ vet:
 test: deps vet
 	$(GO) test -race -count=1 -timeout 20m ./...
 
-bench: deps
+# bench also times `lockpick check` of a generated 100k-event history end to
+# end (start-up included; 5 runs, sorted, the median is the third), and
+# streams a 10M-event history (1.1 GB, written to BENCH_DIR) through the
+# parser with its events/s and peak RSS. The checker itself does not stream
+# yet (docs/history.md, "Performance").
+BENCH_DIR ?= /tmp/lockpick-bench
+bench: deps build
 	$(GO) test ./lockcore -run '^$$' -bench AcquireReleaseRatio -benchtime 20x
 	$(GO) test ./checker -run '^$$' -bench '100k' -benchtime 3x
 	$(GO) test ./checker -run '^$$' -bench ReadJSONLSpeedup -benchtime 5x
+	@mkdir -p $(BENCH_DIR)
+	@$(GO) run ./checker/checkertest/genhistory -events 100000 -o $(BENCH_DIR)/100k.jsonl
+	@echo "== lockpick check, 100k events, end to end (wall s, peak RSS KB), 5 runs sorted:"
+	@for i in 1 2 3 4 5; do /usr/bin/time -f '%e s  %M KB' $(BIN) check $(BENCH_DIR)/100k.jsonl 2>&1 >/dev/null | tail -1; done | sort -n
+	@[ -s $(BENCH_DIR)/10M.jsonl ] || $(GO) run ./checker/checkertest/genhistory -events 10000000 -o $(BENCH_DIR)/10M.jsonl
+	@echo "== 10M events streamed through the parser (ScanJSONL):"
+	LOCKPICK_BENCH_HISTORY=$(BENCH_DIR)/10M.jsonl $(GO) test ./checker -run '^$$' -bench 'ScanJSONLFile' -benchtime 1x
 
 # image builds lockpick:latest, a FROM scratch image of a static lockpick,
 # this host's redis-server/redis-sentinel and the clock shim, for running

@@ -3,9 +3,11 @@ package checker_test
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -34,6 +36,51 @@ func BenchmarkReadJSONL100k(b *testing.B) {
 		n = len(h)
 	}
 	reportEvents(b, n)
+}
+
+// BenchmarkScanJSONL100k parses the 100k history as a stream, event by
+// event, without holding it.
+func BenchmarkScanJSONL100k(b *testing.B) {
+	in := checkertest.JSONL(&bench100k)
+	b.SetBytes(int64(len(in)))
+	b.ReportAllocs()
+	var n int
+	for b.Loop() {
+		n = 0
+		if err := checker.ScanJSONL(bytes.NewReader(in), func(checker.Event) error { n++; return nil }); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportEvents(b, n)
+}
+
+// BenchmarkScanJSONLFile streams the history file named by
+// $LOCKPICK_BENCH_HISTORY (make bench writes one of 10M events with
+// checker/checkertest/genhistory) and reports events/s and the process's
+// peak resident memory. It is skipped without the variable.
+func BenchmarkScanJSONLFile(b *testing.B) {
+	path := os.Getenv("LOCKPICK_BENCH_HISTORY")
+	if path == "" {
+		b.Skip("LOCKPICK_BENCH_HISTORY is not set")
+	}
+	var n int
+	for b.Loop() {
+		f, err := os.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n = 0
+		err = checker.ScanJSONL(f, func(checker.Event) error { n++; return nil })
+		f.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportEvents(b, n)
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		b.ReportMetric(float64(ru.Maxrss)/1024, "peak-RSS-MB") // Maxrss is in KiB on Linux
+	}
 }
 
 func BenchmarkCheck100k(b *testing.B) {

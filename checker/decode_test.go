@@ -25,6 +25,28 @@ func sameAsStd(tb testing.TB, name string, in []byte) {
 	// ReadJSONL reads a seekable reader twice, and another one once.
 	same(tb, name, bytes.NewReader(in), want, werr)
 	same(tb, name+" (not seekable)", struct{ io.Reader }{bytes.NewReader(in)}, want, werr)
+	sameScan(tb, name, in, want, werr)
+}
+
+// sameScan checks that ScanJSONL passes on the events of want in order and
+// returns werr's *ParseError, after the events before its line.
+func sameScan(tb testing.TB, name string, in []byte, want checker.History, werr error) {
+	tb.Helper()
+	var got checker.History
+	gerr := checker.ScanJSONL(bytes.NewReader(in), func(e checker.Event) error {
+		got = append(got, e)
+		return nil
+	})
+	var wpe *checker.ParseError
+	if errors.As(werr, &wpe) {
+		if gerr == nil || gerr.Error() != werr.Error() {
+			tb.Errorf("%s: ScanJSONL err = %v, encoding/json: %q", name, gerr, werr)
+		}
+		return
+	}
+	if gerr != nil || !reflect.DeepEqual(got, want) {
+		tb.Errorf("%s: ScanJSONL gave %d events, err %v; want %d, err %v", name, len(got), gerr, len(want), werr)
+	}
 }
 
 // same checks that ReadJSONL(r) returns want and werr, as sameAsStd does.

@@ -96,36 +96,21 @@ func lineEstimate(lines int, size int64) int {
 // readLines decodes the lines of r. lines is the expected number of lines,
 // 0 if unknown: a slice of events costs more to grow than to decode.
 func readLines(r io.Reader, lines int) (History, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
 	h := make(History, 0, lines)
 	var d decoder
-	var long []byte // a line longer than br's buffer
-	for line := 1; ; line++ {
-		b, err := br.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			long = append(long[:0], b...)
-			for err == bufio.ErrBufferFull {
-				b, err = br.ReadSlice('\n')
-				long = append(long, b...)
-			}
-			b = long
+	err := eachLine(r, func(line int, b []byte) error {
+		if len(h) < cap(h) {
+			h = h[:len(h)+1] // still zero; writing a zero event would cost a write barrier
+		} else {
+			h = append(h, Event{})
 		}
-		if len(bytes.TrimSpace(b)) > 0 {
-			if len(h) < cap(h) {
-				h = h[:len(h)+1] // still zero; writing a zero event would cost a write barrier
-			} else {
-				h = append(h, Event{})
-			}
-			if perr := d.decode(b, &h[len(h)-1]); perr != nil {
-				return nil, &ParseError{Line: line, Err: perr}
-			}
+		if perr := d.decode(b, &h[len(h)-1]); perr != nil {
+			return &ParseError{Line: line, Err: perr}
 		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(h) == 0 {
 		return nil, nil // as encoding/json's reader always did

@@ -1,11 +1,14 @@
 package checkertest
 
 import (
+	"bufio"
 	"bytes"
 	"container/heap"
+	"encoding/json"
 	"fmt"
+	"io"
+	"math"
 	"math/rand/v2"
-	"slices"
 	"time"
 
 	"github.com/lockpick/lockpick/checker"
@@ -88,11 +91,46 @@ func (s *steps) Pop() any {
 }
 
 // Generate simulates the trial opt describes (nil means the defaults) and
-// returns its history, sorted by time. Every operation takes effect
-// atomically halfway between its invoke and its completion, so the
-// simulated system is linearizable except for the faults opt injects. A
-// nemesis note (a lone info "noop") is added every 200ms.
+// returns its history, sorted by time (ties in simulation order), with Index
+// equal to the position. Every operation takes effect atomically halfway
+// between its invoke and its completion, so the simulated system is
+// linearizable except for the faults opt injects. A nemesis note (a lone
+// info "noop") is added every 200ms.
 func Generate(opt *Options) checker.History {
+	var h checker.History
+	generate(opt, func(e checker.Event) { h = append(h, e) })
+	return h
+}
+
+// WriteJSONL writes the history opt describes, as [Generate] returns it, to
+// w in JSON Lines form as [checker.History.WriteJSONL] does, without holding
+// it: memory stays flat for any number of events. It returns the first
+// write error.
+func WriteJSONL(w io.Writer, opt *Options) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	var err error
+	generate(opt, func(e checker.Event) {
+		if err == nil {
+			err = enc.Encode(&e)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// maxHalf bounds half an operation's latency, ns: an event generated later
+// is never more than this before the step being simulated.
+const maxHalf = 220_000
+
+// generate simulates the trial opt describes and calls emit with each event
+// in time order (ties in the order they were simulated), with Index equal
+// to its position. Events wait in a heap only until no later step can come
+// before them.
+func generate(opt *Options, emit func(checker.Event)) {
 	var w Options
 	if opt != nil {
 		w = *opt
@@ -117,24 +155,42 @@ func Generate(opt *Options) checker.History {
 	var fence int64
 	const base = int64(1_000_000_000)
 	ttl := int64(w.TTL)
-	h := make(checker.History, 0, w.Events+3)
-	add := func(e checker.Event) { h = append(h, e) }
+	pending := &events{}
+	added, emitted := 0, 0
+	add := func(e checker.Event) {
+		heap.Push(pending, queued{e, added})
+		added++
+	}
+	// flush emits the events before t: every event still to come is at t
+	// or later.
+	flush := func(t int64) {
+		for pending.Len() > 0 && ((*pending)[0].Time < t || t == math.MaxInt64) {
+			e := heap.Pop(pending).(queued).Event
+			e.Index = emitted
+			emitted++
+			emit(e)
+		}
+	}
+	lockNames, ctrNames := make([]string, w.Keys), make([]string, w.Keys)
+	for k := range w.Keys {
+		lockNames[k], ctrNames[k] = fmt.Sprint("lock", k), fmt.Sprint("counter", k)
+	}
 	q := &steps{}
 	for p := range procs {
 		procs[p].key = rng.IntN(w.Keys)
 		heap.Push(q, step{base + rng.Int64N(1_000_000), 100_000, p})
 	}
 	nextNemesis := base + 200_000_000
-	for len(h) < w.Events {
+	for added < w.Events {
 		s := heap.Pop(q).(step)
+		flush(min(s.at-maxHalf, nextNemesis))
 		if s.at > nextNemesis {
 			add(checker.Event{Process: -1, Type: checker.Info, F: checker.FNemesis, Value: checker.TextValue("noop"), Time: nextNemesis})
 			nextNemesis += 200_000_000
 		}
 		p := &procs[s.process]
 		inv, done := s.at-s.half, s.at+s.half
-		key := fmt.Sprint("lock", p.key)
-		ctr := fmt.Sprint("counter", p.key)
+		key, ctr := lockNames[p.key], ctrNames[p.key]
 		next := done + 10_000 + rng.Int64N(100_000)
 		switch p.phase {
 		case 0:
@@ -202,26 +258,36 @@ func Generate(opt *Options) checker.History {
 		half := 20_000 + rng.Int64N(200_000)
 		heap.Push(q, step{next + half, half, s.process})
 	}
-	slices.SortStableFunc(h, func(a, b checker.Event) int {
-		switch {
-		case a.Time < b.Time:
-			return -1
-		case a.Time > b.Time:
-			return 1
-		}
-		return 0
-	})
-	for i := range h {
-		h[i].Index = i
-	}
-	return h
+	flush(math.MaxInt64)
+}
+
+// A queued event waits for its turn; seq keeps simulation order among
+// events of the same time.
+type queued struct {
+	checker.Event
+	seq int
+}
+
+type events []queued
+
+func (q events) Len() int { return len(q) }
+func (q events) Less(i, j int) bool {
+	return q[i].Time < q[j].Time || q[i].Time == q[j].Time && q[i].seq < q[j].seq
+}
+func (q events) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *events) Push(x any)   { *q = append(*q, x.(queued)) }
+func (q *events) Pop() any {
+	old := *q
+	x := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return x
 }
 
 // JSONL returns the history opt describes as [Generate] does, written in
-// JSON Lines form by [checker.History.WriteJSONL].
+// JSON Lines form by [WriteJSONL].
 func JSONL(opt *Options) []byte {
 	var buf bytes.Buffer
-	if err := Generate(opt).WriteJSONL(&buf); err != nil {
+	if err := WriteJSONL(&buf, opt); err != nil {
 		panic(err) // a bytes.Buffer does not fail
 	}
 	return buf.Bytes()

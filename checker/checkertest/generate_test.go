@@ -69,3 +69,17 @@ func TestJSONL(t *testing.T) {
 		t.Errorf("JSONL read back differs from Generate")
 	}
 }
+
+func TestWriteJSONL(t *testing.T) {
+	opt := &checkertest.Options{Processes: 5, Keys: 2, Events: 3000, UnknownRate: 0.05, BrokenRate: 0.02, PauseRate: 0.02, Fenced: true, Seed: 7}
+	var streamed, whole bytes.Buffer
+	if err := checkertest.WriteJSONL(&streamed, opt); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkertest.Generate(opt).WriteJSONL(&whole); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(streamed.Bytes(), whole.Bytes()) {
+		t.Errorf("WriteJSONL differs from Generate(opt).WriteJSONL")
+	}
+}
