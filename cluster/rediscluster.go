@@ -408,6 +408,10 @@ func (c *Cluster) nodeByPeer(addr string) *Node {
 	return nil
 }
 
+// Primaries returns how many of Nodes, from the first, started as
+// primaries (or masters).
+func (c *Cluster) Primaries() int { return c.topo.Masters }
+
 // IsRedisCluster reports whether the topology is a Redis Cluster.
 func (c *Cluster) IsRedisCluster() bool { return c.topo.Shards > 0 }
 

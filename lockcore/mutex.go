@@ -37,6 +37,13 @@ type pipeliner interface {
 	Pipeline() redis.Pipeliner
 }
 
+// slotMaster is the optional ability of a Redis Cluster client (go-redis's
+// ClusterClient) to return the primary serving a key: WAIT must follow the
+// acquire on that primary's connection.
+type slotMaster interface {
+	MasterForKey(ctx context.Context, key string) (*redis.Client, error)
+}
+
 // A Mutex is a lock on one key of one Redis server. It is safe for
 // concurrent use, but holds at most one lease at a time.
 type Mutex struct {
@@ -126,7 +133,15 @@ func (m *Mutex) acquireReplicated(ctx context.Context, token string) (int64, err
 	if m.opt.Fencing {
 		fencing = "1"
 	}
-	pipe := m.pipe.Pipeline()
+	on := m.pipe
+	if sm, ok := m.rdb.(slotMaster); ok {
+		c, err := sm.MasterForKey(ctx, m.key)
+		if err != nil {
+			return 0, NewOpError("acquire", m.key, err)
+		}
+		on = c
+	}
+	pipe := on.Pipeline()
 	// EVAL, not EVALSHA: a NOSCRIPT reply could not be retried inside the pipeline.
 	acquire := pipe.Eval(ctx, acquireSrc, m.keys, token, m.opt.TTL.Milliseconds(), fencing)
 	wait := pipe.Do(ctx, "wait", m.opt.WaitReplicas, m.opt.WaitTimeout.Milliseconds())

@@ -3,6 +3,7 @@ package lockcore
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"strings"
 	"time"
 )
 
@@ -20,7 +21,9 @@ type Options struct {
 	// Fencing hands out a fencing token with every lease: a counter at
 	// FenceKey, incremented in the same script that takes the lock.
 	Fencing bool
-	// FenceKey is the fencing counter's key. default: key + ":fence".
+	// FenceKey is the fencing counter's key; on Redis Cluster it must hash
+	// to the key's slot. default: "{key}:fence", or key + ":fence" when key
+	// has a {hash tag} already, in the key's slot either way.
 	FenceKey string
 	// WaitReplicas makes every acquire wait, with WAIT on the same
 	// connection, until that many replicas have the key; an acquire that
@@ -53,7 +56,7 @@ func (o *Options) withDefaults(key string) Options {
 		c.WaitTimeout = 100 * time.Millisecond
 	}
 	if c.FenceKey == "" {
-		c.FenceKey = key + ":fence"
+		c.FenceKey = fenceKey(key)
 	}
 	if c.Clock == nil {
 		c.Clock = SystemClock{}
@@ -78,4 +81,13 @@ func RandomToken() string {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// fenceKey is the default fencing counter of key, in key's hash slot: a
+// key without a hash tag hashes whole, as does "{key}" in the counter.
+func fenceKey(key string) string {
+	if s := strings.IndexByte(key, '{'); s >= 0 && strings.IndexByte(key[s+1:], '}') > 0 {
+		return key + ":fence"
+	}
+	return "{" + key + "}:fence"
 }

@@ -17,9 +17,11 @@ import (
 // The targets a step can name by the system's state instead of by name;
 // the nemesis resolves them when the step fires.
 const (
-	// AimMaster is the current master: the node the sentinels name, else n1.
+	// AimMaster is the current master: the node the sentinels name, else n1;
+	// in a Redis Cluster, the primary serving the lock key's slot.
 	AimMaster = "@master"
-	// AimReplica is a node other than the current master, of a topology with replicas.
+	// AimReplica is a node other than the current master, of a topology
+	// with replicas; in a Redis Cluster, a replica of the key's primary.
 	AimReplica = "@replica"
 	// AimKeyHolder is a node on which the lock's key exists right now.
 	AimKeyHolder = "@key-holder"
@@ -85,7 +87,14 @@ func (m *nemesis) aim(ctx context.Context, i int, rng *rand.Rand) (target, how s
 			// A fault on the replication link needs a replica that has one:
 			// a master demoted by the sentinels replicates without a proxy.
 			cands := all
-			if st.Fault == "cut-replication" || st.Params["link"] == cluster.ReplicationLink {
+			if c.IsRedisCluster() {
+				cands = nil
+				if owner, err := c.Node(master); err == nil {
+					for _, n := range c.ReplicasOf(ctx, owner) {
+						cands = append(cands, n.Name)
+					}
+				}
+			} else if st.Fault == "cut-replication" || st.Params["link"] == cluster.ReplicationLink {
 				cands = nil
 				for _, n := range c.Nodes {
 					if n.ReplLink() != nil {
@@ -142,6 +151,11 @@ func (m *nemesis) aim(ctx context.Context, i int, rng *rand.Rand) (target, how s
 // currentMaster names the master clients would use now: the one the
 // sentinels name, or the first node.
 func (m *nemesis) currentMaster(ctx context.Context) string {
+	if m.env.c.IsRedisCluster() {
+		if owner, err := m.env.c.KeyOwner(ctx, m.env.key); err == nil {
+			return owner.Name
+		}
+	}
 	if name, ok := sentinelsMaster(ctx, m.env.c); ok {
 		return name
 	}

@@ -440,6 +440,34 @@ func (m *nemesis) watchSentinels(ctx context.Context) {
 	}
 }
 
+// watchSlot, in a Redis Cluster, notes in the history which primary serves
+// the lock key's slot at the start and whenever that changes, until ctx
+// ends.
+func (m *nemesis) watchSlot(ctx context.Context) {
+	c := m.env.c
+	if !c.IsRedisCluster() {
+		return
+	}
+	slot, last := cluster.Slot(m.env.key), ""
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if owner, err := c.KeyOwner(ctx, m.env.key); err == nil && owner.Name != last {
+			what := fmt.Sprintf("slot %d (key %s) served by %s", slot, m.env.key, owner.Name)
+			if last != "" {
+				what += ", was " + last
+			}
+			m.observe(owner.Name, what)
+			last = owner.Name
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
 // Schedule lists the scenario's faults in words, e.g. "+300ms kill n1".
 func (sc Scenario) Schedule() string {
 	var b strings.Builder

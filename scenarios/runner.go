@@ -388,6 +388,7 @@ func RunTrial(ctx context.Context, s Scenario, seed uint64, dir string, nb Backe
 	}
 	wg.Go(func() { nem.run(runCtx, ctx, rng, start) })
 	wg.Go(func() { nem.watchSentinels(runCtx) })
+	wg.Go(func() { nem.watchSlot(runCtx) })
 	wg.Wait()
 	clients := len(inproc) + len(procs)
 	var silent clientErrors

@@ -103,6 +103,13 @@ type Topology struct {
 	Sentinels int `json:"sentinels,omitempty" yaml:"sentinels"`
 	// DownAfter is the sentinels' down-after-milliseconds.
 	DownAfter Duration `json:"down_after,omitempty" yaml:"down_after"`
+	// Shards, when above 0, makes the nodes one Redis Cluster: primaries
+	// n1..n<shards>, each with Replicas replicas (primary i's first replica
+	// is n<shards+i>). Clients use go-redis's ClusterClient, following
+	// redirects. Masters and Sentinels must then be 0.
+	Shards int `json:"shards,omitempty" yaml:"shards"`
+	// NodeTimeout is a Redis Cluster's cluster-node-timeout. default: 500ms.
+	NodeTimeout Duration `json:"node_timeout,omitempty" yaml:"node_timeout"`
 	// Persistence is every node's: none, aof-everysec or aof-always. default: none.
 	Persistence string `json:"persistence,omitempty" yaml:"persistence"`
 	// BackgroundWrites, when set, writes an unrelated key to every node this
@@ -114,11 +121,16 @@ type Topology struct {
 
 // Nodes returns the number of Redis nodes, n1..nN: the masters (at least
 // one) and the replicas.
-func (t Topology) Nodes() int { return max(t.Masters, 1) + t.Replicas }
+func (t Topology) Nodes() int {
+	if t.Shards > 0 {
+		return t.Shards * (1 + t.Replicas)
+	}
+	return max(t.Masters, 1) + t.Replicas
+}
 
 func (t Topology) cluster() cluster.Topology {
 	return cluster.Topology{Masters: t.Masters, Replicas: t.Replicas, Sentinels: t.Sentinels, DownAfter: t.DownAfter.D(),
-		Persistence: cluster.Persistence(t.Persistence)}
+		Persistence: cluster.Persistence(t.Persistence), Shards: t.Shards, NodeTimeout: t.NodeTimeout.D()}
 }
 
 // A Lock names the algorithm under test and its settings.

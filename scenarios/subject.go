@@ -63,9 +63,29 @@ type SubjectConfig struct {
 }
 
 // Master returns a client for the current master (the first node, or the one
-// the sentinels name) and its node name.
-func (c SubjectConfig) Master(ctx context.Context) (*redis.Client, string, error) {
+// the sentinels name) and its node name. In a Redis Cluster it returns the
+// client's ClusterClient and no name: see [SubjectConfig.Served].
+func (c SubjectConfig) Master(ctx context.Context) (redis.UniversalClient, string, error) {
+	if c.tgt.view.Cluster {
+		return c.tgt.clusterClient(), "", nil
+	}
 	return c.tgt.master(ctx)
+}
+
+// Served returns a context under which a Redis Cluster client notes the
+// node that answered its commands, and a func naming the last of them
+// (node stands in for it outside a cluster, or before any answer).
+func (c SubjectConfig) Served(ctx context.Context, node string) (context.Context, func() string) {
+	if !c.tgt.view.Cluster {
+		return ctx, func() string { return node }
+	}
+	ctx, addr := withServed(ctx)
+	return ctx, func() string {
+		if a := addr(); a != "" {
+			return c.tgt.nodeNamed(a)
+		}
+		return node
+	}
 }
 
 // Masters returns a client per master and the masters' names, in order.
@@ -132,13 +152,13 @@ func knownLock(kind string) bool {
 // builds the lock for a node's client; a client keeps one lock per node, so
 // a reentrant lock keeps its identity, and each acquire goes to whatever
 // node is master at that moment.
-func LockerSubject(c SubjectConfig, mk func(*redis.Client) lockcore.Locker) Subject {
+func LockerSubject(c SubjectConfig, mk func(redis.UniversalClient) lockcore.Locker) Subject {
 	return &perMaster{cfg: c, mk: mk, locks: map[string]lockcore.Locker{}}
 }
 
 type perMaster struct {
 	cfg   SubjectConfig
-	mk    func(*redis.Client) lockcore.Locker
+	mk    func(redis.UniversalClient) lockcore.Locker
 	locks map[string]lockcore.Locker
 	cur   lockcore.Locker
 	node  string
@@ -154,15 +174,22 @@ func (s *perMaster) Acquire(ctx context.Context) (Grant, error) {
 		l = s.mk(rdb)
 		s.locks[node] = l
 	}
-	s.cur, s.node = l, node
+	s.cur = l
+	ctx, served := s.cfg.Served(ctx, node)
 	lease, err := attempt(ctx, l, s.cfg.Lock.Acquire == AcquireBlock)
+	node = served()
+	s.node = node
 	if err != nil {
 		return Grant{Node: node}, err
 	}
 	return Grant{Token: lease.Token, Fence: lease.Fence, ValidUntil: lease.ValidUntil(), Node: node}, nil
 }
 
-func (s *perMaster) Release(ctx context.Context) (string, error) { return s.node, s.cur.Unlock(ctx) }
+func (s *perMaster) Release(ctx context.Context) (string, error) {
+	ctx, served := s.cfg.Served(ctx, s.node)
+	err := s.cur.Unlock(ctx)
+	return served(), err
+}
 
 // The ways a client takes the lock ([Lock.Acquire]).
 const (

@@ -14,13 +14,13 @@ import (
 // lockpick's own locks, from package lockcore.
 func init() {
 	RegisterSubject("set-nx", func(c SubjectConfig) Subject {
-		return LockerSubject(c, func(rdb *redis.Client) lockcore.Locker {
+		return LockerSubject(c, func(rdb redis.UniversalClient) lockcore.Locker {
 			return lockcore.NewMutex(rdb, c.Lock.Key, &lockcore.Options{TTL: c.Lock.TTL.D(), RetryDelay: c.Lock.RetryDelay.D(),
 				Fencing: c.Fenced, WaitReplicas: c.Lock.WaitReplicas, WaitTimeout: c.Lock.WaitTimeout.D(), Clock: c.Clock()})
 		})
 	})
 	RegisterSubject("reentrant", func(c SubjectConfig) Subject {
-		return LockerSubject(c, func(rdb *redis.Client) lockcore.Locker {
+		return LockerSubject(c, func(rdb redis.UniversalClient) lockcore.Locker {
 			return lockcore.NewReentrant(rdb, c.Lock.Key, &lockcore.ReentrantOptions{LeaseTime: c.Lock.TTL.D(),
 				NoWatchdog: c.Lock.NoWatchdog, StopRenewingOnError: c.Lock.StopRenewingOnError,
 				CountEveryAcquire: c.Lock.CountEveryAcquire, Clock: c.Clock(), OnRenew: c.OnRenew})
@@ -45,10 +45,10 @@ func init() {
 				}
 			}
 		}
-		return LockerSubject(c, func(rdb *redis.Client) lockcore.Locker { return lockcore.NewSetNXExpire(rdb, c.Lock.Key, opt) })
+		return LockerSubject(c, func(rdb redis.UniversalClient) lockcore.Locker { return lockcore.NewSetNXExpire(rdb, c.Lock.Key, opt) })
 	})
 	RegisterSubject("getset", func(c SubjectConfig) Subject {
-		return LockerSubject(c, func(rdb *redis.Client) lockcore.Locker {
+		return LockerSubject(c, func(rdb redis.UniversalClient) lockcore.Locker {
 			return lockcore.NewGetSetLock(rdb, c.Lock.Key, &lockcore.LegacyOptions{TTL: c.Lock.TTL.D(),
 				RetryDelay: c.Lock.RetryDelay.D(), Clock: c.Clock(),
 				NaiveRecovery: c.Lock.NaiveRecovery, RecoveryPause: c.Lock.RecoveryPause.D()})

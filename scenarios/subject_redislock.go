@@ -45,12 +45,15 @@ func (s *redislockSubject) Acquire(ctx context.Context) (Grant, error) {
 		c = redislock.New(rdb)
 		s.clients[node] = c
 	}
-	s.lock, s.node = nil, node
+	s.lock = nil
 	key, ttl := s.cfg.Lock.Key, s.cfg.Lock.TTL.D()
 	// redislock hands out no deadline; its user counts the TTL from the
 	// moment the request went out, the most the lease can be worth.
 	sent := s.cfg.Clock().Now()
+	ctx, served := s.cfg.Served(ctx, node)
 	l, err := c.Obtain(ctx, key, ttl, nil)
+	node = served()
+	s.node = node
 	switch {
 	case errors.Is(err, redislock.ErrNotObtained):
 		return Grant{Node: node}, fmt.Errorf("%w: %w", lockcore.ErrNotAcquired, err)

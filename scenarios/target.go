@@ -23,19 +23,29 @@ type View struct {
 	// Resource is the address of the protected resource, through this
 	// client's own proxy.
 	Resource string `json:"resource,omitempty"`
+	// Cluster says the nodes form one Redis Cluster; Masters counts its
+	// primaries, and a node's Announced address must be dialled as its Addr.
+	Cluster bool `json:"cluster,omitempty"`
 }
 
 // A NodeAddr is a node's name and the address clients dial.
 type NodeAddr struct {
 	Name string `json:"name"`
 	Addr string `json:"addr"`
+	// Announced is, in a Redis Cluster, the address the node gives in
+	// CLUSTER SLOTS and MOVED redirects; a client dials Addr instead.
+	Announced string `json:"announced,omitempty"`
 }
 
 func viewOf(c *cluster.Cluster) View {
-	v := View{Sentinels: c.SentinelAddrs()}
-	for _, n := range c.Nodes {
-		v.Nodes = append(v.Nodes, NodeAddr{Name: n.Name, Addr: n.Addr()})
-		if n.Repl == nil {
+	v := View{Sentinels: c.SentinelAddrs(), Cluster: c.IsRedisCluster()}
+	for i, n := range c.Nodes {
+		a := NodeAddr{Name: n.Name, Addr: n.Addr()}
+		if n.Peer != nil {
+			a.Announced = n.Peer.Addr()
+		}
+		v.Nodes = append(v.Nodes, a)
+		if (v.Cluster && i < c.Primaries()) || (!v.Cluster && n.Repl == nil) {
 			v.Masters++
 		}
 	}
@@ -49,6 +59,7 @@ type target struct {
 
 	mu      sync.Mutex
 	clients map[string]*redis.Client
+	cluster *redis.ClusterClient // of a Redis Cluster view, made on first use
 }
 
 func newTarget(v View) *target { return &target{view: v, clients: map[string]*redis.Client{}} }
@@ -147,5 +158,8 @@ func (t *target) close() {
 	defer t.mu.Unlock()
 	for _, rdb := range t.clients {
 		_ = rdb.Close()
+	}
+	if t.cluster != nil {
+		_ = t.cluster.Close()
 	}
 }
