@@ -49,8 +49,12 @@ func (c *Cluster) startRedisCluster(ctx context.Context) error {
 			return err
 		}
 		c.reservations = append(c.reservations, bus)
-		busAddr := "127.0.0.1:" + strconv.Itoa(bus.port)
-		if n.Bus, err = c.proxies.Add(n.Name+"-bus", busAddr); err != nil {
+		filter, err := newBusFilter(n, "127.0.0.1:"+strconv.Itoa(bus.port))
+		if err != nil {
+			return err
+		}
+		c.filters = append(c.filters, filter)
+		if n.Bus, err = c.proxies.Add(n.Name+"-bus", filter.addr()); err != nil {
 			return err
 		}
 		c.Nodes = append(c.Nodes, n)
@@ -84,6 +88,38 @@ func (c *Cluster) startRedisCluster(ctx context.Context) error {
 		}
 	}
 	return c.joinRedisCluster(ctx)
+}
+
+// busCut reports whether a bus partition separates the nodes with ids a and b.
+func (c *Cluster) busCut(a, b string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	sa, oka := c.busSides[a]
+	sb, okb := c.busSides[b]
+	return oka && okb && sa != sb
+}
+
+// setBusSides partitions the cluster bus: nodes in side (by name) on one
+// side, every other node on the other; nil heals. Open links across the
+// new cut are black-holed, held links across a healed one closed.
+func (c *Cluster) setBusSides(side []string) {
+	c.mu.Lock()
+	if side == nil {
+		c.busSides = nil
+	} else {
+		c.busSides = map[string]int{}
+		for _, n := range c.Nodes {
+			c.busSides[n.ID()] = 2
+			if slices.Contains(side, n.Name) {
+				c.busSides[n.ID()] = 1
+			}
+		}
+	}
+	filters := c.filters
+	c.mu.Unlock()
+	for _, f := range filters {
+		f.recheck()
+	}
 }
 
 // persistence returns node name's persistence mode.

@@ -127,3 +127,61 @@ func TestRedisCluster_KilledPrimaryFailsOver(t *testing.T) {
 type ownerError struct{ name string }
 
 func (e *ownerError) Error() string { return "slot owned by " + e.name }
+
+func TestBusPartitionFault_MinorityPrimary(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t, cluster.Topology{Shards: 3, Replicas: 1})
+	ctx := context.Background()
+	n2, n5 := node(t, c, "n2"), node(t, c, "n5")
+	f := &cluster.BusPartitionFault{}
+	start := time.Now()
+	inject(t, f, n2)
+	effect, err := cluster.Verify(ctx, f, n2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(effect)
+	// The minority primary still takes writes at first, which its replica
+	// on the other side never gets.
+	direct := client(t, n2.Addr())
+	if err := direct.Set(ctx, "lock", "minority", 0).Err(); err != nil {
+		t.Fatalf("the minority primary refused a write at once: %v", err)
+	}
+	// Then it notices it cannot reach a majority and refuses writes.
+	var refusedAt time.Duration
+	if err := eventuallyWithin(5*time.Second, func() error {
+		if err := direct.Set(ctx, "lock", "late", 0).Err(); err == nil {
+			return &ownerError{"n2 still takes writes"}
+		}
+		refusedAt = time.Since(start)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// The majority promotes n5, without the key.
+	if err := eventuallyWithin(10*time.Second, func() error {
+		owner, err := c.KeyOwner(ctx, "lock")
+		if err == nil && owner != n5 {
+			return &ownerError{owner.Name}
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	promotedAt := time.Since(start)
+	t.Logf("n2 refused writes %v after the cut, n5 promoted after %v", refusedAt, promotedAt)
+	if v, err := client(t, n5.Addr()).Get(ctx, "lock").Result(); err != redis.Nil {
+		t.Fatalf("n5 has the key written on the minority side: %q, %v", v, err)
+	}
+	// Healed, n2 rejoins as n5's replica.
+	heal(t, f, n2)
+	if err := eventuallyWithin(10*time.Second, func() error {
+		role, err := direct.Do(ctx, "ROLE").Slice()
+		if err == nil && role[0] != "slave" {
+			return &ownerError{"n2 is " + role[0].(string)}
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -156,8 +156,10 @@ type Cluster struct {
 	topo         Topology
 	backend      Backend
 	proxies      *Proxies
-	mu           sync.Mutex // guards Services
+	mu           sync.Mutex // guards Services and busSides
 	reservations []*portReservation
+	filters      []*busFilter   // of a Redis Cluster's buses
+	busSides     map[string]int // node id -> side of a bus partition; nil without one
 }
 
 // Start launches topo on backend and waits until replicas are in sync and
@@ -345,6 +347,9 @@ func (c *Cluster) LogPaths() map[string]string {
 // Close stops every proxy and process of the cluster. It is idempotent.
 func (c *Cluster) Close() error {
 	c.proxies.Close()
+	for _, f := range c.filters {
+		f.close()
+	}
 	var errs []error
 	for _, n := range append(append([]*Node{}, c.Sentinels...), c.Nodes...) {
 		if n.Proc != nil {

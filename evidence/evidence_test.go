@@ -245,3 +245,21 @@ func TestRequirement_Validate(t *testing.T) {
 		}
 	}
 }
+
+func TestEvaluate_GrantsOnNode(t *testing.T) {
+	h := history(ok(1), ok(2), ok(1))
+	h[1].Node, h[3].Node, h[5].Node = "n2", "n5", "n1,n5,n3"
+	for _, tc := range []struct {
+		want   int
+		reason string
+	}{{2, ""}, {3, "required at least 3 grants on n5; found 2 grants"}} {
+		ev := evidence.Evaluate(evidence.Input{History: h, Require: []evidence.Requirement{{Grants: intp(tc.want), Node: "n5"}}})
+		got := strings.Join(ev.Reasons, "; ")
+		if (tc.reason == "") != ev.Conclusive || !strings.Contains(got, tc.reason) {
+			t.Errorf("grants: %d on n5: conclusive %v, reasons %q; want %q", tc.want, ev.Conclusive, got, tc.reason)
+		}
+	}
+	if field, _ := (evidence.Requirement{Refused: "acquire", Node: "n5"}).Validate(); field != "node" {
+		t.Errorf("node with refused validated (field %q)", field)
+	}
+}

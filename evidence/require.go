@@ -28,6 +28,8 @@ type Requirement struct {
 	// After counts grants only from when the first fault matching it fired:
 	// a fault kind ("kill") or a kind and its target ("kill n4").
 	After string `json:"after,omitempty" yaml:"after"`
+	// With Grants, Node counts only the grants that node took part in
+	// (e.g. the replica a failover promoted).
 	// Refused asks for an operation (acquire, release, extend, read or
 	// write) that failed, or ended unknown, with an error containing Error.
 	Refused string `json:"refused,omitempty" yaml:"refused"`
@@ -84,8 +86,8 @@ func (r Requirement) Validate() (field, msg string) {
 		return "refused", fmt.Sprintf("must be acquire, release, extend, read or write, not %q", r.Refused)
 	case r.Prevented != "" && r.Prevented != string(checker.StaleWrite):
 		return "prevented", fmt.Sprintf("only stale-write can be prevented, not %q", r.Prevented)
-	case r.Node != "" && r.Fault == "":
-		return "node", "only goes with fault"
+	case r.Node != "" && r.Fault == "" && r.Grants == nil:
+		return "node", "only goes with fault or grants"
 	case r.KeyBefore != "" && r.Fault == "":
 		return "key_before", "only goes with fault"
 	case r.KeyAfter != "" && r.Fault == "":
@@ -116,11 +118,15 @@ func keyState(s string) bool { return s == "" || s == KeyHeld || s == KeyAbsent 
 // String says what r asks for, in words.
 func (r Requirement) String() string {
 	min := max(r.Min, 1)
+	on := ""
+	if r.Grants != nil && r.Node != "" {
+		on = " on " + r.Node
+	}
 	switch {
 	case r.Grants != nil && r.After != "":
-		return fmt.Sprintf("at least %s after %s fired", grants(*r.Grants), r.After)
+		return fmt.Sprintf("at least %s%s after %s fired", grants(*r.Grants), on, r.After)
 	case r.Grants != nil:
-		return fmt.Sprintf("at least %s", grants(*r.Grants))
+		return fmt.Sprintf("at least %s%s", grants(*r.Grants), on)
 	case r.Refused != "":
 		return fmt.Sprintf("at least %d %s refused with %q", min, r.Refused, r.Error)
 	case r.Prevented != "":
@@ -171,7 +177,8 @@ func (in *Input) check(r Requirement) Check {
 		}
 		n := 0
 		for _, e := range in.History {
-			if e.F == checker.FAcquire && e.Type == checker.OK && e.Time >= from {
+			if e.F == checker.FAcquire && e.Type == checker.OK && e.Time >= from &&
+				(r.Node == "" || slices.Contains(splitNodes([]string{e.Node}), r.Node)) {
 				n++
 			}
 		}
