@@ -42,12 +42,12 @@ func runDockerHelper(mode string) int {
 
 // startDockerHelper runs the helper in mode and returns it once its
 // topology runs, with the label that selects its containers.
-func startDockerHelper(t *testing.T, mode string) (*exec.Cmd, string) {
+func startDockerHelper(t *testing.T, mode, topo string) (*exec.Cmd, string) {
 	t.Helper()
 	needDocker(t)
 	testredis.Require(t, true)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), dockerHelperEnv+"="+mode, helperDirEnv+"="+t.TempDir())
+	cmd.Env = append(os.Environ(), dockerHelperEnv+"="+mode, helperDirEnv+"="+t.TempDir(), helperTopoEnv+"="+topo)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +61,7 @@ func startDockerHelper(t *testing.T, mode string) (*exec.Cmd, string) {
 		t.Fatalf("helper said %q, %v; want ready", line, err)
 	}
 	label := "lockpick.pid=" + strconv.Itoa(cmd.Process.Pid)
-	if got, want := len(containersLabelled(t, label)), 3; got != want {
+	if got, want := len(containersLabelled(t, label)), helperNodes(topo); got != want {
 		t.Fatalf("helper runs %d containers, want %d", got, want)
 	}
 	return cmd, label
@@ -69,10 +69,14 @@ func startDockerHelper(t *testing.T, mode string) (*exec.Cmd, string) {
 
 func TestReapOnSignal_RemovesContainers(t *testing.T) {
 	t.Parallel()
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
-		t.Run(sig.String(), func(t *testing.T) {
+	for _, tc := range []struct {
+		sig  syscall.Signal
+		topo string
+	}{{syscall.SIGINT, ""}, {syscall.SIGTERM, ""}, {syscall.SIGINT, "redis-cluster"}} {
+		sig := tc.sig
+		t.Run(strings.TrimSpace(sig.String()+" "+tc.topo), func(t *testing.T) {
 			t.Parallel()
-			cmd, label := startDockerHelper(t, "reap")
+			cmd, label := startDockerHelper(t, "reap", tc.topo)
 			if err := cmd.Process.Signal(sig); err != nil {
 				t.Fatal(err)
 			}
@@ -86,7 +90,7 @@ func TestReapOnSignal_RemovesContainers(t *testing.T) {
 
 func TestRemoveOrphanContainers_AfterSIGKILL(t *testing.T) {
 	t.Parallel()
-	cmd, label := startDockerHelper(t, "plain")
+	cmd, label := startDockerHelper(t, "plain", "")
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}

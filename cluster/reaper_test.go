@@ -24,6 +24,19 @@ const helperEnv = "LOCKPICK_CLUSTER_TEST_HELPER"
 // helperDirEnv names the directory a helper keeps its nodes' files in.
 const helperDirEnv = "LOCKPICK_CLUSTER_TEST_HELPER_DIR"
 
+// helperTopoEnv, set to "redis-cluster", makes the helper start a Redis
+// Cluster of 3 primaries and 3 replicas instead of master, replica and
+// sentinel.
+const helperTopoEnv = "LOCKPICK_CLUSTER_TEST_HELPER_TOPO"
+
+// helperNodes is how many processes the helper's topology runs.
+func helperNodes(topo string) int {
+	if topo == "redis-cluster" {
+		return 6
+	}
+	return 3
+}
+
 // runHelper is the test binary re-executed as a helper:
 //
 //	ticker         prints its wall clock in Unix nanoseconds every 10ms, forever
@@ -58,22 +71,24 @@ func TestReapOnSignal_NoNodeOutlivesTheRun(t *testing.T) {
 	testredis.Require(t, true)
 	t.Parallel()
 	for _, tc := range []struct {
-		name, mode string
-		end        func(p *os.Process, stdin *os.File) error
+		name, mode, topo string
+		end              func(p *os.Process, stdin *os.File) error
 	}{
-		{"SIGINT", "run-reap", func(p *os.Process, _ *os.File) error { return p.Signal(os.Interrupt) }},
-		{"SIGTERM", "run-reap", func(p *os.Process, _ *os.File) error { return p.Signal(syscall.SIGTERM) }},
-		{"SIGINT without handler", "run-plain", func(p *os.Process, _ *os.File) error { return p.Signal(os.Interrupt) }},
-		{"SIGKILL", "run-plain", func(p *os.Process, _ *os.File) error { return p.Kill() }},
-		{"panic", "run-panic", func(_ *os.Process, stdin *os.File) error {
+		{"SIGINT", "run-reap", "", func(p *os.Process, _ *os.File) error { return p.Signal(os.Interrupt) }},
+		{"SIGTERM", "run-reap", "", func(p *os.Process, _ *os.File) error { return p.Signal(syscall.SIGTERM) }},
+		{"SIGINT without handler", "run-plain", "", func(p *os.Process, _ *os.File) error { return p.Signal(os.Interrupt) }},
+		{"SIGKILL", "run-plain", "", func(p *os.Process, _ *os.File) error { return p.Kill() }},
+		{"panic", "run-panic", "", func(_ *os.Process, stdin *os.File) error {
 			_, err := stdin.WriteString("panic\n")
 			return err
 		}},
+		{"SIGINT, Redis Cluster", "run-reap", "redis-cluster", func(p *os.Process, _ *os.File) error { return p.Signal(os.Interrupt) }},
+		{"SIGKILL, Redis Cluster", "run-plain", "redis-cluster", func(p *os.Process, _ *os.File) error { return p.Kill() }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), helperEnv+"="+tc.mode, helperDirEnv+"="+t.TempDir())
+			cmd.Env = append(os.Environ(), helperEnv+"="+tc.mode, helperDirEnv+"="+t.TempDir(), helperTopoEnv+"="+tc.topo)
 			stdinR, stdinW, err := os.Pipe()
 			if err != nil {
 				t.Fatal(err)
@@ -94,7 +109,7 @@ func TestReapOnSignal_NoNodeOutlivesTheRun(t *testing.T) {
 				t.Fatalf("helper said %q, %v; want ready", line, err)
 			}
 			kids := redisChildren(t, cmd.Process.Pid)
-			if got, want := len(kids), 3; got != want {
+			if got, want := len(kids), helperNodes(tc.topo); got != want {
 				t.Fatalf("helper runs %d redis processes %v, want %d", got, kids, want)
 			}
 			if err := tc.end(cmd.Process, stdinW); err != nil {
@@ -167,7 +182,11 @@ func startHelperTopology(b cluster.Backend, err error, timeout time.Duration) in
 	if err == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
-		_, err = cluster.Start(ctx, b, cluster.Topology{Replicas: 1, Sentinels: 1})
+		topo := cluster.Topology{Replicas: 1, Sentinels: 1}
+		if os.Getenv(helperTopoEnv) == "redis-cluster" {
+			topo = cluster.Topology{Shards: 3, Replicas: 1}
+		}
+		_, err = cluster.Start(ctx, b, topo)
 	}
 	if err != nil {
 		fmt.Println("error:", err)
