@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"sync"
 	"time"
@@ -123,4 +124,20 @@ func (h servedHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 		h.note(ctx)
 		return err
 	}
+}
+
+// keyPrimary returns the node serving key's slot, as the target's cluster
+// client knows the slot map.
+func (t *target) keyPrimary(ctx context.Context, key string) (NodeAddr, error) {
+	rdb, err := t.clusterClient().MasterForKey(ctx, key)
+	if err != nil {
+		return NodeAddr{}, err
+	}
+	addr := rdb.Options().Addr
+	for _, n := range t.view.Nodes {
+		if n.Announced == addr || n.Addr == addr {
+			return n, nil
+		}
+	}
+	return NodeAddr{}, fmt.Errorf("the cluster names unknown node %s for %q", addr, key)
 }

@@ -70,6 +70,11 @@ type extRequest struct {
 	// SentinelMaster, for a program that follows them itself.
 	Sentinels      []string `json:"sentinels,omitempty"`
 	SentinelMaster string   `json:"sentinel_master,omitempty"`
+	// Cluster says the nodes form one Redis Cluster; Announced maps the
+	// address each node gives in CLUSTER SLOTS and redirects to the one to
+	// dial instead (its entry in Nodes), so faults on clients apply.
+	Cluster   bool              `json:"cluster,omitempty"`
+	Announced map[string]string `json:"announced,omitempty"`
 	// NodeTimeoutMS bounds each request to one node, in milliseconds, for
 	// a Redlock-style program; 0 leaves it to the program.
 	NodeTimeoutMS int64 `json:"node_timeout_ms,omitempty"`
@@ -138,7 +143,13 @@ var (
 
 func (s *externalSubject) Acquire(ctx context.Context) (Grant, error) {
 	m := s.cfg.tgt.view.Nodes[0]
-	if len(s.cfg.tgt.view.Sentinels) > 0 {
+	switch {
+	case s.cfg.tgt.view.Cluster:
+		var err error
+		if m, err = s.cfg.tgt.keyPrimary(ctx, s.cfg.Lock.Key); err != nil {
+			return Grant{}, noMaster(s.cfg.Lock.Key, err)
+		}
+	case len(s.cfg.tgt.view.Sentinels) > 0:
 		var err error
 		if m, err = s.cfg.tgt.askSentinels(ctx); err != nil {
 			return Grant{}, noMaster(s.cfg.Lock.Key, err)
@@ -232,6 +243,12 @@ func (s *externalSubject) call(ctx context.Context, req extRequest) (extReply, t
 		req.Nodes = append(req.Nodes, n.Addr)
 	}
 	req.Masters = view.Masters
+	if view.Cluster {
+		req.Cluster, req.Announced = true, map[string]string{}
+		for _, n := range view.Nodes {
+			req.Announced[n.Announced] = n.Addr
+		}
+	}
 	if len(view.Sentinels) > 0 {
 		req.Sentinels, req.SentinelMaster = view.Sentinels, cluster.MasterName
 	}
