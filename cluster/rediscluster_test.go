@@ -185,3 +185,33 @@ func TestBusPartitionFault_MinorityPrimary(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestMigrateSlotFault_MovesKeyWithTTL(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t, cluster.Topology{Shards: 3})
+	ctx := context.Background()
+	n1, n2 := node(t, c, "n1"), node(t, c, "n2")
+	rdb := clusterClient(t, c)
+	if err := rdb.Set(ctx, "lock", "held", 10*time.Second).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := (&cluster.MigrateSlotFault{Key: "lock", To: "n3"}).Inject(ctx, n1); err == nil {
+		t.Fatal("migrated a slot from a node that does not serve it")
+	}
+	f := &cluster.MigrateSlotFault{Key: "lock", To: "n1"}
+	inject(t, f, n2)
+	effect, err := cluster.Verify(ctx, f, n2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if effect != "slot 8718 moved n2->n1 with 1 keys" {
+		t.Fatalf("effect %q", effect)
+	}
+	direct := client(t, n1.Addr())
+	if ttl, err := direct.PTTL(ctx, "lock").Result(); err != nil || ttl <= 0 || ttl > 10*time.Second {
+		t.Fatalf("on n1: PTTL = %v, %v; want the key with its TTL", ttl, err)
+	}
+	if v, err := rdb.Get(ctx, "lock").Result(); err != nil || v != "held" {
+		t.Fatalf("cluster client GET = %q, %v", v, err)
+	}
+}

@@ -391,7 +391,7 @@ func (m *nemesis) clientHolds(target string) string {
 // keyFault reports whether a fault kind takes a node down, so the lock's
 // key on it is read before and after.
 func keyFault(kind string) bool {
-	return kind == "kill" || kind == "restart" || kind == "power-loss"
+	return kind == "kill" || kind == "restart" || kind == "power-loss" || kind == "migrate-slot"
 }
 
 // keyOn reads whether key exists on node n, through its own address (not
