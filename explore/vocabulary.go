@@ -121,6 +121,9 @@ var vocabulary = map[string]kind{
 		if s.Topology.Sentinels > 0 {
 			return "sentinels would fight it; use sentinel-failover"
 		}
+		if s.Topology.Shards > 0 {
+			return "a Redis Cluster refuses REPLICAOF; use cluster-failover"
+		}
 		return ""
 	}, func(d *draw) []scenarios.Step {
 		return steps("promote", []string{scenarios.AimReplica}, d.at(), 0, map[string]any{"demote": d.chance(0.5)})
@@ -132,6 +135,27 @@ var vocabulary = map[string]kind{
 		return ""
 	}, func(d *draw) []scenarios.Step {
 		return steps("sentinel-failover", []string{scenarios.AimMaster}, d.at(), 0, nil)
+	}},
+	"cluster-failover": {func(s scenarios.Scenario) string {
+		if s.Topology.Shards == 0 || s.Topology.Replicas == 0 {
+			return "not a Redis Cluster with replicas"
+		}
+		return ""
+	}, func(d *draw) []scenarios.Step {
+		modes := []string{"", "force", "takeover"}
+		return steps("cluster-failover", []string{scenarios.AimReplica}, d.at(), 0, map[string]any{"mode": modes[d.rng.IntN(len(modes))]})
+	}},
+	"bus-partition": {func(s scenarios.Scenario) string {
+		if s.Topology.Shards == 0 {
+			return "not a Redis Cluster"
+		}
+		return ""
+	}, func(d *draw) []scenarios.Step {
+		target := scenarios.AimMaster
+		if d.chance(0.5) {
+			target = d.node()
+		}
+		return steps("bus-partition", []string{target}, d.at(), d.span(), nil)
 	}},
 	"pause-client": {func(s scenarios.Scenario) string {
 		if len(s.Isolate) == 0 {
