@@ -38,6 +38,30 @@ if (redis.call('hexists', KEYS[1], ARGV[2]) == 1) then
   return nil;
 end;
 return redis.call('pttl', KEYS[1]);`)
+	// reentrantFencedAcquireScript is the acquire script with a fencing
+	// token, as Redisson's RFencedLock hands out: a fresh acquire
+	// increments the counter at KEYS[2] and keeps its value in the hash
+	// (field "fence", which no holder's "<id>:<thread>" can be); a
+	// re-entry returns the same token. Success is {token}; a lock held by
+	// another returns its PTTL, as above.
+	reentrantFencedAcquireScript = redis.NewScript(`
+if (redis.call('exists', KEYS[1]) == 0) then
+  redis.call('hincrby', KEYS[1], ARGV[2], 1);
+  local f = redis.call('incr', KEYS[2]);
+  redis.call('hset', KEYS[1], 'fence', f);
+  redis.call('pexpire', KEYS[1], ARGV[1]);
+  return {f};
+end;
+if (redis.call('hexists', KEYS[1], ARGV[2]) == 1) then
+  if (ARGV[3] == '1') then
+    redis.call('hset', KEYS[1], ARGV[2], 1);
+  else
+    redis.call('hincrby', KEYS[1], ARGV[2], 1);
+  end;
+  redis.call('pexpire', KEYS[1], ARGV[1]);
+  return {tonumber(redis.call('hget', KEYS[1], 'fence'))};
+end;
+return redis.call('pttl', KEYS[1]);`)
 	reentrantReleaseScript = redis.NewScript(`
 if (redis.call('hexists', KEYS[1], ARGV[3]) == 0) then
   return nil;
@@ -103,6 +127,12 @@ type ReentrantOptions struct {
 	// ClientID:ThreadID; holders with the same field share the lock.
 	// default: 1.
 	ThreadID uint64
+	// Fencing hands out a fencing token with every lease, as Redisson's
+	// RFencedLock does: a counter at FenceKey, incremented by the acquire
+	// that creates the lock; re-entries get the same token.
+	Fencing bool
+	// FenceKey is the fencing counter's key. default: as [Options].FenceKey.
+	FenceKey string
 	// Channel is the pub/sub channel releases are published on.
 	// default: "redisson_lock__channel:{" + key + "}".
 	Channel string
@@ -146,6 +176,9 @@ func (o *ReentrantOptions) withDefaults(key string) ReentrantOptions {
 	}
 	if c.ThreadID == 0 {
 		c.ThreadID = 1
+	}
+	if c.FenceKey == "" {
+		c.FenceKey = fenceKey(key)
 	}
 	if c.Channel == "" {
 		c.Channel = "redisson_lock__channel:{" + key + "}"
@@ -282,8 +315,19 @@ func (r *Reentrant) try(ctx context.Context) (*Lease, time.Duration, error) {
 		fresh = "1" // our field, if there, is the lost reply's leftover
 	}
 	r.mu.Unlock()
-	acquired, ttl, err := parseAcquireReply(reentrantAcquireScript.Run(ctx, r.rdb, r.keys[:1:1],
-		r.opt.LeaseTime.Milliseconds(), r.field, fresh).Result())
+	var (
+		acquired bool
+		ttl      time.Duration
+		fence    int64
+		err      error
+	)
+	if r.opt.Fencing {
+		acquired, ttl, fence, err = parseFencedAcquireReply(reentrantFencedAcquireScript.Run(ctx, r.rdb,
+			[]string{r.key, r.opt.FenceKey}, r.opt.LeaseTime.Milliseconds(), r.field, fresh).Result())
+	} else {
+		acquired, ttl, err = parseAcquireReply(reentrantAcquireScript.Run(ctx, r.rdb, r.keys[:1:1],
+			r.opt.LeaseTime.Milliseconds(), r.field, fresh).Result())
+	}
 	if err != nil {
 		oerr := NewOpError("acquire", r.key, err)
 		if MayHaveRun(oerr) {
@@ -307,7 +351,7 @@ func (r *Reentrant) try(ctx context.Context) (*Lease, time.Duration, error) {
 		r.lease.extendTo(sent.Add(validity))
 		return r.lease, 0, nil
 	}
-	r.lease = newLease(r.key, r.field, 0, sent, validity)
+	r.lease = newLease(r.key, r.field, fence, sent, validity)
 	if !r.opt.NoWatchdog {
 		r.stop, r.done = make(chan struct{}), make(chan struct{})
 		go r.watchdog(r.lease, r.stop, r.done)

@@ -390,3 +390,43 @@ func TestReentrant_AcquireFindsItsOwnLeftover(t *testing.T) {
 		t.Errorf("a holder sharing the field: count %d, want 3", count)
 	}
 }
+
+func TestReentrant_Fencing(t *testing.T) {
+	_, rdb := startNodes(t, 1)
+	ctx := context.Background()
+	a := lockcore.NewReentrant(rdb[0], "lock", &lockcore.ReentrantOptions{LeaseTime: 5 * time.Second, Fencing: true, NoWatchdog: true})
+	b := lockcore.NewReentrant(rdb[0], "lock", &lockcore.ReentrantOptions{LeaseTime: 5 * time.Second, Fencing: true, NoWatchdog: true})
+	var last int64
+	for round := range 3 {
+		first, err := a.Lock(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := a.Lock(ctx) // a re-entry keeps the token
+		if err != nil || again.Fence != first.Fence {
+			t.Fatalf("re-entry: fence %d, %v; want %d", again.Fence, err, first.Fence)
+		}
+		if first.Fence <= last {
+			t.Fatalf("round %d: fence %d after %d", round, first.Fence, last)
+		}
+		if _, err := b.TryLock(ctx); !errors.Is(err, lockcore.ErrNotAcquired) {
+			t.Fatalf("another holder's TryLock: %v", err)
+		}
+		for range 2 {
+			if err := a.Unlock(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		lb, err := b.TryLock(ctx)
+		if err != nil || lb.Fence != first.Fence+1 {
+			t.Fatalf("the next holder's fence %v, %v; want %d", lb, err, first.Fence+1)
+		}
+		if err := b.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		last = lb.Fence
+	}
+	if got := rdb[0].Get(ctx, "{lock}:fence").Val(); got != "6" {
+		t.Fatalf("counter {lock}:fence = %q, want 6", got)
+	}
+}

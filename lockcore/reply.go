@@ -43,6 +43,25 @@ func parseAcquireReply(v any, err error) (acquired bool, ttl time.Duration, _ er
 	return false, millis(n), nil
 }
 
+// parseFencedAcquireReply reads the fenced reentrant acquire script's reply:
+// {token} when acquired, the holder's PTTL otherwise.
+func parseFencedAcquireReply(v any, err error) (acquired bool, ttl time.Duration, fence int64, _ error) {
+	if err != nil {
+		return false, 0, 0, err
+	}
+	switch r := v.(type) {
+	case []any:
+		if len(r) == 1 {
+			if f, ok := r[0].(int64); ok && f > 0 {
+				return true, 0, f, nil
+			}
+		}
+	case int64:
+		return false, millis(r), 0, nil
+	}
+	return false, 0, 0, fmt.Errorf("%w: %T %v", errUnexpectedReply, v, v)
+}
+
 // A releaseOutcome is what the reentrant release script reported.
 type releaseOutcome int
 

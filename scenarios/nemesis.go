@@ -242,6 +242,10 @@ func (m *nemesis) inject(ctx context.Context, i int) {
 		before = keyOn(ctx, n, m.env.key)
 	case clientFault(st.Fault):
 		before = m.clientHolds(target)
+	default:
+		if _, p, ok := clientLinkOf(target); ok { // a client's own link: did it hold the lock?
+			before = m.clientHolds(fmt.Sprintf("c%d", p))
+		}
 	}
 	m.rec.Record(checker.Event{Process: -1, Type: checker.Invoke, F: checker.FNemesis, Value: checker.TextValue(desc), Node: target})
 	m.mu.Lock()

@@ -346,6 +346,11 @@ func RunTrial(ctx context.Context, s Scenario, seed uint64, dir string, nb Backe
 		}
 		view := viewOf(c)
 		view.Resource = rp.Addr()
+		if s.usesClientLinks() {
+			if view, err = clientLinks(c, view, p); err != nil {
+				return TrialResult{}, &InfraError{Err: err}
+			}
+		}
 		if slices.Contains(s.Isolate, p) {
 			wp, err := startWorker(workerSpec{Process: p, Scenario: s, View: view}, rec, os.Stderr)
 			if err != nil {

@@ -483,10 +483,5 @@ func (s *externalSubject) Close() error {
 
 // name returns the name of the node at addr, or addr if none is.
 func (s *externalSubject) name(addr string) string {
-	for _, n := range s.cfg.tgt.view.Nodes {
-		if n.Addr == addr {
-			return n.Name
-		}
-	}
-	return addr
+	return s.cfg.tgt.nodeNamed(addr)
 }

@@ -23,7 +23,7 @@ func init() {
 		return LockerSubject(c, func(rdb redis.UniversalClient) lockcore.Locker {
 			return lockcore.NewReentrant(rdb, c.Lock.Key, &lockcore.ReentrantOptions{LeaseTime: c.Lock.TTL.D(),
 				NoWatchdog: c.Lock.NoWatchdog, StopRenewingOnError: c.Lock.StopRenewingOnError,
-				CountEveryAcquire: c.Lock.CountEveryAcquire, Clock: c.Clock(), OnRenew: c.OnRenew})
+				CountEveryAcquire: c.Lock.CountEveryAcquire, Fencing: c.Fenced, Clock: c.Clock(), OnRenew: c.OnRenew})
 		})
 	})
 	RegisterSubject("setnx-expire", func(c SubjectConfig) Subject {

@@ -27,7 +27,7 @@ type subjectTraits struct {
 // elsewhere has none, and only [Scenario.Validate] checks it.
 var traits = map[string]subjectTraits{
 	"set-nx":       {singleInstance, []string{"wait_replicas", "wait_timeout", "fenced", "clock_skew", "acquire"}},
-	"reentrant":    {singleInstance, []string{"no_watchdog", "clock_skew", "acquire", "reenter", "stop_renewing_on_error", "count_every_acquire"}},
+	"reentrant":    {singleInstance, []string{"fenced", "no_watchdog", "clock_skew", "acquire", "reenter", "stop_renewing_on_error", "count_every_acquire"}},
 	"setnx-expire": {singleInstance, []string{"crash_after_setnx", "pause_after_setnx", "clock_skew", "acquire"}},
 	"getset":       {singleInstance, []string{"clock_skew", "acquire", "naive_recovery", "recovery_pause"}},
 	"redlock": {independent, []string{"node_timeout", "release_acquired_only", "clock_skew", "acquire", "sequential", "greedy",

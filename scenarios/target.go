@@ -32,9 +32,34 @@ type View struct {
 type NodeAddr struct {
 	Name string `json:"name"`
 	Addr string `json:"addr"`
-	// Announced is, in a Redis Cluster, the address the node gives in
-	// CLUSTER SLOTS and MOVED redirects; a client dials Addr instead.
+	// Announced is the address the node is known by when that is not Addr:
+	// in a Redis Cluster the one it gives in CLUSTER SLOTS and redirects,
+	// and with per-client links (see clientLinks) the node's shared client
+	// proxy, which sentinels name. A client dials Addr instead.
 	Announced string `json:"announced,omitempty"`
+}
+
+// clientLinkName names client p's own link to node, e.g. "n1-c2".
+func clientLinkName(node string, p int) string { return fmt.Sprintf("%s-c%d", node, p) }
+
+// clientLinks gives client p its own proxy to every node, in front of the
+// node's client proxy, and points v's nodes at them: a fault on "n1-c2"
+// then cuts client 2 alone from n1, while faults on n1 still reach every
+// client.
+func clientLinks(c *cluster.Cluster, v View, p int) (View, error) {
+	nodes := make([]NodeAddr, len(v.Nodes))
+	for i, n := range v.Nodes {
+		l, err := c.AddProxy(clientLinkName(n.Name, p), n.Addr)
+		if err != nil {
+			return v, err
+		}
+		nodes[i] = NodeAddr{Name: n.Name, Addr: l.Addr(), Announced: n.Announced}
+		if nodes[i].Announced == "" {
+			nodes[i].Announced = n.Addr
+		}
+	}
+	v.Nodes = nodes
+	return v, nil
 }
 
 func viewOf(c *cluster.Cluster) View {
@@ -86,7 +111,7 @@ func (t *target) askSentinels(ctx context.Context) (NodeAddr, error) {
 			continue
 		}
 		for _, n := range t.view.Nodes {
-			if n.Addr == addr {
+			if n.Addr == addr || n.Announced == addr {
 				return n, nil
 			}
 		}

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -110,8 +111,8 @@ func (s Scenario) Validate() error {
 	if s.Lock.PauseAfterSetNX != 0 && s.Lock.Kind != "setnx-expire" {
 		return bad("lock.pause_after_setnx", "needs lock kind setnx-expire")
 	}
-	if s.Fenced && s.Lock.Kind != "set-nx" && s.Lock.Kind != "external" {
-		return bad("fenced", "only the set-nx lock and external subjects hand out fencing tokens")
+	if s.Fenced && s.Lock.Kind != "set-nx" && s.Lock.Kind != "reentrant" && s.Lock.Kind != "external" {
+		return bad("fenced", "only the set-nx and reentrant locks and external subjects hand out fencing tokens")
 	}
 	if (s.Lock.Kind == "external") != (len(s.Lock.Command) > 0) {
 		return bad("lock.command", "the external subject, and only it, needs the command that runs it")
@@ -136,7 +137,7 @@ func (s Scenario) Validate() error {
 				return bad(field+".client", "client %d is not in isolate %v; only isolated clients can be paused or killed", st.Client, s.Isolate)
 			}
 		} else if !validNode(st.Node, nodes, s.Clients) {
-			return bad(field+".node", "no node %q; the topology has n1..n%d and the resource paths r1..r%d", st.Node, nodes, s.Clients)
+			return bad(field+".node", "no node %q; the topology has n1..n%d, the resource paths r1..r%d and each client's own link to a node, n<i>-c<p>", st.Node, nodes, s.Clients)
 		}
 		if st.At < 0 || st.Jitter < 0 || st.For < 0 {
 			return bad(field+".at", "times must not be negative")
@@ -200,6 +201,31 @@ func (s Scenario) knownFault(r evidence.Requirement) string {
 func validNode(name string, nodes, clients int) bool {
 	for i := 1; i <= max(nodes, clients); i++ {
 		if (i <= nodes && name == fmt.Sprintf("n%d", i)) || (i <= clients && name == fmt.Sprintf("r%d", i)) {
+			return true
+		}
+	}
+	if node, p, ok := clientLinkOf(name); ok {
+		return p >= 1 && p <= clients && validNode(node, nodes, 0)
+	}
+	return false
+}
+
+// clientLinkOf splits a per-client link's name, "n1-c2", into its node and
+// client.
+func clientLinkOf(name string) (node string, p int, ok bool) {
+	node, c, found := strings.Cut(name, "-c")
+	if !found || !strings.HasPrefix(node, "n") {
+		return "", 0, false
+	}
+	p, err := strconv.Atoi(c)
+	return node, p, err == nil
+}
+
+// usesClientLinks reports whether a fault names a client's own link to a
+// node ("n1-c2"), which the runner then makes for every client and node.
+func (s Scenario) usesClientLinks() bool {
+	for _, st := range s.Faults {
+		if _, _, ok := clientLinkOf(st.Node); ok {
 			return true
 		}
 	}
