@@ -117,8 +117,10 @@ type ReentrantOptions struct {
 	// a renewal that fails with an error (a reset connection, a timeout),
 	// as Redisson's renewExpiration does (it logs "Can't update lock
 	// expiration" and drops the renewal): the holder is not told, and the
-	// lease runs out under it. default: false (retry at the next tick, and
-	// give the lease up, closing Lost(), only once its deadline passed).
+	// lease runs out under it. default: false (retry at the next tick
+	// while a renewal could still land before the deadline, and give the
+	// lease up, closing Lost(), as soon as none could: before the
+	// deadline, so the holder can stop in time).
 	StopRenewingOnError bool
 	// ClientID identifies this client, like the UUID of Redisson's connection
 	// manager. default: a random token.
@@ -454,7 +456,10 @@ func (r *Reentrant) watchdog(lease *Lease, stop <-chan struct{}, done chan<- str
 		if r.opt.OnRenew != nil {
 			r.opt.OnRenew(Renewal{Token: lease.Token})
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), every)
+		// A renewal never outlives the lease it renews, so a holder is
+		// told before its deadline (see below).
+		left := lease.ValidUntil().Sub(r.opt.Clock.Now())
+		ctx, cancel := context.WithTimeout(context.Background(), max(min(every, left), time.Millisecond))
 		until, err := r.renew(ctx, lease)
 		cancel()
 		if r.opt.OnRenew != nil {
@@ -463,7 +468,10 @@ func (r *Reentrant) watchdog(lease *Lease, stop <-chan struct{}, done chan<- str
 		if err != nil && !errors.Is(err, ErrNotHeld) && r.opt.StopRenewingOnError {
 			return // Redisson: the renewal is dropped, the lease left to run out
 		}
-		if errors.Is(err, ErrNotHeld) || (err != nil && !r.opt.Clock.Now().Before(lease.ValidUntil())) {
+		// After a failed renewal, the lease is given up (Lost closed) as
+		// soon as the next try could not finish before the deadline: the
+		// holder hears of it while its lease still runs, not after.
+		if errors.Is(err, ErrNotHeld) || (err != nil && !r.opt.Clock.Now().Add(every).Before(lease.ValidUntil())) {
 			r.mu.Lock()
 			if r.lease == lease {
 				r.reset()

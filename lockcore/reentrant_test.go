@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/lockcore"
 )
 
@@ -428,5 +429,32 @@ func TestReentrant_Fencing(t *testing.T) {
 	}
 	if got := rdb[0].Get(ctx, "{lock}:fence").Val(); got != "6" {
 		t.Fatalf("counter {lock}:fence = %q, want 6", got)
+	}
+}
+
+// TestReentrant_LostBeforeDeadline: with the node black-holed, renewals
+// fail, and the watchdog closes Lost() before the lease's deadline, not
+// after it.
+func TestReentrant_LostBeforeDeadline(t *testing.T) {
+	const leaseTime = 600 * time.Millisecond
+	c, rdb := startNodes(t, 1)
+	ctx := context.Background()
+	a := lockcore.NewReentrant(rdb[0], "lock", &lockcore.ReentrantOptions{LeaseTime: leaseTime})
+	lease, err := a.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := &cluster.PartitionFault{}
+	if err := cut.Inject(ctx, c.Nodes[0]); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cut.Heal(context.Background(), c.Nodes[0]) })
+	select {
+	case <-lease.Lost():
+	case <-time.After(3 * leaseTime):
+		t.Fatal("Lost() not closed while renewals failed")
+	}
+	if now, until := time.Now(), lease.ValidUntil(); !now.Before(until) {
+		t.Fatalf("Lost() closed %v after the deadline", now.Sub(until))
 	}
 }
