@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -77,6 +78,11 @@ func BenchmarkScanJSONLFile(b *testing.B) {
 		}
 	}
 	reportEvents(b, n)
+	reportPeakRSS(b)
+}
+
+// reportPeakRSS reports the peak resident memory of the process so far.
+func reportPeakRSS(b *testing.B) {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
 		b.ReportMetric(float64(ru.Maxrss)/1024, "peak-RSS-MB") // Maxrss is in KiB on Linux
@@ -95,8 +101,70 @@ func BenchmarkCheck100k(b *testing.B) {
 	reportEvents(b, len(h))
 }
 
-// BenchmarkEndToEnd100k is what `lockpick check` does with a history
-// already in memory: parse it, then check it.
+// BenchmarkStream100k checks the 100k history, already parsed, as a
+// stream: the check alone, as BenchmarkCheck100k does for Check.
+func BenchmarkStream100k(b *testing.B) {
+	h := checkertest.Generate(&bench100k)
+	b.ReportAllocs()
+	for b.Loop() {
+		s := checker.NewStream(nil)
+		for _, e := range h {
+			if err := s.Add(e); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if res, err := s.Close(); err != nil || res.Verdict != checker.Ok {
+			b.Fatalf("verdict = %s, %v, want ok\n%s", res.Verdict, err, messages(res))
+		}
+	}
+	reportEvents(b, len(h))
+}
+
+// BenchmarkCheckFile100k is what `lockpick check` does with a file: parse
+// and check it as a stream, with CheckFile.
+func BenchmarkCheckFile100k(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "100k.jsonl")
+	if err := os.WriteFile(path, checkertest.JSONL(&bench100k), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	var n int
+	for b.Loop() {
+		res, sum, err := checker.CheckFile(path, nil, 10*time.Second)
+		if err != nil || sum.Fallback != nil || res.Verdict != checker.Ok {
+			b.Fatalf("verdict = %s, %v, fallback %v, want ok, streamed", res.Verdict, err, sum.Fallback)
+		}
+		n = sum.Events
+	}
+	reportEvents(b, n)
+}
+
+// BenchmarkCheckFile streams the history file named by
+// $LOCKPICK_BENCH_HISTORY through CheckFile, as BenchmarkScanJSONLFile
+// streams it through the parser alone, and reports events/s and the
+// process's peak resident memory. It is skipped without the variable.
+func BenchmarkCheckFile(b *testing.B) {
+	path := os.Getenv("LOCKPICK_BENCH_HISTORY")
+	if path == "" {
+		b.Skip("LOCKPICK_BENCH_HISTORY is not set")
+	}
+	var n int
+	for b.Loop() {
+		res, sum, err := checker.CheckFile(path, nil, time.Minute)
+		if err != nil || sum.Fallback != nil {
+			b.Fatalf("CheckFile: %v, fallback %v", err, sum.Fallback)
+		}
+		if res.Verdict != checker.Ok {
+			b.Logf("verdict %s", res.Verdict)
+		}
+		n = sum.Events
+	}
+	reportEvents(b, n)
+	reportPeakRSS(b)
+}
+
+// BenchmarkEndToEnd100k is what `lockpick check` did before it streamed,
+// with a history already in memory: parse it whole, then Check it.
 func BenchmarkEndToEnd100k(b *testing.B) {
 	in := checkertest.JSONL(&bench100k)
 	b.ReportAllocs()

@@ -111,4 +111,15 @@
 // are the slow ones, so keys with a proven anomaly are not searched again.
 // [CheckVerbose] also writes porcupine's HTML visualization, with the
 // nemesis events and the anomalies as annotations.
+//
+// # Streaming
+//
+// A [Stream] takes a history one event at a time, in time order, and keeps
+// only what later events can still change, so its memory does not grow
+// with the history while leases end and operations complete. Its Close
+// gives the result [Check] gives (it runs no search, so never Unknown), or
+// says with [ErrNeedHistory] that only the whole history can: a lost
+// update to explain, or MaxTTL not set and learned too late. [CheckFile]
+// streams a file and falls back to [CheckTimeout] on the whole history in
+// those cases and when the file is not in time order.
 package checker

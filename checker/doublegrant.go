@@ -11,10 +11,6 @@ import (
 // windows overlap by more than zero. It sweeps the windows of each key in
 // order of start, so a history without overlaps costs O(n log n).
 func doubleGrants(ls []*lease, c clock) []Anomaly {
-	type win struct {
-		l *lease
-		span
-	}
 	byKey := make(map[string][]win)
 	for _, l := range ls {
 		for _, s := range l.windows {
@@ -24,7 +20,7 @@ func doubleGrants(ls []*lease, c clock) []Anomaly {
 	var out []Anomaly
 	seen := make(map[[2]int]bool)
 	for _, ws := range byKey {
-		slices.SortFunc(ws, func(a, b win) int { return cmp.Compare(a.start, b.start) })
+		slices.SortFunc(ws, byStart)
 		var active []win
 		for _, w := range ws {
 			live := active[:0]
@@ -98,9 +94,26 @@ func (l *lease) spans() []Window {
 	return ws
 }
 
+// A win is a window of a lease.
+type win struct {
+	l *lease
+	span
+}
+
+// byStart orders windows by start, then by lease (acquire order), so that
+// a [Stream] sweeps them in the same order as [Check].
+func byStart(a, b win) int { return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.l.id, b.l.id)) }
+
+// byFirstOp orders anomalies by their earliest event, then kind; the rest
+// only breaks ties, so the order never depends on how they were found.
 func byFirstOp(a, b Anomaly) int {
 	if len(a.Ops) == 0 || len(b.Ops) == 0 {
-		return cmp.Compare(len(a.Ops), len(b.Ops))
+		if c := cmp.Compare(len(a.Ops), len(b.Ops)); c != 0 {
+			return c
+		}
+	} else if c := cmp.Compare(slices.Min(a.Ops), slices.Min(b.Ops)); c != 0 {
+		return c
 	}
-	return cmp.Or(cmp.Compare(slices.Min(a.Ops), slices.Min(b.Ops)), cmp.Compare(a.Kind, b.Kind))
+	return cmp.Or(cmp.Compare(a.Kind, b.Kind), slices.Compare(a.Ops, b.Ops), slices.Compare(a.Processes, b.Processes),
+		cmp.Compare(a.Key, b.Key), cmp.Compare(a.Message, b.Message))
 }

@@ -57,3 +57,57 @@ func DecodeFast(line []byte) (Event, bool) {
 	ok := d.fast(line, &e)
 	return e, ok
 }
+
+// CounterVerdicts returns, for every resource key of h (in time order),
+// whether the counter rule a Stream applies finds the key illegal, and
+// whether porcupine's counter model does, with timeout.
+func CounterVerdicts(h History, timeout time.Duration) (rule, model map[string]Verdict) {
+	s := NewStream(nil)
+	for _, e := range h {
+		if err := s.Add(e); err != nil {
+			panic(err)
+		}
+	}
+	s.Close()
+	rule, model = make(map[string]Verdict), make(map[string]Verdict)
+	for key, c := range s.ctrs {
+		rule[key], model[key] = Ok, Ok
+		if c.bad {
+			rule[key] = Illegal
+		}
+	}
+	var ps []*part
+	for _, p := range newRun(h, nil).parts() {
+		if !p.lease {
+			ps = append(ps, p)
+		}
+	}
+	search(ps, timeout)
+	for _, p := range ps {
+		model[p.key] = map[string]Verdict{"Ok": Ok, "Illegal": Illegal, "Unknown": Unknown}[string(p.res)]
+	}
+	return rule, model
+}
+
+// SetAdvanceEvery makes Streams decide every n events, until restore.
+func SetAdvanceEvery(n int) (restore func()) {
+	old := advanceEvery
+	advanceEvery = n
+	return func() { advanceEvery = old }
+}
+
+// Retained counts what s holds: operations not yet applied, leases in its
+// lists, and decisions waiting.
+func Retained(s *Stream) int {
+	n := len(s.writes) + len(s.stales) + len(s.pairs)
+	for _, p := range s.procs {
+		n += len(p.queue) - p.head + len(p.leases)
+	}
+	for _, k := range s.keys {
+		n += len(k.open) + len(k.sweep) + len(k.active) + len(k.byStart) + len(k.recent) + len(k.holds) + len(k.tries)
+		for _, st := range k.starve {
+			n += 1 + len(st.later)
+		}
+	}
+	return n
+}

@@ -151,16 +151,9 @@ func parseEvent(b []byte) (Event, error) {
 // run folder holding history.jsonl. It returns [ErrNoHistory] for a folder
 // without one, a *[ParseError] for a malformed line, or the os error.
 func ReadFile(path string) (History, error) {
-	fi, err := os.Stat(path)
+	path, err := historyPath(path)
 	if err != nil {
 		return nil, err
-	}
-	if fi.IsDir() {
-		dir := path
-		path = filepath.Join(dir, HistoryFile)
-		if _, err := os.Stat(path); err != nil {
-			return nil, fmt.Errorf("%s: %w", dir, ErrNoHistory)
-		}
 	}
 	f, err := os.Open(path)
 	if err != nil {

@@ -29,6 +29,9 @@ type lease struct {
 	deadline int64  // last ValidUntil known; math.MaxInt64 if none
 	lastSeen int64  // last completion of the holder while it held the lease
 	closedAt int64  // invoke of the release or superseding acquire; math.MaxInt64 if none
+
+	swept int   // for a Stream: windows swept for double grants
+	pairs []int // for a Stream: ids of the leases found overlapping it
 }
 
 // end returns the end of the lease's certain ownership, or its start if it
@@ -95,58 +98,89 @@ func (l *lease) cut(t int64) {
 // same token (or without tokens) while it holds one re-enters and extends
 // it, and one with another token ends the old lease at its invoke.
 func leases(list []op) []*lease {
-	type pk struct {
-		process int
-		key     string
-	}
+	b := newLeaseBuilder()
 	var all []*lease
-	held := make(map[pk]*lease)
-	holding := make(map[int][]*lease) // process -> its open leases
 	for i := range list {
-		o := &list[i]
-		if o.completed() && o.typ != Info {
-			for _, l := range holding[o.process] {
-				l.lastSeen = max(l.lastSeen, o.ret)
-			}
-		}
-		k := pk{o.process, o.key}
-		l := held[k]
-		switch {
-		case o.f == FAcquire && o.typ == OK:
-			if l != nil && sameOwner(l.token, o.token) {
-				l.extends = append(l.extends, o)
-				l.addWindow(o)
-				continue
-			}
-			if l != nil {
-				l.cut(o.call)
-				l.closedAt = o.call
-				holding[o.process] = without(holding[o.process], l)
-			}
-			l = &lease{id: len(all), process: o.process, key: o.key, token: o.token,
-				fence: o.fence, node: o.node, acquire: o, start: o.ret,
-				deadline: math.MaxInt64, lastSeen: o.ret, closedAt: math.MaxInt64}
-			l.addWindow(o)
+		if l, _ := b.add(&list[i]); l != nil {
 			all = append(all, l)
-			held[k] = l
-			holding[o.process] = append(holding[o.process], l)
-		case o.f == FExtend && o.typ == OK && l != nil:
+		}
+	}
+	b.finish()
+	return all
+}
+
+// A leaseBuilder turns operations into leases, one operation at a time.
+// Only the operations of one process affect its leases, so a [Stream] may
+// feed each process's operations in its own invoke order, whatever the
+// order between processes.
+type leaseBuilder struct {
+	held    map[procKey]*lease
+	holding map[int][]*lease // process -> its open leases
+}
+
+// A procKey is a process and a key.
+type procKey struct {
+	process int
+	key     string
+}
+
+func newLeaseBuilder() *leaseBuilder {
+	return &leaseBuilder{held: make(map[procKey]*lease), holding: make(map[int][]*lease)}
+}
+
+// add applies o, the next operation of its process, and returns the lease
+// it granted and the lease it closed (by a release or a new acquire), if
+// any. A lease's id is its acquire's list position.
+func (b *leaseBuilder) add(o *op) (created, closed *lease) {
+	if o.completed() && o.typ != Info {
+		for _, l := range b.holding[o.process] {
+			l.lastSeen = max(l.lastSeen, o.ret)
+		}
+	}
+	k := procKey{o.process, o.key}
+	l := b.held[k]
+	switch {
+	case o.f == FAcquire && o.typ == OK:
+		if l != nil && sameOwner(l.token, o.token) {
 			l.extends = append(l.extends, o)
 			l.addWindow(o)
-		case o.f == FRelease && l != nil:
-			l.release = o
+			return nil, nil
+		}
+		if l != nil {
 			l.cut(o.call)
 			l.closedAt = o.call
-			delete(held, k)
-			holding[o.process] = without(holding[o.process], l)
+			b.holding[o.process] = without(b.holding[o.process], l)
+			closed = l
 		}
+		l = &lease{id: o.seq, process: o.process, key: o.key, token: o.token,
+			fence: o.fence, node: o.node, acquire: o, start: o.ret,
+			deadline: math.MaxInt64, lastSeen: o.ret, closedAt: math.MaxInt64}
+		l.addWindow(o)
+		b.held[k] = l
+		b.holding[o.process] = append(b.holding[o.process], l)
+		return l, closed
+	case o.f == FExtend && o.typ == OK && l != nil:
+		l.extends = append(l.extends, o)
+		l.addWindow(o)
+	case o.f == FRelease && l != nil:
+		l.release = o
+		l.cut(o.call)
+		l.closedAt = o.call
+		delete(b.held, k)
+		b.holding[o.process] = without(b.holding[o.process], l)
+		return nil, l
 	}
-	for _, l := range all {
+	return nil, nil
+}
+
+// finish ends the history: a lease with no deadline and no release is
+// held while its holder was seen alive.
+func (b *leaseBuilder) finish() {
+	for _, l := range b.held {
 		if l.closedAt == math.MaxInt64 && l.deadline == math.MaxInt64 {
-			l.cut(l.lastSeen) // no deadline, no release: held while seen alive
+			l.cut(l.lastSeen)
 		}
 	}
-	return all
 }
 
 func sameOwner(a, b string) bool { return a == "" || b == "" || a == b }

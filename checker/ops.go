@@ -4,6 +4,7 @@ import "math"
 
 // An op is an operation rebuilt from its invoke event and its completion.
 type op struct {
+	seq        int // position in the list of operations (invoke order)
 	process    int
 	f          string
 	key        string
@@ -65,7 +66,7 @@ func ops(h History) (list []op, unmatched int) {
 	for i := range h {
 		e := &h[i]
 		if e.Type == Invoke {
-			list = append(list, op{
+			list = append(list, op{seq: len(list),
 				process: e.Process, f: e.F, key: e.Key, typ: Info,
 				call: e.Time, ret: math.MaxInt64, inv: e.Index, done: -1,
 			})
@@ -76,7 +77,7 @@ func ops(h History) (list []op, unmatched int) {
 		j, ok := open.of(e)[e.Process]
 		if !ok || list[j].f != e.F {
 			if e.F == FNemesis {
-				o := op{process: e.Process, f: e.F, key: e.Key, typ: e.Type,
+				o := op{seq: len(list), process: e.Process, f: e.F, key: e.Key, typ: e.Type,
 					call: e.Time, ret: e.Time, inv: e.Index, done: e.Index}
 				o.merge(e)
 				list = append(list, o)

@@ -35,32 +35,59 @@ func (r *run) staleWrites() (found, prevented []Anomaly) {
 	}
 	for i := range r.ops {
 		w := &r.ops[i]
-		if w.f != FWrite {
+		if !writeToJudge(w) {
 			continue
 		}
-		fenced := w.typ == Fail && strings.Contains(strings.ToLower(w.err), "fenced")
-		if w.typ != OK && !fenced {
-			continue
-		}
-		l := holding(byProc[w.process], w)
-		var m *lease
-		var expired bool
-		var expiredAt int64
-		if l != nil {
-			var held bool
-			expiredAt, held = l.expiry(w.call)
-			if expired = !held; expired {
-				m = successor(byKey[l.key], l, expiredAt, w.call)
-			}
-		}
+		sc, report := judgeWrite(w, byProc[w.process], func(key string) []*lease { return byKey[key] },
+			func() bool { return r.newerFenceBefore(w) })
 		switch {
-		case fenced:
-			prevented = append(prevented, r.staleWrite(w, l, m, expired, expiredAt, true))
-		case m != nil && (w.fence == 0 || m.fence <= w.fence || r.newerFenceBefore(w)):
-			found = append(found, r.staleWrite(w, l, m, expired, expiredAt, false))
+		case !report:
+		case sc.fenced:
+			prevented = append(prevented, staleWrite(r.clock, sc))
+		default:
+			found = append(found, staleWrite(r.clock, sc))
 		}
 	}
 	return found, prevented
+}
+
+// writeToJudge reports whether w is a write the stale-write rule looks
+// at: an ok write, or one the resource rejected by its fencing token.
+func writeToJudge(w *op) bool {
+	return w.f == FWrite && (w.typ == OK || fencedWrite(w))
+}
+
+func fencedWrite(w *op) bool {
+	return w.typ == Fail && strings.Contains(strings.ToLower(w.err), "fenced")
+}
+
+// A staleCase is a write judged by the stale-write rule: the lease it was
+// written under (l, or nil), whether that had expired and when, and the
+// lease of another owner granted after it (m, or nil).
+type staleCase struct {
+	w         *op
+	l, m      *lease
+	expired   bool
+	expiredAt int64
+	fenced    bool
+}
+
+// judgeWrite applies the stale-write rule to w (see writeToJudge), given
+// mine, the leases of w's process by start, byKey, the leases of a key by
+// start, and newerFence, which tells whether the resource had accepted a
+// higher fence than w's before w was invoked. It reports whether w is a
+// stale write, or a prevented one.
+func judgeWrite(w *op, mine []*lease, byKey func(string) []*lease, newerFence func() bool) (sc staleCase, report bool) {
+	sc = staleCase{w: w, fenced: fencedWrite(w)}
+	if sc.l = holding(mine, w); sc.l != nil {
+		var held bool
+		sc.expiredAt, held = sc.l.expiry(w.call)
+		if sc.expired = !held; sc.expired {
+			sc.m = successor(byKey(sc.l.key), sc.l, sc.expiredAt, w.call)
+		}
+	}
+	m := sc.m
+	return sc, sc.fenced || (m != nil && (w.fence == 0 || m.fence <= w.fence || newerFence()))
 }
 
 // newerFenceBefore reports whether the resource had accepted an operation
@@ -140,8 +167,9 @@ func successor(ls []*lease, l *lease, expiredAt, t int64) *lease {
 	return first
 }
 
-func (r *run) staleWrite(w *op, l, m *lease, expired bool, expiredAt int64, fenced bool) Anomaly {
-	c := r.clock
+// staleWrite describes sc, once its leases are final.
+func staleWrite(c clock, sc staleCase) Anomaly {
+	w, l, m, expired, expiredAt, fenced := sc.w, sc.l, sc.m, sc.expired, sc.expiredAt, sc.fenced
 	a := Anomaly{Kind: StaleWrite, Key: w.key, Processes: []int{w.process}, Ops: w.indexes(), Prevented: fenced}
 	var b strings.Builder
 	fmt.Fprintf(&b, "process %d wrote %s to %q at %s", w.process, valueText(w), w.key, c.at(w.call))

@@ -66,23 +66,24 @@ func (r *run) starvations() []Anomaly {
 		if n == 0 {
 			continue
 		}
-		slices.Sort(others)
-		c := r.clock
-		msg := fmt.Sprintf("process %d never acquired lock %q: %s from %s to %s failed, while process%s %s %s granted it %d times",
-			k.process, k.key, attempts(len(failed)), c.at(first.call), c.at(last.ret), plural(len(others)), joinInts(others), was(len(others)), n)
-		if last.err != "" {
-			msg += fmt.Sprintf("; the last failed with %q", last.err)
-		}
-		out = append(out, Anomaly{
-			Kind: Starvation, Key: k.key, Processes: []int{k.process},
-			Ops:     opsOf(first, last),
-			Message: msg,
-		})
+		out = append(out, starvation(r.clock, k.process, k.key, len(failed), first, last, others, n))
 	}
 	slices.SortFunc(out, func(a, b Anomaly) int {
 		return cmp.Or(byFirstOp(a, b), cmp.Compare(a.Processes[0], b.Processes[0]))
 	})
 	return out
+}
+
+// starvation describes process p's n failed acquires of key, from first to
+// last, while others were granted it granted times.
+func starvation(c clock, p int, key string, n int, first, last *op, others []int, granted int) Anomaly {
+	others = slices.Sorted(slices.Values(others))
+	msg := fmt.Sprintf("process %d never acquired lock %q: %s from %s to %s failed, while process%s %s %s granted it %d times",
+		p, key, attempts(n), c.at(first.call), c.at(last.ret), plural(len(others)), joinInts(others), was(len(others)), granted)
+	if last.err != "" {
+		msg += fmt.Sprintf("; the last failed with %q", last.err)
+	}
+	return Anomaly{Kind: Starvation, Key: key, Processes: []int{p}, Ops: opsOf(first, last), Message: msg}
 }
 
 func was(n int) string {

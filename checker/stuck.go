@@ -46,44 +46,192 @@ func (r *run) stuckLocks() []Anomaly {
 		}
 	}
 	var out []Anomaly
+	origin, after := int64(r.clock), int64(r.opt.StuckAfter)
 	for key, ts := range tries {
 		hs := holds[key]
-		slices.SortFunc(hs, func(a, b hold) int { return cmp.Compare(a.start, b.start) })
-		slices.SortFunc(ts, func(a, b *op) int { return cmp.Compare(a.ret, b.ret) })
-		busy := hold{end: math.MinInt64}
-		var failed []*op
-		var since hold
-		flush := func(recovered bool) {
-			if len(failed) >= 2 {
-				free := max(since.end, int64(r.clock))
-				if last := failed[len(failed)-1]; last.ret-free > int64(r.opt.StuckAfter) {
-					out = append(out, r.stuckLock(key, since, free, failed, recovered))
-				}
-			}
-			failed = nil
-		}
+		slices.SortFunc(hs, byHoldStart)
+		slices.SortFunc(ts, byRet)
+		k := &stuckKey{}
 		h := 0
 		for _, t := range ts {
 			for ; h < len(hs) && hs[h].start <= t.ret; h++ {
-				if hs[h].end > busy.end {
-					busy = hs[h]
-				}
+				k.absorb(hs[h])
 			}
-			switch {
-			case t.typ == OK || t.call < busy.end:
-				flush(true)
-			default:
-				if len(failed) == 0 {
-					since = busy
-				}
-				failed = append(failed, t)
+			if sc := k.try(t, ttl, origin, after); sc != nil {
+				out = append(out, stuckLock(r.clock, key, *sc, len(r.leasesOf(key)) > 0))
 			}
 		}
-		flush(false)
+		if sc := k.flush(false, origin, after); sc != nil {
+			out = append(out, stuckLock(r.clock, key, *sc, len(r.leasesOf(key)) > 0))
+		}
 	}
 	slices.SortFunc(out, byFirstOp)
 	return out
 }
+
+// A stuckKey runs the stuck-lock rule over the tries of one key, in order
+// of completion, as the holds that start before each are absorbed. It keeps
+// of the holds only what the rule asks: the lease hold with the latest end
+// and the unknown one with the latest start (their ends are start + MaxTTL),
+// the first in order of each, so MaxTTL can be given at each try.
+type stuckKey struct {
+	lease, unknown       hold
+	hasLease, hasUnknown bool
+	run                  failRun
+	since                hold  // the busy hold when the run began
+	sinceTTL             int64 // MaxTTL then
+	sinceUnknown         int64 // the unknown hold's start then, if any
+	sinceHasUnknown      bool
+
+	// What MaxTTL may grow to (a Stream learns it as leases come) without
+	// changing any decision so far: at most ttlMax, and exactly every value
+	// from eqLo to eqHi when hasEq.
+	ttlMax       int64
+	eqLo, eqHi   int64
+	hasEq, dirty bool
+}
+
+// absorb takes h, the next hold in order of start (byHoldStart).
+func (k *stuckKey) absorb(h hold) {
+	if h.l != nil {
+		if !k.hasLease || h.end > k.lease.end {
+			k.lease, k.hasLease = h, true
+		}
+	} else if !k.hasUnknown || h.start > k.unknown.start {
+		k.unknown, k.hasUnknown = h, true
+	}
+}
+
+// busy returns the first absorbed hold with the latest end, unknown holds
+// lasting ttl.
+func (k *stuckKey) busy(ttl int64) hold {
+	b := hold{end: math.MinInt64}
+	if k.hasLease {
+		b = k.lease
+	}
+	if k.hasUnknown {
+		u := k.unknown
+		u.end = u.start + ttl
+		if !k.hasLease || u.end > b.end || (u.end == b.end && byHoldStart(u, b) < 0) {
+			b = u
+		}
+	}
+	return b
+}
+
+// try takes t, the next ok or failed acquire in order of completion, and
+// returns the run of failures it ends, if that is a stuck lock.
+func (k *stuckKey) try(t *op, ttl, origin, after int64) *stuckCase {
+	b := k.busy(ttl)
+	if t.typ == OK || t.call < b.end {
+		return k.flush(true, origin, after)
+	}
+	if k.hasUnknown {
+		k.limit(t.call - k.unknown.start) // a longer MaxTTL would cover t
+	}
+	if k.run.n == 0 {
+		k.since, k.sinceTTL = b, ttl
+		k.sinceUnknown, k.sinceHasUnknown = k.unknown.start, k.hasUnknown
+	}
+	k.run.add(t)
+	return nil
+}
+
+func (k *stuckKey) limit(ttl int64) {
+	if !k.dirty || ttl < k.ttlMax {
+		k.ttlMax, k.dirty = ttl, true
+	}
+}
+
+// flush ends the current run of failures and returns it if it is a stuck
+// lock: two or more failures, the last more than after past the end of the
+// hold it began under (or the origin).
+func (k *stuckKey) flush(recovered bool, origin, after int64) *stuckCase {
+	run := k.run
+	k.run = failRun{}
+	if run.n < 2 {
+		return nil
+	}
+	switch {
+	case k.since.l == nil && k.since.o != nil: // its end is start + MaxTTL
+		if !k.hasEq {
+			k.eqLo, k.eqHi, k.hasEq = k.sinceTTL, k.sinceTTL, true
+		}
+		k.eqLo, k.eqHi = min(k.eqLo, k.sinceTTL), max(k.eqHi, k.sinceTTL)
+	case k.since.l != nil && k.sinceHasUnknown: // the unknown hold must stay shorter
+		k.limit(k.since.end - k.sinceUnknown - 1)
+	}
+	free := max(k.since.end, origin)
+	if run.last.ret-free <= after {
+		return nil
+	}
+	return &stuckCase{since: k.since, free: free, run: run, recovered: recovered}
+}
+
+// ttlFits reports whether ttl, the final MaxTTL, gives the decisions made so
+// far with the MaxTTL known at the time.
+func (k *stuckKey) ttlFits(ttl int64) bool {
+	return (!k.dirty || ttl <= k.ttlMax) && (!k.hasEq || (k.eqLo == ttl && k.eqHi == ttl))
+}
+
+// A stuckCase is a stuck lock: a run of failures, and the hold it began
+// under, whose end (or the origin) is free.
+type stuckCase struct {
+	since     hold
+	free      int64
+	run       failRun
+	recovered bool
+}
+
+// A failRun is a run of failed acquires, summed up: how many, by which
+// processes, on which nodes, and the first and last ten.
+type failRun struct {
+	n           int
+	head        []*op
+	tail        [10]*op // the last ten, by n modulo 10
+	procs       []int   // sorted
+	nodes       []string
+	first, last *op
+}
+
+func (f *failRun) add(t *op) {
+	if f.n == 0 {
+		f.first = t
+	}
+	if len(f.head) < 10 {
+		f.head = append(f.head, t)
+	}
+	f.tail[f.n%10] = t
+	f.n++
+	f.last = t
+	if i, found := slices.BinarySearch(f.procs, t.process); !found {
+		f.procs = slices.Insert(f.procs, i, t.process)
+	}
+	if t.node != "" && !contains(f.nodes, t.node) {
+		f.nodes = append(f.nodes, t.node)
+	}
+}
+
+// indexes returns the history indexes of the first and the last ten
+// failures.
+func (f *failRun) indexes() []int {
+	var ix []int
+	for _, t := range f.head {
+		ix = append(ix, t.indexes()...)
+	}
+	for i := max(10, f.n-10); i < f.n; i++ {
+		ix = append(ix, f.tail[i%10].indexes()...)
+	}
+	return ix
+}
+
+// byHoldStart orders holds by start, then by list position; byRet orders
+// operations by completion, then by list position. A [Stream] decides in the
+// same order.
+func byHoldStart(a, b hold) int {
+	return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.o.seq, b.o.seq))
+}
+func byRet(a, b *op) int { return cmp.Or(cmp.Compare(a.ret, b.ret), cmp.Compare(a.seq, b.seq)) }
 
 // possibleEnd returns the time after which the holder of l can no longer
 // hold its key legitimately.
@@ -115,20 +263,12 @@ func (r *run) maxTTL() int64 {
 	return ttl
 }
 
-func (r *run) stuckLock(key string, since hold, free int64, failed []*op, recovered bool) Anomaly {
-	c := r.clock
-	first, last := failed[0], failed[len(failed)-1]
-	a := Anomaly{Kind: StuckLock, Key: key}
-	for i, f := range failed {
-		if !slices.Contains(a.Processes, f.process) {
-			a.Processes = append(a.Processes, f.process)
-		}
-		if i < 10 || i >= len(failed)-10 {
-			a.Ops = append(a.Ops, f.indexes()...)
-		}
-		a.Nodes = nodes(append(a.Nodes, f.node)...)
-	}
-	slices.Sort(a.Processes)
+// stuckLock describes sc, a stuck lock of key; leased tells whether the key
+// was ever granted, in the whole history.
+func stuckLock(c clock, key string, sc stuckCase, leased bool) Anomaly {
+	since, free, run := sc.since, sc.free, sc.run
+	first, last := run.first, run.last
+	a := Anomaly{Kind: StuckLock, Key: key, Processes: slices.Clone(run.procs), Ops: run.indexes(), Nodes: slices.Clone(run.nodes)}
 	var holder string
 	switch {
 	case since.l != nil:
@@ -140,12 +280,12 @@ func (r *run) stuckLock(key string, since hold, free int64, failed []*op, recove
 		a.Ops = append(since.o.indexes(), a.Ops...)
 		holder = fmt.Sprintf("although the last possible holder could keep it only until %s (process %d's %s with an unknown outcome at %s, for at most %s)",
 			c.at(free), since.o.process, since.o.f, c.at(since.o.call), dur(since.end-since.start))
-	case len(a.Processes) >= 2 && len(r.leasesOf(key)) == 0:
+	case len(a.Processes) >= 2 && !leased:
 		// Nobody ever held the key, yet several contenders kept failing:
 		// they kept each other out (Redlock's split vote), a livelock.
 		a.Kind = Starvation
 		a.Message = fmt.Sprintf("livelock: no process was ever granted lock %q: %d acquires by processes %s failed from %s to %s (%s) while no lease was held, each kept out by the others' attempts (or the lock never worked at all)",
-			key, len(failed), joinInts(a.Processes), c.at(first.call), c.at(last.ret), dur(last.ret-first.call))
+			key, run.n, joinInts(a.Processes), c.at(first.call), c.at(last.ret), dur(last.ret-first.call))
 		if last.err != "" {
 			a.Message += fmt.Sprintf("; the last failed with %q", last.err)
 		}
@@ -154,11 +294,11 @@ func (r *run) stuckLock(key string, since hold, free int64, failed []*op, recove
 		holder = "although no lease was ever granted"
 	}
 	msg := fmt.Sprintf("lock %q stayed unavailable with no live holder for %s: %d acquires by process%s %s failed from %s to %s, %s",
-		key, dur(last.ret-free), len(failed), plural(len(a.Processes)), joinInts(a.Processes), c.at(first.call), c.at(last.ret), holder)
+		key, dur(last.ret-free), run.n, plural(len(a.Processes)), joinInts(a.Processes), c.at(first.call), c.at(last.ret), holder)
 	if last.err != "" {
 		msg += fmt.Sprintf("; the last failed with %q", last.err)
 	}
-	if !recovered {
+	if !sc.recovered {
 		msg += "; it never became available again"
 	}
 	a.Message = msg

@@ -126,6 +126,7 @@ func TestCheck_ExitCodes(t *testing.T) {
 		{"../../checker/testdata/grant-after-deadline.jsonl", exitOK, "verdict ok"},
 		{"../../checker/testdata/double-grant.jsonl", exitMismatch, "double-grant"},
 		{"testdata/malformed.jsonl", exitUsage, "line 2"},
+		{"testdata/out-of-order.jsonl", exitMismatch, "double-grant"}, // checked whole, not streamed
 		{"testdata/no-grants.jsonl", exitMismatch, "inconclusive: required at least 1 grant; found 0 grants"},
 	} {
 		t.Run(tc.file, func(t *testing.T) {

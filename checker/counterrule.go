@@ -1,0 +1,208 @@
+package checker
+
+import (
+	"fmt"
+	"slices"
+)
+
+// The counter rule: what the counter model's search decides, without the
+// search. A [Stream] uses it, since a search needs the whole history.
+//
+// Writes only increment, so a linearization has one order of values: the
+// write of v, then the reads of v, then the write of v+1. Call that an
+// operation's place. The counter starts at the lowest value any ok read or
+// write shows (a lower start only adds writes to place), and ends at the
+// highest. The history is linearizable exactly when
+//
+//   - no two ok writes wrote one value (Check reports those directly);
+//   - every value between the lowest and the highest has an ok write, or a
+//     write with an unknown outcome that may supply it: one that no
+//     operation with a later place had completed before it was invoked
+//     (it has no completion, so nothing constrains it later);
+//   - no ok read or write was invoked after an operation with a later
+//     place had completed (that operation would have to come first).
+//
+// Those orders exist then: place each value's write, then its reads in
+// any order that respects real time, and every other unknown write at the
+// end, where it changes nothing. And each rule states a constraint that
+// every linearization obeys. Real time follows porcupine: an operation
+// precedes another only if it returned strictly before the other's call.
+// counterrule_test.go checks the rule against the model's search.
+
+// A place is where an operation stands in the only order of a counter's
+// linearization: the write of v, then the reads of v.
+type place struct {
+	v    int64
+	read bool
+}
+
+func (p place) less(q place) bool { return p.v < q.v || (p.v == q.v && !p.read && q.read) }
+
+// A maxBefore is the latest place among those added at non-decreasing
+// times, as it was before a given time.
+type maxBefore struct {
+	at        int64 // time of the last addition
+	prev, all place // the maximum before at, and with the additions at at
+	hasPrev   bool
+	hasAll    bool
+}
+
+func (m *maxBefore) add(t int64, p place) {
+	if !m.hasAll || t > m.at {
+		m.prev, m.hasPrev, m.at = m.all, m.hasAll, t
+	}
+	if !m.hasAll || m.all.less(p) {
+		m.all, m.hasAll = p, true
+	}
+}
+
+// get returns the maximum of the places added strictly before t, which is
+// no earlier than any addition.
+func (m *maxBefore) get(t int64) (place, bool) {
+	if m.hasAll && t > m.at {
+		return m.all, true
+	}
+	return m.prev, m.hasPrev
+}
+
+// A valueSet is a set of integers, as sorted, disjoint, non-adjacent
+// ranges: a counter's written values form one or a few.
+type valueSet []valueRange
+
+type valueRange struct{ lo, hi int64 }
+
+// add adds v and reports whether it was absent.
+func (s *valueSet) add(v int64) bool {
+	r := *s
+	i, _ := slices.BinarySearchFunc(r, v, func(x valueRange, v int64) int {
+		switch {
+		case x.hi < v:
+			return -1
+		case x.lo > v:
+			return 1
+		}
+		return 0
+	})
+	if i < len(r) && r[i].lo <= v && v <= r[i].hi {
+		return false
+	}
+	joinLeft := i > 0 && r[i-1].hi == v-1
+	joinRight := i < len(r) && r[i].lo == v+1
+	switch {
+	case joinLeft && joinRight:
+		r[i-1].hi = r[i].hi
+		r = slices.Delete(r, i, i+1)
+	case joinLeft:
+		r[i-1].hi = v
+	case joinRight:
+		r[i].lo = v
+	default:
+		r = slices.Insert(r, i, valueRange{v, v})
+	}
+	*s = r
+	return true
+}
+
+// firstGap returns the first value from lo to hi in neither a nor b, and
+// whether there is one.
+func firstGap(a, b valueSet, lo, hi int64) (int64, bool) {
+	all := slices.SortedFunc(slices.Values(append(slices.Clone(a), b...)), func(x, y valueRange) int {
+		switch {
+		case x.lo < y.lo:
+			return -1
+		case x.lo > y.lo:
+			return 1
+		}
+		return 0
+	})
+	cur := lo
+	for _, r := range all {
+		if cur > hi {
+			return 0, false
+		}
+		if r.lo > cur {
+			return cur, true
+		}
+		if r.hi >= hi {
+			return 0, false
+		}
+		cur = max(cur, r.hi+1)
+	}
+	return cur, cur <= hi
+}
+
+// A counterKey applies the counter rule to one resource key as its
+// operations come, in time order.
+type counterKey struct {
+	key    string
+	done   maxBefore // places of the ok reads and writes, by completion
+	fences maxBefore // fences of the ok reads and writes (as places), by completion
+	lo, hi int64     // lowest and highest value of an ok read or write
+	seen   bool
+	oks    valueSet // values of ok writes
+	maybes valueSet // values unknown writes may supply
+	bad    bool     // a violation was found
+}
+
+// invoked notes, for o, what had completed before its invoke.
+func (c *counterKey) invoked(o *sop) {
+	o.before, o.hasBefore = c.done.get(o.call)
+	o.fenceBefore, o.hasFence = c.fences.get(o.call)
+}
+
+// completed applies the rule to o, a read or write that is final, and
+// returns a violation, if it shows one.
+func (c *counterKey) completed(o *sop, clk clock) *Anomaly {
+	if o.typ == OK {
+		c.fences.add(o.ret, place{v: o.fence})
+	}
+	if !o.hasValue || o.typ == Fail || (o.f == FRead && o.typ != OK) {
+		return nil
+	}
+	p := place{o.value, o.f == FRead}
+	if o.typ != OK { // a write with an unknown outcome
+		if !o.hasBefore || !p.less(o.before) {
+			c.maybes.add(o.value)
+		}
+		return nil
+	}
+	c.done.add(o.ret, p)
+	if !c.seen {
+		c.lo, c.hi, c.seen = o.value, o.value, true
+	}
+	c.lo, c.hi = min(c.lo, o.value), max(c.hi, o.value)
+	switch {
+	case o.hasBefore && p.less(o.before):
+		return c.violation(o, clk, "after an operation that must follow it had completed")
+	case !p.read && !c.oks.add(o.value):
+		return c.violation(o, clk, "a value already written: the counter only increments")
+	}
+	return nil
+}
+
+// end applies the rest of the rule once the history is over.
+func (c *counterKey) end() *Anomaly {
+	if !c.seen || c.bad {
+		return nil
+	}
+	v, gap := firstGap(c.oks, c.maybes, c.lo+1, c.hi)
+	if !gap {
+		return nil
+	}
+	c.bad = true
+	return &Anomaly{Kind: LostUpdate, Key: c.key, Message: fmt.Sprintf(
+		"no write of %d to %q took effect, yet the counter went from %d to %d", v, c.key, c.lo, c.hi)}
+}
+
+func (c *counterKey) violation(o *sop, clk clock, why string) *Anomaly {
+	if c.bad {
+		return nil
+	}
+	c.bad = true
+	verb := "wrote"
+	if o.f == FRead {
+		verb = "read"
+	}
+	return &Anomaly{Kind: LostUpdate, Key: c.key, Processes: []int{o.process}, Ops: o.indexes(), Nodes: nodes(o.node),
+		Message: fmt.Sprintf("process %d %s %d at %s, %s", o.process, verb, o.value, clk.at(o.call), why)}
+}

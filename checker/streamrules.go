@@ -1,0 +1,258 @@
+package checker
+
+import (
+	"math"
+	"slices"
+)
+
+// The rules of a Stream, applied as far as the horizon allows; see the
+// block comment in stream.go.
+
+// advance decides what the horizon allows, and lets go of what no event to
+// come can change.
+func (s *Stream) advance() {
+	s.pending = 0
+	h := int64(math.MaxInt64)
+	if !s.ended {
+		h = s.last
+		for _, p := range s.procs {
+			if p.head < len(p.queue) {
+				h = min(h, p.queue[p.head].call)
+			}
+		}
+	}
+	for _, k := range s.keys {
+		s.sweep(k, h)
+		if s.opt.StuckAfter >= 0 {
+			s.decide(k, h)
+		}
+		for _, st := range k.starve {
+			if st.frozen && st.last.ret < h {
+				s.starved(k, st)
+			}
+		}
+		k.recent = slices.DeleteFunc(k.recent, func(l *lease) bool { return l.acquire.call < h })
+	}
+	s.judge(h)
+	s.emit()
+	s.forget(h)
+}
+
+// sweep sweeps the windows of k that start before h (and before any lease
+// without a deadline was last seen: one may be cut there at the end), as
+// doubleGrants does.
+func (s *Stream) sweep(k *lockKey, h int64) {
+	for _, l := range k.open {
+		if l.deadline == math.MaxInt64 {
+			h = min(h, l.lastSeen)
+		}
+	}
+	todo := s.todo[:0]
+	keep := k.sweep[:0]
+	for _, l := range k.sweep {
+		i := l.swept
+		for ; i < len(l.windows) && l.windows[i].start < h; i++ {
+			todo = append(todo, sweepWin{l, i, l.windows[i].start})
+		}
+		l.swept = i
+		if !s.ended && (l.closedAt == math.MaxInt64 || i < len(l.windows)) {
+			keep = append(keep, l)
+		}
+	}
+	clear(k.sweep[len(keep):])
+	k.sweep = keep
+	slices.SortFunc(todo, func(a, b sweepWin) int {
+		return byStart(win{a.l, span{start: a.start}}, win{b.l, span{start: b.start}})
+	})
+	for _, w := range todo {
+		live := k.active[:0]
+		for _, a := range k.active {
+			if a.end() > w.start {
+				live = append(live, a)
+			}
+		}
+		clear(k.active[len(live):])
+		k.active = live
+		for _, a := range k.active {
+			if a.l.process == w.l.process || (a.l.token != "" && a.l.token == w.l.token) || slices.Contains(a.l.pairs, w.l.id) {
+				continue
+			}
+			a.l.pairs = append(a.l.pairs, w.l.id)
+			w.l.pairs = append(w.l.pairs, a.l.id)
+			s.pairs = append(s.pairs, grantPair{a, w})
+		}
+		k.active = append(k.active, w)
+	}
+	clear(todo)
+	s.todo = todo[:0]
+	k.active = slices.DeleteFunc(k.active, func(a sweepWin) bool { return a.end() < h })
+}
+
+// decide decides the tries of k that completed before h and before the
+// acquire of any lease of k still held, as stuckLocks does.
+func (s *Stream) decide(k *lockKey, h int64) {
+	for _, l := range k.open {
+		h = min(h, l.acquire.call)
+	}
+	slices.SortFunc(k.tries, byRet)
+	slices.SortFunc(k.holds, byHoldStart)
+	i, j := 0, 0
+	for ; i < len(k.tries) && k.tries[i].ret < h; i++ {
+		t := k.tries[i]
+		for ; j < len(k.holds) && k.holds[j].start <= t.ret; j++ {
+			k.stuck.absorb(k.holds[j])
+		}
+		if sc := k.stuck.try(t, s.ttl, s.origin, int64(s.opt.StuckAfter)); sc != nil {
+			s.stuckFound(k, *sc)
+		}
+	}
+	k.tries = slices.Delete(k.tries, 0, i)
+	k.holds = slices.Delete(k.holds, 0, j)
+}
+
+// stuckFound reports sc, or keeps it if it is a livelock until a lease of
+// k comes (or never does).
+func (s *Stream) stuckFound(k *lockKey, sc stuckCase) {
+	if sc.since.l == nil && sc.since.o == nil && len(sc.run.procs) >= 2 && !k.leased {
+		k.waiting = append(k.waiting, sc)
+		return
+	}
+	s.found = append(s.found, stuckLock(s.clock(), k.name, sc, k.leased))
+}
+
+// tried applies the starvation rule to o, the next acquire of its process.
+func (s *Stream) tried(k *lockKey, o *sop) {
+	if k.settled[o.process] {
+		return
+	}
+	st := k.starve[o.process]
+	switch {
+	case st != nil && st.frozen: // nothing after an unknown acquire counts
+	case o.typ == OK || (o.typ == Info && st == nil):
+		delete(k.starve, o.process)
+		k.settled[o.process] = true
+	case o.typ == Info:
+		st.frozen = true
+	case st == nil:
+		st = &starver{process: o.process, n: 1, first: &o.op, last: &o.op}
+		k.starve[o.process] = st
+		for _, l := range k.recent {
+			st.grant(l)
+		}
+	default:
+		st.n++
+		st.last = &o.op
+		later := st.later
+		st.later = nil
+		for _, l := range later {
+			st.grant(l)
+		}
+	}
+}
+
+// grant counts l if it was granted to another process while st failed.
+func (st *starver) grant(l *lease) {
+	if l.process == st.process || l.acquire.call < st.first.call {
+		return
+	}
+	if l.start > st.last.ret {
+		if !st.frozen {
+			st.later = append(st.later, l)
+		}
+		return
+	}
+	st.granted++
+	if !slices.Contains(st.others, l.process) {
+		st.others = append(st.others, l.process)
+	}
+}
+
+// starved reports st if it starved, and settles it.
+func (s *Stream) starved(k *lockKey, st *starver) {
+	delete(k.starve, st.process)
+	k.settled[st.process] = true
+	if st.last.ret-st.first.call < int64(s.opt.StarveAfter) || st.granted == 0 {
+		return
+	}
+	s.found = append(s.found, starvation(s.clock(), st.process, k.name, st.n, st.first, st.last, st.others, st.granted))
+}
+
+// judge judges the writes invoked before h, as staleWrites does.
+func (s *Stream) judge(h int64) {
+	keep := s.writes[:0]
+	for _, w := range s.writes {
+		mine := s.procs[w.process].leases
+		if !s.ended && w.call >= h {
+			keep = append(keep, w)
+			continue
+		}
+		if l := holding(mine, &w.op); l != nil && !s.ended && l.closedAt == math.MaxInt64 && l.deadline == math.MaxInt64 {
+			keep = append(keep, w) // it may still be cut where its holder was last seen
+			continue
+		}
+		sc, report := judgeWrite(&w.op, mine, func(key string) []*lease { return s.keys[key].byStart },
+			func() bool { return w.hasFence && w.fenceBefore.v > w.fence })
+		if report {
+			s.stales = append(s.stales, sc)
+		}
+	}
+	clear(s.writes[len(keep):])
+	s.writes = keep
+}
+
+// emit reports the double grants and stale writes whose leases have ended.
+func (s *Stream) emit() {
+	ended := func(l *lease) bool { return l == nil || s.ended || l.closedAt != math.MaxInt64 }
+	pairs := s.pairs[:0]
+	for _, p := range s.pairs {
+		if !ended(p.a.l) || !ended(p.b.l) {
+			pairs = append(pairs, p)
+			continue
+		}
+		s.found = append(s.found, doubleGrant(p.a.l, p.a.l.windows[p.a.i], p.b.l, p.b.l.windows[p.b.i], s.clock()))
+	}
+	clear(s.pairs[len(pairs):])
+	s.pairs = pairs
+	stales := s.stales[:0]
+	for _, sc := range s.stales {
+		switch {
+		case !ended(sc.l) || !ended(sc.m):
+			stales = append(stales, sc)
+		case sc.fenced:
+			s.saved = append(s.saved, staleFound{sc.w.seq, staleWrite(s.clock(), sc)})
+		default:
+			s.found = append(s.found, staleWrite(s.clock(), sc))
+		}
+	}
+	clear(s.stales[len(stales):])
+	s.stales = stales
+}
+
+// forget lets go of the leases no write to come can name: those that ended
+// before h and before every write still to judge.
+func (s *Stream) forget(h int64) {
+	floor := h
+	for _, w := range s.writes {
+		floor = min(floor, w.call)
+	}
+	live := make(map[string]int64) // key -> earliest start of a lease a write may name
+	for _, p := range s.procs {
+		p.leases = slices.DeleteFunc(p.leases, func(l *lease) bool { return l.closedAt <= floor })
+		for _, l := range p.leases {
+			if v, ok := live[l.key]; !ok || l.start < v {
+				live[l.key] = l.start
+			}
+		}
+	}
+	for _, k := range s.keys {
+		low := h
+		if v, ok := live[k.name]; ok {
+			low = min(low, v)
+		}
+		n := 0
+		for n < len(k.byStart) && k.byStart[n].start < low {
+			n++
+		}
+		k.byStart = slices.Delete(k.byStart, 0, n)
+	}
+}
