@@ -197,3 +197,23 @@ func TestCheck_LivelockThenGrant(t *testing.T) {
 		t.Errorf("counts = %v, want 1 stuck-lock and no starvation", c)
 	}
 }
+
+// TestCheck_Lost: a lost notification ends the holder's certain ownership,
+// so a grant after it is no double grant (without it, it is one), and a
+// write the holder makes under that lease afterwards is stale.
+func TestCheck_Lost(t *testing.T) {
+	checkFile(t, "lost-then-granted.jsonl", nil)
+	h := readHistory(t, "lost-then-granted.jsonl")
+	without := append(checker.History{}, h[:2]...)
+	for _, e := range h[3:] {
+		e.Index = len(without)
+		without = append(without, e)
+	}
+	if got := checker.Check(without, nil).Counts()[checker.DoubleGrant]; got != 1 {
+		t.Fatalf("without the lost notification: %d double grants, want 1", got)
+	}
+	res := checkFile(t, "write-after-lost.jsonl", map[checker.Kind]int{checker.StaleWrite: 1})
+	if len(res.Anomalies) == 1 && !slices.Equal(res.Anomalies[0].Processes, []int{1, 2}) {
+		t.Errorf("processes = %v, want [1 2]", res.Anomalies[0].Processes)
+	}
+}

@@ -192,6 +192,8 @@ func knownF(b []byte) (string, bool) {
 		return FWrite, true
 	case FNemesis:
 		return FNemesis, true
+	case FLost:
+		return FLost, true
 	}
 	return "", false
 }

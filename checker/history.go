@@ -24,6 +24,12 @@ const (
 	FRead    = "read"
 	FWrite   = "write"
 	FNemesis = "nemesis"
+	// FLost is a notification, not an operation: the holder's lock told it
+	// the lease is gone (a watchdog that could not renew it in time). It is
+	// one lone info event of the holder's process, with the lease's token.
+	// The holder's certain ownership ends there; a write it makes under
+	// that lease afterwards is judged as a write after the lease expired.
+	FLost = "lost"
 )
 
 // An Event is one line of a history: the invocation or the completion of an
@@ -37,7 +43,7 @@ type Event struct {
 	Index      int             `json:"index"`                 // position in the history, from 0
 	Process    int             `json:"process"`               // client id; -1 for the nemesis
 	Type       Type            `json:"type"`                  // invoke, ok, fail or info
-	F          string          `json:"f"`                     // acquire, release, extend, read, write or nemesis
+	F          string          `json:"f"`                     // acquire, release, extend, read, write, nemesis or lost
 	Key        string          `json:"key,omitempty"`         // lock key, or resource key for read and write
 	Token      string          `json:"token,omitempty"`       // random token of the lease
 	Fence      int64           `json:"fence,omitempty"`       // fencing token, 0 if none
@@ -97,7 +103,7 @@ func validType(t Type) bool {
 
 func validF(f string) bool {
 	switch f {
-	case FAcquire, FRelease, FExtend, FRead, FWrite, FNemesis:
+	case FAcquire, FRelease, FExtend, FRead, FWrite, FNemesis, FLost:
 		return true
 	}
 	return false

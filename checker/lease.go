@@ -25,6 +25,7 @@ type lease struct {
 	start    int64  // acquire ok time
 	windows  []span // certain ownership, disjoint and sorted; may be empty
 	release  *op    // the release that ended the lease, or nil
+	lost     *op    // the lost notification that ended its certain ownership, or nil
 	extends  []*op  // ok extends and re-acquires of the lease
 	deadline int64  // last ValidUntil known; math.MaxInt64 if none
 	lastSeen int64  // last completion of the holder while it held the lease
@@ -55,6 +56,9 @@ func (l *lease) indexes() []int {
 	ix := l.acquire.indexes()
 	for _, o := range l.extends {
 		ix = append(ix, o.indexes()...)
+	}
+	if l.lost != nil {
+		ix = append(ix, l.lost.inv)
 	}
 	if l.release != nil {
 		ix = append(ix, l.release.inv)
@@ -159,6 +163,12 @@ func (b *leaseBuilder) add(o *op) (created, closed *lease) {
 		b.held[k] = l
 		b.holding[o.process] = append(b.holding[o.process], l)
 		return l, closed
+	case o.f == FLost && l != nil && sameOwner(l.token, o.token):
+		// The holder was told its lease is gone: its certain ownership ends
+		// here. The lease stays its process's, so a later write under it
+		// is judged stale (see judgeWrite), not ignored as after a release.
+		l.cut(o.call)
+		l.lost = o
 	case o.f == FExtend && o.typ == OK && l != nil:
 		l.extends = append(l.extends, o)
 		l.addWindow(o)

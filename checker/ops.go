@@ -53,11 +53,12 @@ func (t threads) of(e *Event) thread {
 // is followed by another invoke of its process, or by the end of the
 // history, is left as Info. Extends pair on their own, so a renewal may run
 // while its holder reads or writes. unmatched counts completions without an
-// invoke, except lone nemesis events, which become operations of their own.
+// invoke, except lone nemesis and lost events, which become operations of
+// their own.
 func ops(h History) (list []op, unmatched int) {
 	n := 0 // an operation per invoke, at most one per nemesis completion
 	for i := range h {
-		if h[i].Type == Invoke || h[i].F == FNemesis {
+		if h[i].Type == Invoke || lone(h[i].F) {
 			n++
 		}
 	}
@@ -76,7 +77,7 @@ func ops(h History) (list []op, unmatched int) {
 		}
 		j, ok := open.of(e)[e.Process]
 		if !ok || list[j].f != e.F {
-			if e.F == FNemesis {
+			if lone(e.F) {
 				o := op{seq: len(list), process: e.Process, f: e.F, key: e.Key, typ: e.Type,
 					call: e.Time, ret: e.Time, inv: e.Index, done: e.Index}
 				o.merge(e)
@@ -93,6 +94,10 @@ func ops(h History) (list []op, unmatched int) {
 	}
 	return list, unmatched
 }
+
+// lone reports whether events of kind f stand alone, without an invoke:
+// nemesis notes and lost notifications.
+func lone(f string) bool { return f == FNemesis || f == FLost }
 
 // merge copies the fields e sets into o; later events win.
 func (o *op) merge(e *Event) {

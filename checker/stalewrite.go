@@ -178,10 +178,14 @@ func staleWrite(c clock, sc staleCase) Anomaly {
 		a.Ops = append(a.Ops, l.indexes()...)
 		a.Windows = l.spans()
 		a.Nodes = nodes(l.node)
-		if expired {
+		switch {
+		case expired && l.lost != nil && l.lost.call == expiredAt:
+			fmt.Fprintf(&b, ", %s after it was told its lease on lock %q was lost (granted%s at %s, lost at %s)",
+				dur(w.call-expiredAt), l.key, on(l.node), c.at(l.start), c.at(expiredAt))
+		case expired:
 			fmt.Fprintf(&b, ", %s after its lease on lock %q expired (granted%s at %s, valid until %s)",
 				dur(w.call-expiredAt), l.key, on(l.node), c.at(l.start), c.at(expiredAt))
-		} else {
+		default:
 			fmt.Fprintf(&b, " under its lease on lock %q (granted%s at %s)", l.key, on(l.node), c.at(l.start))
 		}
 	}

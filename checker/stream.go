@@ -218,7 +218,7 @@ func (s *Stream) Add(e Event) error {
 		o.typ, o.ret, o.done = e.Type, e.Time, e.Index
 		o.merge(&e)
 		s.finish(o)
-	case e.F == FNemesis: // a note of its own
+	case lone(e.F): // a note of its own
 		o = &sop{op: op{seq: s.seq, process: e.Process, f: e.F, key: e.Key, typ: e.Type,
 			call: e.Time, ret: e.Time, inv: e.Index, done: e.Index}, final: true}
 		s.seq++

@@ -31,7 +31,8 @@ type Requirement struct {
 	// With Grants, Node counts only the grants that node took part in
 	// (e.g. the replica a failover promoted).
 	// Refused asks for an operation (acquire, release, extend, read or
-	// write) that failed, or ended unknown, with an error containing Error.
+	// write) that failed, or ended unknown, with an error containing Error;
+	// "lost" counts the lock's notifications that a lease was lost.
 	Refused string `json:"refused,omitempty" yaml:"refused"`
 	Error   string `json:"error,omitempty" yaml:"error"`
 	// Prevented asks for a violation the system stopped, of this kind
@@ -82,8 +83,8 @@ func (r Requirement) Validate() (field, msg string) {
 		return "after", "only goes with grants"
 	case r.Error != "" && r.Refused == "":
 		return "error", "only goes with refused"
-	case r.Refused != "" && !slices.Contains([]string{checker.FAcquire, checker.FRelease, checker.FExtend, checker.FRead, checker.FWrite}, r.Refused):
-		return "refused", fmt.Sprintf("must be acquire, release, extend, read or write, not %q", r.Refused)
+	case r.Refused != "" && !slices.Contains([]string{checker.FAcquire, checker.FRelease, checker.FExtend, checker.FRead, checker.FWrite, checker.FLost}, r.Refused):
+		return "refused", fmt.Sprintf("must be acquire, release, extend, read, write or lost, not %q", r.Refused)
 	case r.Prevented != "" && r.Prevented != string(checker.StaleWrite):
 		return "prevented", fmt.Sprintf("only stale-write can be prevented, not %q", r.Prevented)
 	case r.Node != "" && r.Fault == "" && r.Grants == nil:
@@ -127,6 +128,8 @@ func (r Requirement) String() string {
 		return fmt.Sprintf("at least %s%s after %s fired", grants(*r.Grants), on, r.After)
 	case r.Grants != nil:
 		return fmt.Sprintf("at least %s%s", grants(*r.Grants), on)
+	case r.Refused == checker.FLost:
+		return fmt.Sprintf("at least %d lost-lease notification(s) with %q", min, r.Error)
 	case r.Refused != "":
 		return fmt.Sprintf("at least %d %s refused with %q", min, r.Refused, r.Error)
 	case r.Prevented != "":

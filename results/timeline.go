@@ -89,6 +89,12 @@ func NewTimeline(h checker.History, r checker.Result) Timeline {
 				b.Label = e.Node
 			}
 			open[e.Process] = b
+		case e.F == checker.FLost:
+			// the holder stops believing it holds the lock here
+			if b := open[e.Process]; b != nil && (b.End == 0 || e.Time < b.End) {
+				b.End = e.Time
+			}
+			t.Marks = append(t.Marks, Mark{Time: e.Time, Label: fmt.Sprintf("client %d told its lease is lost", e.Process)})
 		case e.F == checker.FAcquire && (e.Type == checker.Fail || e.Type == checker.Info):
 			lane(e.Process).Fails = append(lane(e.Process).Fails, e.Time)
 		case e.F == checker.FRelease && e.Type == checker.Invoke:

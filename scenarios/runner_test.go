@@ -101,13 +101,22 @@ func TestNoLock_ResourceCheckSeesLostUpdates(t *testing.T) {
 // redlock-failed-acquire-release (after replies were lost, releasing every
 // node frees the lock; releasing only those that said yes leaves it stuck)
 // and reentrant-lost-reply (Redisson's counting of a retried acquire
-// starves the other client; lockcore's does not).
+// starves the other client; lockcore's does not) and watchdog-reconnect
+// (lockcore's watchdog renews again after a reset, Redisson's stops; out
+// of reach, the holder is told before its lease ends and does not write)
+// and partition-holder (a partitioned holder writes late; fenced, its
+// write is refused) and the Redis Cluster scenarios (a failover loses the
+// lock to set-nx and reentrant alike; a minority primary grants it twice
+// unless the lease is shorter than the election or WAIT refuses it; a
+// slot migration keeps it).
 func TestCatalogue_EveryArm(t *testing.T) {
 	testredis.Require(t, false)
 	for _, tc := range []struct {
 		name string
 		arms int
-	}{{"redlock-tolerance", 5}, {"redlock-power-loss", 6}, {"redlock-split-vote", 4}, {"watchdog-renewal-error", 2}, {"redlock-greedy", 2}, {"redlock-slow-nodes", 3}, {"failover-delayed-promotion", 2}, {"redlock-failed-acquire-release", 2}, {"reentrant-lost-reply", 2}} {
+	}{{"redlock-tolerance", 5}, {"redlock-power-loss", 6}, {"redlock-split-vote", 4}, {"watchdog-renewal-error", 2}, {"redlock-greedy", 2}, {"redlock-slow-nodes", 3}, {"failover-delayed-promotion", 2}, {"redlock-failed-acquire-release", 2}, {"reentrant-lost-reply", 2},
+		{"watchdog-reconnect", 3}, {"partition-holder", 2}, {"cluster-failover-lock-loss", 2}, {"cluster-minority-primary", 3},
+		{"cluster-slot-migration", 2}} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := scenarios.Lookup(tc.name)
 			if err != nil {

@@ -34,6 +34,9 @@ type Grant struct {
 	ValidUntil time.Time
 	// Node names the node(s) that granted it, e.g. "n1" or "n1,n2,n4".
 	Node string
+	// Lost is closed when the lock tells its holder the lease is gone (a
+	// watchdog that could not renew it in time); nil if it never does.
+	Lost <-chan struct{}
 }
 
 // A HealthReporter is a Subject that can tell, once its client is done,
@@ -182,7 +185,7 @@ func (s *perMaster) Acquire(ctx context.Context) (Grant, error) {
 	if err != nil {
 		return Grant{Node: node}, err
 	}
-	return Grant{Token: lease.Token, Fence: lease.Fence, ValidUntil: lease.ValidUntil(), Node: node}, nil
+	return Grant{Token: lease.Token, Fence: lease.Fence, ValidUntil: lease.ValidUntil(), Node: node, Lost: lease.Lost()}, nil
 }
 
 func (s *perMaster) Release(ctx context.Context) (string, error) {

@@ -102,7 +102,8 @@ func (s *overMasters) Acquire(ctx context.Context) (Grant, error) {
 			}
 		}
 	}
-	return Grant{Token: lease.Token, Fence: lease.Fence, ValidUntil: lease.ValidUntil(), Node: strings.Join(granted, ",")}, nil
+	return Grant{Token: lease.Token, Fence: lease.Fence, ValidUntil: lease.ValidUntil(), Node: strings.Join(granted, ","),
+		Lost: lease.Lost()}, nil
 }
 
 func (s *overMasters) Release(ctx context.Context) (string, error) { return "", s.l.Unlock(ctx) }

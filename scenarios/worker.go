@@ -164,10 +164,12 @@ func (w *worker) unwind(n int) {
 
 // criticalSection increments the counter under the lease. It does not check
 // its own deadline before writing, like most code in the wild: a pause
-// between the check and the write would defeat the check anyway.
+// between the check and the write would defeat the check anyway. It does
+// heed a lock that tells it the lease is lost (Grant.Lost), as code using
+// such a lock should: it records the notification and does not write.
 func (w *worker) criticalSection(ctx context.Context, lease Grant) {
 	if w.res == nil {
-		sleep(ctx, w.s.Hold.D())
+		w.hold(ctx, lease)
 		return
 	}
 	// Each step gets its own bounded context: the trial's end must not turn
@@ -190,7 +192,9 @@ func (w *worker) criticalSection(ctx context.Context, lease Grant) {
 	}
 	rd.Type, rd.Value = checker.OK, checker.IntValue(v)
 	w.emit(rd)
-	sleep(ctx, w.s.Hold.D())
+	if !w.hold(ctx, lease) {
+		return
+	}
 	wctx, cancel := op()
 	defer cancel()
 	ev := checker.Event{Process: w.process, F: checker.FWrite, Key: counterKey, Token: lease.Token, Fence: lease.Fence, Value: checker.IntValue(v + 1)}
@@ -205,6 +209,23 @@ func (w *worker) criticalSection(ctx context.Context, lease Grant) {
 		ev.Type, ev.Error = checker.Info, err.Error()
 	}
 	w.emit(ev)
+}
+
+// hold waits out the hold time, or until ctx ends, watching the lease: if
+// the lock says it is lost, hold records the notification and returns
+// false.
+func (w *worker) hold(ctx context.Context, lease Grant) bool {
+	t := time.NewTimer(w.s.Hold.D())
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	case <-lease.Lost: // a nil channel never fires
+		w.emit(checker.Event{Process: w.process, Type: checker.Info, F: checker.FLost, Key: w.s.Lock.Key,
+			Token: lease.Token, Error: "the lock says the lease is lost"})
+		return false
+	}
+	return true
 }
 
 // release runs with its own short context so the last lease of a trial is
