@@ -169,6 +169,25 @@ func (f *busFilter) recheck() {
 	}
 }
 
+// openAcross returns a connection into f's node from a peer across the
+// current cut that still forwards, as "n1->n2", or "".
+func (f *busFilter) openAcross() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for bc := range f.conns {
+		if !bc.isHeld() && f.owner.cluster.busCut(bc.sender, f.owner.ID()) {
+			from := bc.sender
+			for _, n := range f.owner.cluster.Nodes {
+				if n.ID() == bc.sender {
+					from = n.Name
+				}
+			}
+			return from + "->" + f.owner.Name
+		}
+	}
+	return ""
+}
+
 func (f *busFilter) close() {
 	_ = f.ln.Close()
 	f.mu.Lock()

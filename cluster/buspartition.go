@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 )
 
 // A BusPartitionFault splits a Redis Cluster in two: the node it is
@@ -18,6 +20,15 @@ import (
 type BusPartitionFault struct {
 	// With names the nodes on the injected node's side, e.g. ["n5"].
 	With []string `json:"with"`
+
+	mu   sync.Mutex
+	cuts []replCut // the replication links Inject cut, for Heal and Verify
+}
+
+// A replCut is a replica's replication stream cut by a bus partition: the
+// Peer link of its primary on the other side.
+type replCut struct {
+	primary, replica *Node
 }
 
 var (
@@ -27,15 +38,28 @@ var (
 )
 
 // Inject makes the partition. It returns [ErrBadFault] outside a Redis
-// Cluster and [ErrNoSuchNode] for an unknown name in With.
+// Cluster or while another bus partition is in place, and [ErrNoSuchNode]
+// for an unknown name in With.
 func (f *BusPartitionFault) Inject(ctx context.Context, n *Node) error {
 	c, side, err := f.sides(n)
 	if err != nil {
 		return err
 	}
-	c.setBusSides(side)
-	for _, l := range f.replicationCuts(c, side) {
-		if err := l.Cut(); err != nil {
+	// Who replicates whom is read now, not as started: failovers move it.
+	var cuts []replCut
+	for _, r := range c.Nodes {
+		if p := c.primaryOf(ctx, r); p != nil && slices.Contains(side, r.Name) != slices.Contains(side, p.Name) {
+			cuts = append(cuts, replCut{primary: p, replica: r})
+		}
+	}
+	if err := c.setBusSides(side); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	f.cuts = cuts
+	f.mu.Unlock()
+	for _, rc := range cuts {
+		if err := rc.primary.Peer.CutBy("bus-partition"); err != nil {
 			return err
 		}
 	}
@@ -45,13 +69,19 @@ func (f *BusPartitionFault) Inject(ctx context.Context, n *Node) error {
 // Heal ends the partition: held bus links are closed, so the peers
 // reconnect, and replication resumes.
 func (f *BusPartitionFault) Heal(ctx context.Context, n *Node) error {
-	c, side, err := f.sides(n)
+	c, _, err := f.sides(n)
 	if err != nil {
 		return err
 	}
-	c.setBusSides(nil)
-	for _, l := range f.replicationCuts(c, side) {
-		if err := l.Restore(); err != nil {
+	f.mu.Lock()
+	cuts := f.cuts
+	f.cuts = nil
+	f.mu.Unlock()
+	if err := c.setBusSides(nil); err != nil {
+		return err
+	}
+	for _, rc := range cuts {
+		if err := rc.primary.Peer.RestoreBy("bus-partition"); err != nil {
 			return err
 		}
 	}
@@ -59,7 +89,8 @@ func (f *BusPartitionFault) Heal(ctx context.Context, n *Node) error {
 }
 
 // Verify returns e.g. "bus cut between n2 and n1,n3,n4,n5,n6; replication
-// n2->n5 cut" if the cut is in place.
+// n2->n5 cut" once no bus link across the cut forwards anything and every
+// replica across it reports its replication link down.
 func (f *BusPartitionFault) Verify(ctx context.Context, n *Node) (string, error) {
 	c, side, err := f.sides(n)
 	if err != nil {
@@ -74,15 +105,27 @@ func (f *BusPartitionFault) Verify(ctx context.Context, n *Node) (string, error)
 			}
 		}
 	}
+	if open := c.openAcrossBus(); open != "" {
+		return "", noEffect("bus link %s still forwards", open)
+	}
 	effect := fmt.Sprintf("bus cut between %s and %s", strings.Join(side, ","), strings.Join(other, ","))
+	f.mu.Lock()
+	cuts := f.cuts
+	f.mu.Unlock()
 	var repl []string
-	for _, r := range c.Nodes {
-		if l := r.ReplLink(); l != nil && slices.Contains(f.replicationCuts(c, side), l) {
-			if !l.IsCut() {
-				return "", noEffect("replication of %s is open", r.Name)
+	for _, rc := range cuts {
+		wait, cancel := context.WithTimeout(ctx, 2*time.Second)
+		err := poll(wait, func() error {
+			if replicaLinkUp(wait, rc.replica.Proc.Addr()) == nil {
+				return noEffect("%s still replicates from %s", rc.replica.Name, rc.primary.Name)
 			}
-			repl = append(repl, strings.TrimSuffix(l.Name(), "-peer")+"->"+r.Name)
+			return nil
+		})
+		cancel()
+		if err != nil {
+			return "", err
 		}
+		repl = append(repl, rc.primary.Name+"->"+rc.replica.Name)
 	}
 	if len(repl) > 0 {
 		effect += "; replication " + strings.Join(repl, ", ") + " cut"
@@ -117,22 +160,6 @@ func (f *BusPartitionFault) sides(n *Node) (*Cluster, []string, error) {
 		}
 	}
 	return c, side, nil
-}
-
-// replicationCuts returns the Peer links of primaries whose replicas (as
-// started) are on the other side.
-func (f *BusPartitionFault) replicationCuts(c *Cluster, side []string) []*Link {
-	var out []*Link
-	for i, r := range c.Nodes {
-		if i < c.topo.Shards {
-			continue
-		}
-		p := c.Nodes[i%c.topo.Shards]
-		if slices.Contains(side, r.Name) != slices.Contains(side, p.Name) && !slices.Contains(out, p.Peer) {
-			out = append(out, p.Peer)
-		}
-	}
-	return out
 }
 
 func init() { RegisterFault("bus-partition", func() Fault { return new(BusPartitionFault) }) }

@@ -1,6 +1,10 @@
 package cluster
 
-import "time"
+import (
+	"fmt"
+	"strings"
+	"time"
+)
 
 // SetChangeTimeout shortens the bound of one change to the links p adds
 // from now on, so a test can wedge a link without waiting 10 s.
@@ -18,3 +22,19 @@ func ReservePort() (int, func(), error) {
 
 // CutToDurable is cutToDurable, for a test of the journal without Redis.
 func CutToDurable(dir string) (PowerCut, error) { return cutToDurable(dir) }
+
+// ParseClusterNodes parses CLUSTER NODES output for tests.
+var ParseClusterNodes = parseClusterNodes
+
+// DescribeClusterNodes renders parsed entries compactly for tests.
+func DescribeClusterNodes(view []clusterEntry) string {
+	var parts []string
+	for _, e := range view {
+		var r []string
+		for _, s := range e.slots {
+			r = append(r, fmt.Sprintf("%d-%d", s[0], s[1]))
+		}
+		parts = append(parts, fmt.Sprintf("%s %s %s epoch %d [%s]", e.id, e.addr, e.flags, e.configEpoch, strings.Join(r, " ")))
+	}
+	return strings.Join(parts, "; ")
+}

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"sync"
 )
 
 // A PartitionFault cuts a node off from its clients (and sentinels), or a
@@ -20,6 +21,9 @@ type PartitionFault struct {
 	// Refuse closes connections and refuses new ones instead of black-holing;
 	// it only goes with Direction Both.
 	Refuse bool `json:"refuse"`
+
+	mu  sync.Mutex
+	hit *Link // the link Inject acted on (a replication link may move), until Heal
 }
 
 var (
@@ -36,8 +40,11 @@ func (f *PartitionFault) Inject(ctx context.Context, n *Node) error {
 	if err != nil {
 		return err
 	}
+	f.mu.Lock()
+	f.hit = l
+	f.mu.Unlock()
 	if f.Refuse {
-		return l.Cut()
+		return l.CutBy("partition")
 	}
 	return addToxics(ctx, l, partitionToxic, "timeout", streams, map[string]any{"timeout": 0})
 }
@@ -48,8 +55,11 @@ func (f *PartitionFault) Heal(ctx context.Context, n *Node) error {
 	if err != nil {
 		return err
 	}
+	f.mu.Lock()
+	f.hit = nil
+	f.mu.Unlock()
 	if f.Refuse {
-		return l.Restore()
+		return l.RestoreBy("partition")
 	}
 	return removeToxics(ctx, l, partitionToxic)
 }
@@ -87,7 +97,13 @@ func (f *PartitionFault) target(n *Node) (*Link, []string, error) {
 	if f.Refuse && len(streams) != 2 {
 		return nil, nil, fmt.Errorf("%w: refuse needs direction both", ErrBadFault)
 	}
-	l, err := linkOf(n, f.Link)
+	f.mu.Lock()
+	l := f.hit
+	f.mu.Unlock()
+	if l != nil {
+		return l, streams, nil
+	}
+	l, err = linkOf(n, f.Link)
 	return l, streams, err
 }
 

@@ -123,6 +123,7 @@ type Link struct {
 
 	mu       sync.Mutex // guards the fields below
 	cut      bool
+	holders  map[string]bool // who cut it (see CutBy)
 	upstream string
 	wedged   string // the change stuck past the bound, "" if none
 }
@@ -220,8 +221,20 @@ func (l *Link) wedgedErr() error {
 
 // Cut closes every connection through the link and refuses new ones until
 // [Link.Restore]. It is idempotent.
-func (l *Link) Cut() error {
+func (l *Link) Cut() error { return l.CutBy("") }
+
+// CutBy cuts the link as [Link.Cut] does, on behalf of holder (a fault
+// kind): the link reopens only once every holder that cut it has restored
+// it, so two kinds of fault that cut one link (a replication cut and a bus
+// partition) do not heal each other. It is idempotent per holder.
+func (l *Link) CutBy(holder string) error {
 	return l.change(context.Background(), "cut", func() error {
+		l.mu.Lock()
+		if l.holders == nil {
+			l.holders = map[string]bool{}
+		}
+		l.holders[holder] = true
+		l.mu.Unlock()
 		if l.IsCut() {
 			return nil
 		}
@@ -246,9 +259,17 @@ func (l *Link) setCut(cut bool) {
 }
 
 // Restore reopens a link closed by [Link.Cut] on the same address. It is idempotent.
-func (l *Link) Restore() error {
+func (l *Link) Restore() error { return l.RestoreBy("") }
+
+// RestoreBy withdraws holder's cut (see [Link.CutBy]) and reopens the link
+// on the same address if no other holder keeps it cut. It is idempotent.
+func (l *Link) RestoreBy(holder string) error {
 	return l.change(context.Background(), "restore", func() error {
-		if !l.IsCut() {
+		l.mu.Lock()
+		delete(l.holders, holder)
+		others := len(l.holders)
+		l.mu.Unlock()
+		if !l.IsCut() || others > 0 {
 			return nil
 		}
 		if err := l.relisten(); err != nil {

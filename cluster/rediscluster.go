@@ -102,8 +102,12 @@ func (c *Cluster) busCut(a, b string) bool {
 // setBusSides partitions the cluster bus: nodes in side (by name) on one
 // side, every other node on the other; nil heals. Open links across the
 // new cut are black-holed, held links across a healed one closed.
-func (c *Cluster) setBusSides(side []string) {
+func (c *Cluster) setBusSides(side []string) error {
 	c.mu.Lock()
+	if side != nil && c.busSides != nil {
+		c.mu.Unlock()
+		return fmt.Errorf("%w: a bus partition is already in place", ErrBadFault)
+	}
 	if side == nil {
 		c.busSides = nil
 	} else {
@@ -120,6 +124,21 @@ func (c *Cluster) setBusSides(side []string) {
 	for _, f := range filters {
 		f.recheck()
 	}
+	return nil
+}
+
+// openAcrossBus returns a bus connection across the current cut that still
+// forwards, as "n1->n2", or "".
+func (c *Cluster) openAcrossBus() string {
+	c.mu.Lock()
+	filters := c.filters
+	c.mu.Unlock()
+	for _, f := range filters {
+		if open := f.openAcross(); open != "" {
+			return open
+		}
+	}
+	return ""
 }
 
 // persistence returns node name's persistence mode.
@@ -390,7 +409,9 @@ func (c *Cluster) SlotOwner(ctx context.Context, slot int) (*Node, error) {
 				return
 			}
 			for _, e := range view {
-				if !e.has("master") || e.has("fail") || e.configEpoch <= bestEpoch {
+				// A failed primary still counts: until a replica takes over
+				// with a higher epoch, it is the slot's owner of record.
+				if !e.has("master") || e.configEpoch <= bestEpoch {
 					continue
 				}
 				for _, r := range e.slots {
@@ -420,18 +441,21 @@ func (c *Cluster) KeyOwner(ctx context.Context, key string) (*Node, error) {
 func (c *Cluster) ReplicasOf(ctx context.Context, primary *Node) []*Node {
 	var out []*Node
 	for _, n := range c.Nodes {
-		if n == primary {
-			continue
-		}
-		m, err := info(ctx, n.Proc.Addr(), "replication")
-		if err != nil || m["role"] != "slave" {
-			continue
-		}
-		if "127.0.0.1:"+m["master_port"] == primary.Peer.Addr() {
+		if n != primary && c.primaryOf(ctx, n) == primary {
 			out = append(out, n)
 		}
 	}
 	return out
+}
+
+// primaryOf returns the primary r replicates right now, by its own INFO
+// replication (asked directly), or nil if r is a primary or does not answer.
+func (c *Cluster) primaryOf(ctx context.Context, r *Node) *Node {
+	m, err := info(ctx, r.Proc.Addr(), "replication")
+	if err != nil || m["role"] != "slave" {
+		return nil
+	}
+	return c.nodeByPeer("127.0.0.1:" + m["master_port"])
 }
 
 // nodeByPeer returns the node announcing addr, or nil.

@@ -140,7 +140,12 @@ func TestBusPartitionFault_MinorityPrimary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Log(effect)
+	if want := "bus cut between n2 and n1,n3,n4,n5,n6; replication n2->n5 cut"; effect != want {
+		t.Fatalf("effect %q, want %q", effect, want)
+	}
+	if err := (&cluster.BusPartitionFault{}).Inject(ctx, n5); err == nil {
+		t.Fatal("a second bus partition was accepted while one is in place")
+	}
 	// The minority primary still takes writes at first, which its replica
 	// on the other side never gets.
 	direct := client(t, n2.Addr())
@@ -213,5 +218,70 @@ func TestMigrateSlotFault_MovesKeyWithTTL(t *testing.T) {
 	}
 	if v, err := rdb.Get(ctx, "lock").Result(); err != nil || v != "held" {
 		t.Fatalf("cluster client GET = %q, %v", v, err)
+	}
+}
+
+// TestRedisCluster_ReplicationFaultsFollowFailover: after n5 took n2's
+// place, its replication stream runs n5->n2, and both cut-replication on
+// n2 and a bus partition of n5 cut that one, not the stream as started.
+func TestRedisCluster_ReplicationFaultsFollowFailover(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t, cluster.Topology{Shards: 3, Replicas: 1})
+	ctx := context.Background()
+	n2, n5 := node(t, c, "n2"), node(t, c, "n5")
+	inject(t, &cluster.ClusterFailoverFault{}, n5)
+	if err := eventuallyWithin(10*time.Second, func() error {
+		if l := n2.ReplLink(); l != n5.Peer {
+			return &ownerError{"n2 does not replicate through n5's peer link yet"}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n5.ReplLink() != nil {
+		t.Fatal("the promoted n5 still has a replication link")
+	}
+	cut := &cluster.CutReplicationFault{}
+	inject(t, cut, n2)
+	if !n5.Peer.IsCut() {
+		t.Fatal("cut-replication on n2 did not cut n5's peer link")
+	}
+	f := &cluster.BusPartitionFault{}
+	inject(t, f, n5)
+	effect, err := cluster.Verify(ctx, f, n5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "bus cut between n5 and n1,n2,n3,n4,n6; replication n5->n2 cut"; effect != want {
+		t.Fatalf("effect %q, want %q", effect, want)
+	}
+	// Two holders cut n5's peer link: healing one leaves it cut.
+	heal(t, f, n5)
+	if !n5.Peer.IsCut() {
+		t.Fatal("healing the bus partition reopened the link cut-replication still holds")
+	}
+	heal(t, cut, n2)
+	if n5.Peer.IsCut() {
+		t.Fatal("the link stayed cut after both heals")
+	}
+}
+
+func TestParseClusterNodes(t *testing.T) {
+	view, err := cluster.ParseClusterNodes("" +
+		"a1 127.0.0.1:30001@40001,host1 myself,master - 0 0 1 connected 0-5460 [5461->-b2]\n" +
+		"b2 127.0.0.1:30002@40002 master - 0 1 2 connected 5461 5462-10922 [5461-<-a1]\n" +
+		"c3 :0@0 master,fail,noaddr - 1 1 3 disconnected\n" +
+		"d4 127.0.0.1:30004@40004 slave a1 0 1 1 connected\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := cluster.DescribeClusterNodes(view)
+	want := "a1 127.0.0.1:30001 myself,master epoch 1 [0-5460]; b2 127.0.0.1:30002 master epoch 2 [5461-5461 5462-10922]; " +
+		"c3 :0 master,fail,noaddr epoch 3 []; d4 127.0.0.1:30004 slave epoch 1 []"
+	if got != want {
+		t.Fatalf("parsed\n%s\nwant\n%s", got, want)
+	}
+	if _, err := cluster.ParseClusterNodes("short line\n"); err == nil {
+		t.Fatal("a short line parsed")
 	}
 }

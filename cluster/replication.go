@@ -1,13 +1,21 @@
 package cluster
 
-import "context"
+import (
+	"context"
+	"sync"
+)
 
 // A CutReplicationFault partitions a replica from its master: the
 // replication connection is closed and reconnects are refused, while
 // clients and sentinels still reach both nodes. Writes acknowledged by the
 // master from then on never reach the replica, the window in which a
-// failover loses a lock.
-type CutReplicationFault struct{}
+// failover loses a lock. In a Redis Cluster the link is the one the replica
+// replicates through when the fault is injected; Heal and Verify keep to
+// it, whatever failovers happen meanwhile.
+type CutReplicationFault struct {
+	mu  sync.Mutex
+	cut *Link // the link Inject cut, until Heal
+}
 
 var (
 	_ Fault    = (*CutReplicationFault)(nil)
@@ -20,22 +28,39 @@ func (f *CutReplicationFault) Inject(ctx context.Context, n *Node) error {
 	if err != nil {
 		return err
 	}
-	return l.Cut()
+	f.mu.Lock()
+	f.cut = l
+	f.mu.Unlock()
+	return l.CutBy("cut-replication")
+}
+
+// link returns the link Inject cut, or the node's replication link now.
+func (f *CutReplicationFault) link(n *Node) (*Link, error) {
+	f.mu.Lock()
+	l := f.cut
+	f.mu.Unlock()
+	if l != nil {
+		return l, nil
+	}
+	return linkOf(n, ReplicationLink)
 }
 
 // Heal restores the link; the replica resyncs by itself.
 func (f *CutReplicationFault) Heal(ctx context.Context, n *Node) error {
-	l, err := linkOf(n, ReplicationLink)
+	l, err := f.link(n)
 	if err != nil {
 		return err
 	}
-	return l.Restore()
+	f.mu.Lock()
+	f.cut = nil
+	f.mu.Unlock()
+	return l.RestoreBy("cut-replication")
 }
 
 // Verify returns "replication link cut" if the node's replication proxy is
 // cut, and an error wrapping [ErrNoEffect] if it is open.
 func (f *CutReplicationFault) Verify(ctx context.Context, n *Node) (string, error) {
-	l, err := linkOf(n, ReplicationLink)
+	l, err := f.link(n)
 	if err != nil {
 		return "", err
 	}

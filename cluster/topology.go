@@ -114,15 +114,18 @@ func (n *Node) setID(id string) {
 
 // ReplLink returns the proxy the node replicates from its master through:
 // Repl for a node started as a replica, the proxy a [PromoteFault] made
-// when it demoted a node started as a master, or nil.
+// when it demoted a node started as a master, in a Redis Cluster the Peer
+// of the primary it replicates now (asked with INFO), or nil.
 func (n *Node) ReplLink() *Link {
 	if n.Repl != nil {
 		return n.Repl
 	}
 	if c := n.cluster; c != nil && c.topo.Shards > 0 {
-		// A cluster replica replicates through its first primary's Peer.
-		if i := c.indexOf(n); i >= c.topo.Shards {
-			return c.Nodes[i%c.topo.Shards].Peer
+		// A cluster replica replicates through its current primary's Peer.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if p := c.primaryOf(ctx, n); p != nil {
+			return p.Peer
 		}
 		return nil
 	}

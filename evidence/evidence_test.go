@@ -229,7 +229,8 @@ func TestRequirement_Validate(t *testing.T) {
 		{r: evidence.Requirement{}},
 		{r: evidence.Requirement{Grants: intp(1), Refused: "acquire"}},
 		{r: evidence.Requirement{Grants: intp(-1)}, field: "grants"},
-		{r: evidence.Requirement{Refused: "acquire", After: "kill"}, field: "after"},
+		{r: evidence.Requirement{Prevented: "stale-write", After: "kill"}, field: "after"},
+		{r: evidence.Requirement{Refused: "acquire", After: "kill", Node: "n5"}, valid: true},
 		{r: evidence.Requirement{Refused: "lock"}, field: "refused"},
 		{r: evidence.Requirement{Prevented: "double-grant"}, field: "prevented"},
 		{r: evidence.Requirement{Fault: "restart"}, field: "fault"},
@@ -259,7 +260,13 @@ func TestEvaluate_GrantsOnNode(t *testing.T) {
 			t.Errorf("grants: %d on n5: conclusive %v, reasons %q; want %q", tc.want, ev.Conclusive, got, tc.reason)
 		}
 	}
-	if field, _ := (evidence.Requirement{Refused: "acquire", Node: "n5"}).Validate(); field != "node" {
-		t.Errorf("node with refused validated (field %q)", field)
+	if field, _ := (evidence.Requirement{Prevented: "stale-write", Node: "n5"}).Validate(); field != "node" {
+		t.Errorf("node with prevented validated (field %q)", field)
+	}
+	h[1].Type, h[1].Error = checker.Fail, "refused by WAIT"
+	h[3].Type, h[3].Error = checker.Fail, "refused by WAIT"
+	ev := evidence.Evaluate(evidence.Input{History: h, Require: []evidence.Requirement{{Refused: "acquire", Error: "WAIT", Node: "n5", Min: 2}}})
+	if got := strings.Join(ev.Reasons, "; "); !strings.Contains(got, `required at least 2 acquire refused with "WAIT" on n5; found 1 refused`) {
+		t.Errorf("refused on n5: %q", got)
 	}
 }

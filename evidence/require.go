@@ -28,8 +28,9 @@ type Requirement struct {
 	// After counts grants only from when the first fault matching it fired:
 	// a fault kind ("kill") or a kind and its target ("kill n4").
 	After string `json:"after,omitempty" yaml:"after"`
-	// With Grants, Node counts only the grants that node took part in
-	// (e.g. the replica a failover promoted).
+	// With Grants or Refused, Node counts only the operations that node
+	// took part in (e.g. the replica a failover promoted), and After (with
+	// either) only those from when the first matching fault fired.
 	// Refused asks for an operation (acquire, release, extend, read or
 	// write) that failed, or ended unknown, with an error containing Error;
 	// "lost" counts the lock's notifications that a lease was lost.
@@ -79,16 +80,16 @@ func (r Requirement) Validate() (field, msg string) {
 		return "grants", "must not be negative"
 	case r.Min < 0:
 		return "min", "must not be negative"
-	case r.After != "" && r.Grants == nil:
-		return "after", "only goes with grants"
+	case r.After != "" && r.Grants == nil && r.Refused == "":
+		return "after", "only goes with grants or refused"
 	case r.Error != "" && r.Refused == "":
 		return "error", "only goes with refused"
 	case r.Refused != "" && !slices.Contains([]string{checker.FAcquire, checker.FRelease, checker.FExtend, checker.FRead, checker.FWrite, checker.FLost}, r.Refused):
 		return "refused", fmt.Sprintf("must be acquire, release, extend, read, write or lost, not %q", r.Refused)
 	case r.Prevented != "" && r.Prevented != string(checker.StaleWrite):
 		return "prevented", fmt.Sprintf("only stale-write can be prevented, not %q", r.Prevented)
-	case r.Node != "" && r.Fault == "" && r.Grants == nil:
-		return "node", "only goes with fault or grants"
+	case r.Node != "" && r.Fault == "" && r.Grants == nil && r.Refused == "":
+		return "node", "only goes with fault, grants or refused"
 	case r.KeyBefore != "" && r.Fault == "":
 		return "key_before", "only goes with fault"
 	case r.KeyAfter != "" && r.Fault == "":
@@ -129,9 +130,9 @@ func (r Requirement) String() string {
 	case r.Grants != nil:
 		return fmt.Sprintf("at least %s%s", grants(*r.Grants), on)
 	case r.Refused == checker.FLost:
-		return fmt.Sprintf("at least %d lost-lease notification(s) with %q", min, r.Error)
+		return fmt.Sprintf("at least %d lost-lease notification(s) with %q%s", min, r.Error, where(r))
 	case r.Refused != "":
-		return fmt.Sprintf("at least %d %s refused with %q", min, r.Refused, r.Error)
+		return fmt.Sprintf("at least %d %s refused with %q%s", min, r.Refused, r.Error, where(r))
 	case r.Prevented != "":
 		return fmt.Sprintf("at least %d prevented %s", min, r.Prevented)
 	case r.Fault != "":
@@ -165,23 +166,25 @@ type Check struct {
 func (in *Input) check(r Requirement) Check {
 	c := Check{Require: r.String()}
 	min := max(r.Min, 1)
+	from, ok := int64(0), true
+	if r.After != "" {
+		var f *Fault
+		if f, ok = in.firstFired(r.After); ok {
+			from = in.Start + int64(*f.Fired*1e9)
+		}
+	}
+	// counts tells whether e, an event of the kind asked for, is in the
+	// window (After) and on the node (Node) asked for.
+	counts := func(e checker.Event) bool {
+		return e.Time >= from && (r.Node == "" || slices.Contains(splitNodes([]string{e.Node}), r.Node))
+	}
 	switch {
+	case (r.Grants != nil || r.Refused != "") && !ok:
+		c.Found = r.After + " never fired"
 	case r.Grants != nil:
-		from, ok := int64(0), true
-		if r.After != "" {
-			var f *Fault
-			if f, ok = in.firstFired(r.After); ok {
-				from = in.Start + int64(*f.Fired*1e9)
-			}
-		}
-		if !ok {
-			c.Found = r.After + " never fired"
-			return c
-		}
 		n := 0
 		for _, e := range in.History {
-			if e.F == checker.FAcquire && e.Type == checker.OK && e.Time >= from &&
-				(r.Node == "" || slices.Contains(splitNodes([]string{e.Node}), r.Node)) {
+			if e.F == checker.FAcquire && e.Type == checker.OK && counts(e) {
 				n++
 			}
 		}
@@ -189,7 +192,7 @@ func (in *Input) check(r Requirement) Check {
 	case r.Refused != "":
 		n := 0
 		for _, e := range in.History {
-			if e.F == r.Refused && (e.Type == checker.Fail || e.Type == checker.Info) && e.Process >= 0 && strings.Contains(e.Error, r.Error) {
+			if e.F == r.Refused && (e.Type == checker.Fail || e.Type == checker.Info) && e.Process >= 0 && strings.Contains(e.Error, r.Error) && counts(e) {
 				n++
 			}
 		}
@@ -232,6 +235,19 @@ func (in *Input) check(r Requirement) Check {
 		}
 	}
 	return c
+}
+
+// where says on which node and after which fault a refused requirement
+// counts, e.g. " on n5 after kill fired".
+func where(r Requirement) string {
+	s := ""
+	if r.Node != "" {
+		s += " on " + r.Node
+	}
+	if r.After != "" {
+		s += " after " + r.After + " fired"
+	}
+	return s
 }
 
 // grants returns "1 grant" or "n grants".

@@ -175,9 +175,9 @@ const (
 	failed        // the node could not be asked, or did not answer in time
 )
 
-// A nodeRequest sends one request to a node through c and reports whether
+// A nodeRequest sends one request to node i through c and reports whether
 // the node did what was asked.
-type nodeRequest func(ctx context.Context, c redis.Scripter) (bool, error)
+type nodeRequest func(ctx context.Context, i int, c redis.Scripter) (bool, error)
 
 // A fanout is one request sent to several nodes, and the tally of replies.
 type fanout struct {
@@ -246,24 +246,24 @@ func (f *fanout) run(i int, w *nodeWorker) error {
 			return nil
 		}
 	}
-	ok, err := f.try(w.client())
+	ok, err := f.try(i, w.client())
 	if err != nil && f.op == opRelease && !isReply(err) {
 		// A release is idempotent (compare-and-delete by token) and must
 		// reach every node, or the key blocks a majority until its TTL: a
 		// connection that a fault broke since the last request gets one
 		// more try on a fresh one.
 		w.dropConn()
-		ok, err = f.try(w.client())
+		ok, err = f.try(i, w.client())
 	}
 	f.record(i, ok, err)
 	return err
 }
 
 // try sends the request once, bounded by the node timeout.
-func (f *fanout) try(c redis.Scripter) (bool, error) {
+func (f *fanout) try(i int, c redis.Scripter) (bool, error) {
 	ctx, cancel := context.WithTimeout(f.ctx, f.timeout)
 	defer cancel()
-	return f.req(ctx, c)
+	return f.req(ctx, i, c)
 }
 
 // isReply reports whether err is an error reply from Redis itself, after

@@ -77,6 +77,11 @@ type RedlockOptions struct {
 	// nodes given to [NewRedlock]: each exactly once, or NewRedlock panics.
 	// default: 0, 1, ..., N-1.
 	Order []int
+	// Keys, when set, names the key on each node, one per node given to
+	// [NewRedlock] (or it panics): Redlock over the primaries of one Redis
+	// Cluster through a cluster client needs a key in each primary's
+	// slots. default: the lock's key on every node.
+	Keys []string
 	// FixedRetryDelay makes [Redlock.Lock] pause exactly RetryDelay between
 	// attempts, so contenders that failed together retry together.
 	FixedRetryDelay bool
@@ -125,7 +130,7 @@ type Redlock struct {
 	all     []int
 	order   []int // the order of a Sequential attempt
 	key     string
-	keys    []string
+	keys    []string // by node
 	quorum  int
 	opt     RedlockOptions
 
@@ -152,13 +157,20 @@ func NewRedlock(nodes []redis.Scripter, key string, opt *RedlockOptions) *Redloc
 		workers: make([]*nodeWorker, len(nodes)),
 		all:     make([]int, len(nodes)),
 		key:     key,
-		keys:    []string{key},
+		keys:    make([]string, len(nodes)),
 		quorum:  len(nodes)/2 + 1,
 		opt:     opt.withDefaults(),
 	}
 	for i, n := range nodes {
 		r.workers[i] = newNodeWorker(n)
 		r.all[i] = i
+		r.keys[i] = key
+	}
+	if len(r.opt.Keys) > 0 {
+		if len(r.opt.Keys) != len(nodes) {
+			panic(fmt.Sprintf("lockcore: NewRedlock: %d keys for %d nodes", len(r.opt.Keys), len(nodes)))
+		}
+		copy(r.keys, r.opt.Keys)
 	}
 	r.order = r.all
 	if len(r.opt.Order) > 0 {
@@ -233,8 +245,8 @@ func (r *Redlock) TryLock(ctx context.Context) (*Lease, error) {
 	if r.opt.ReleaseAcquiredOnly {
 		release = a.granted
 	}
-	rf := startFanout(ctx, r.spec(opRelease, token, release, never, func(ctx context.Context, c redis.Scripter) (bool, error) {
-		return r.releaseOn(ctx, c, token)
+	rf := startFanout(ctx, r.spec(opRelease, token, release, never, func(ctx context.Context, i int, c redis.Scripter) (bool, error) {
+		return r.releaseOn(ctx, i, c, token)
 	}))
 	if cerr != nil {
 		return nil, fmt.Errorf("%w: %w", ErrNotAcquired, cerr)
@@ -273,8 +285,8 @@ func (r *Redlock) acquireAtOnce(ctx context.Context, token string) attempt {
 	waitAll := r.opt.WaitAll || r.opt.ReleaseAcquiredOnly || r.opt.Greedy
 	f := startFanout(ctx, r.spec(opAcquire, token, r.all, func(t tally) bool {
 		return (t.yes >= q && !waitAll) || n-t.no-t.failed < q
-	}, func(ctx context.Context, c redis.Scripter) (bool, error) {
-		return r.acquireOn(ctx, c, token)
+	}, func(ctx context.Context, i int, c redis.Scripter) (bool, error) {
+		return r.acquireOn(ctx, i, c, token)
 	}))
 	_, err := f.wait(ctx)
 	return attempt{granted: f.granted(), errs: f.errors(), err: err}
@@ -293,8 +305,8 @@ func (r *Redlock) acquireInOrder(ctx context.Context, token string) attempt {
 			a.gaveUp = k
 			break
 		}
-		f := startFanout(ctx, r.spec(opAcquire, token, []int{i}, never, func(ctx context.Context, c redis.Scripter) (bool, error) {
-			return r.acquireOn(ctx, c, token)
+		f := startFanout(ctx, r.spec(opAcquire, token, []int{i}, never, func(ctx context.Context, i int, c redis.Scripter) (bool, error) {
+			return r.acquireOn(ctx, i, c, token)
 		}))
 		_, err := f.wait(ctx)
 		a.granted = append(a.granted, f.granted()...)
@@ -358,8 +370,8 @@ func (r *Redlock) Unlock(ctx context.Context) error {
 	if r.opt.ReleaseAcquiredOnly {
 		nodes = lease.Nodes
 	}
-	f := startFanout(ctx, r.spec(opRelease, lease.Token, nodes, r.enough, func(ctx context.Context, c redis.Scripter) (bool, error) {
-		return r.releaseOn(ctx, c, lease.Token)
+	f := startFanout(ctx, r.spec(opRelease, lease.Token, nodes, r.enough, func(ctx context.Context, i int, c redis.Scripter) (bool, error) {
+		return r.releaseOn(ctx, i, c, lease.Token)
 	}))
 	t, err := f.wait(ctx)
 	switch {
@@ -395,8 +407,8 @@ func (r *Redlock) Extend(ctx context.Context) error {
 	if r.opt.ReleaseAcquiredOnly {
 		nodes = lease.Nodes
 	}
-	f := startFanout(ctx, r.spec(opExtend, lease.Token, nodes, r.enough, func(ctx context.Context, c redis.Scripter) (bool, error) {
-		return r.extendOn(ctx, c, lease.Token)
+	f := startFanout(ctx, r.spec(opExtend, lease.Token, nodes, r.enough, func(ctx context.Context, i int, c redis.Scripter) (bool, error) {
+		return r.extendOn(ctx, i, c, lease.Token)
 	}))
 	t, err := f.wait(ctx)
 	switch {
@@ -457,21 +469,21 @@ func (r *Redlock) drop(lease *Lease) {
 	lease.markLost()
 }
 
-func (r *Redlock) acquireOn(ctx context.Context, c redis.Scripter, token string) (bool, error) {
+func (r *Redlock) acquireOn(ctx context.Context, i int, c redis.Scripter, token string) (bool, error) {
 	if s, ok := c.(setNXer); ok {
-		return s.SetNX(ctx, r.key, token, r.opt.TTL).Result()
+		return s.SetNX(ctx, r.keys[i], token, r.opt.TTL).Result()
 	}
-	n, err := redlockAcquireScript.Run(ctx, c, r.keys, token, r.opt.TTL.Milliseconds()).Int64()
+	n, err := redlockAcquireScript.Run(ctx, c, r.keys[i:i+1], token, r.opt.TTL.Milliseconds()).Int64()
 	return n == 1, err
 }
 
-func (r *Redlock) releaseOn(ctx context.Context, c redis.Scripter, token string) (bool, error) {
-	n, err := releaseScript.Run(ctx, c, r.keys, token).Int64()
+func (r *Redlock) releaseOn(ctx context.Context, i int, c redis.Scripter, token string) (bool, error) {
+	n, err := releaseScript.Run(ctx, c, r.keys[i:i+1], token).Int64()
 	return n == 1, err
 }
 
-func (r *Redlock) extendOn(ctx context.Context, c redis.Scripter, token string) (bool, error) {
-	n, err := extendScript.Run(ctx, c, r.keys, token, r.opt.TTL.Milliseconds()).Int64()
+func (r *Redlock) extendOn(ctx context.Context, i int, c redis.Scripter, token string) (bool, error) {
+	n, err := extendScript.Run(ctx, c, r.keys[i:i+1], token, r.opt.TTL.Milliseconds()).Int64()
 	return n == 1, err
 }
 

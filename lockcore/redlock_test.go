@@ -506,3 +506,39 @@ func TestRedlock_Sequential(t *testing.T) {
 		}
 	}
 }
+
+// TestRedlock_KeysPerNode: with Keys, each node gets its own key, as
+// Redlock over one Redis Cluster's primaries needs.
+func TestRedlock_KeysPerNode(t *testing.T) {
+	_, rdb := startNodes(t, 3)
+	ctx := context.Background()
+	nodes := []redis.Scripter{rdb[0], rdb[1], rdb[2]}
+	keys := []string{"lock{a}", "lock{b}", "lock{c}"}
+	l := lockcore.NewRedlock(nodes, "lock", &lockcore.RedlockOptions{TTL: 5 * time.Second, Keys: keys})
+	lease, err := l.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, k := range keys {
+		if got := rdb[i].Get(ctx, k).Val(); got != lease.Token {
+			t.Errorf("node %d: %s = %q, want the token", i, k, got)
+		}
+		if n := rdb[i].Exists(ctx, "lock").Val(); n != 0 {
+			t.Errorf("node %d has the plain key", i)
+		}
+	}
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i, k := range keys {
+		if n := rdb[i].Exists(ctx, k).Val(); n != 0 {
+			t.Errorf("node %d kept %s after Unlock", i, k)
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("NewRedlock accepted 2 keys for 3 nodes")
+		}
+	}()
+	lockcore.NewRedlock(nodes, "lock", &lockcore.RedlockOptions{Keys: keys[:2]})
+}

@@ -149,12 +149,15 @@ func (m *nemesis) aim(ctx context.Context, i int, rng *rand.Rand) (target, how s
 }
 
 // currentMaster names the master clients would use now: the one the
-// sentinels name, or the first node.
+// sentinels name, or the first node; in a Redis Cluster the primary serving
+// the key's slot, or "" if no node answers.
 func (m *nemesis) currentMaster(ctx context.Context) string {
 	if m.env.c.IsRedisCluster() {
+		// No fallback: n1 may serve other slots. "" makes the step fail.
 		if owner, err := m.env.c.KeyOwner(ctx, m.env.key); err == nil {
 			return owner.Name
 		}
+		return ""
 	}
 	if name, ok := sentinelsMaster(ctx, m.env.c); ok {
 		return name

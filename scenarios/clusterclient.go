@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockpick/lockpick/lockcore"
 )
 
 // A client of a Redis Cluster is go-redis's ClusterClient, as services use
@@ -78,34 +80,43 @@ func (t *target) nodeNamed(addr string) string {
 // servedKey is the context key of a *served.
 type servedKey struct{}
 
-// served records the address of the node that last answered a command
-// sent under a context (see withServed).
+// served records, for the commands a cluster client sent under one context
+// (see withServed), the node that answered the last of them and whether
+// any attempt may have run without being answered.
 type served struct {
-	mu   sync.Mutex
-	addr string
+	mu        sync.Mutex
+	addr      string
+	uncertain bool
 }
 
 // withServed returns a context under which every command a cluster client
-// sends records the node that answered it, and a func returning that node.
-func withServed(ctx context.Context) (context.Context, func() string) {
+// sends is noted in the returned *served.
+func withServed(ctx context.Context) (context.Context, *served) {
 	s := &served{}
-	return context.WithValue(ctx, servedKey{}, s), func() string {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return s.addr
-	}
+	return context.WithValue(ctx, servedKey{}, s), s
+}
+
+func (s *served) get() (addr string, uncertain bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.addr, s.uncertain
 }
 
 // servedHook is the hook on every node client of a cluster client that
 // records which node answered.
 type servedHook struct{ addr string }
 
-func (h servedHook) note(ctx context.Context) {
-	if s, ok := ctx.Value(servedKey{}).(*served); ok {
-		s.mu.Lock()
-		s.addr = h.addr
-		s.mu.Unlock()
+// note records that the node answered cmd with err. The client's own
+// slot-map reloads (CLUSTER SLOTS) are not the caller's commands.
+func (h servedHook) note(ctx context.Context, cmd redis.Cmder, err error) {
+	s, ok := ctx.Value(servedKey{}).(*served)
+	if !ok || cmd.Name() == "cluster" {
+		return
 	}
+	s.mu.Lock()
+	s.addr = h.addr
+	s.uncertain = s.uncertain || lockcore.MayHaveRun(err)
+	s.mu.Unlock()
 }
 
 func (h servedHook) DialHook(next redis.DialHook) redis.DialHook { return next }
@@ -113,7 +124,7 @@ func (h servedHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (h servedHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		err := next(ctx, cmd)
-		h.note(ctx)
+		h.note(ctx, cmd, err)
 		return err
 	}
 }
@@ -121,7 +132,9 @@ func (h servedHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 func (h servedHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		err := next(ctx, cmds)
-		h.note(ctx)
+		for _, cmd := range cmds {
+			h.note(ctx, cmd, cmd.Err())
+		}
 		return err
 	}
 }

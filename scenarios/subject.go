@@ -75,20 +75,51 @@ func (c SubjectConfig) Master(ctx context.Context) (redis.UniversalClient, strin
 	return c.tgt.master(ctx)
 }
 
-// Served returns a context under which a Redis Cluster client notes the
-// node that answered its commands, and a func naming the last of them
-// (node stands in for it outside a cluster, or before any answer).
-func (c SubjectConfig) Served(ctx context.Context, node string) (context.Context, func() string) {
-	if !c.tgt.view.Cluster {
-		return ctx, func() string { return node }
+// Served returns a context under which a Redis Cluster client notes what
+// happened to the commands sent under it, and the record (see [Served]);
+// node names the node outside a cluster, or before any answer.
+func (c SubjectConfig) Served(ctx context.Context, node string) (context.Context, *Served) {
+	sv := &Served{node: node, tgt: c.tgt}
+	if c.tgt.view.Cluster {
+		ctx, sv.s = withServed(ctx)
 	}
-	ctx, addr := withServed(ctx)
-	return ctx, func() string {
-		if a := addr(); a != "" {
-			return c.tgt.nodeNamed(a)
+	return ctx, sv
+}
+
+// Served is what a Redis Cluster client did for one call of a lock: which
+// node answered last, and whether an earlier attempt may have run. go-redis's
+// ClusterClient retries a command after a network error, so the error a lock
+// sees is only the last attempt's.
+type Served struct {
+	node string
+	tgt  *target
+	s    *served // nil outside a cluster
+}
+
+// Node names the node that answered the call's last command.
+func (sv *Served) Node() string {
+	if sv.s != nil {
+		if a, _ := sv.s.get(); a != "" {
+			return sv.tgt.nodeNamed(a)
 		}
-		return node
 	}
+	return sv.node
+}
+
+// Outcome returns err, the call's error, as the history must record it: a
+// failure the lock reports as certain, after an attempt that may have run
+// (a retried acquire whose first try timed out), becomes an *OpError with
+// an unknown outcome. A nil err stays nil.
+func (sv *Served) Outcome(op, key string, err error) error {
+	if err == nil || sv.s == nil || lockcore.MayHaveRun(err) {
+		return err
+	}
+	if _, uncertain := sv.s.get(); uncertain {
+		// %v, not %w: an error wrapping a lock's answer counts as certain.
+		return &lockcore.OpError{Op: op, Key: key, Indeterminate: true,
+			Err: fmt.Errorf("%v (an earlier attempt the cluster client retried may have run)", err)}
+	}
+	return err
 }
 
 // Masters returns a client per master and the masters' names, in order.
@@ -180,7 +211,8 @@ func (s *perMaster) Acquire(ctx context.Context) (Grant, error) {
 	s.cur = l
 	ctx, served := s.cfg.Served(ctx, node)
 	lease, err := attempt(ctx, l, s.cfg.Lock.Acquire == AcquireBlock)
-	node = served()
+	node = served.Node()
+	err = served.Outcome("acquire", s.cfg.Lock.Key, err)
 	s.node = node
 	if err != nil {
 		return Grant{Node: node}, err
@@ -191,7 +223,7 @@ func (s *perMaster) Acquire(ctx context.Context) (Grant, error) {
 func (s *perMaster) Release(ctx context.Context) (string, error) {
 	ctx, served := s.cfg.Served(ctx, s.node)
 	err := s.cur.Unlock(ctx)
-	return served(), err
+	return served.Node(), served.Outcome("release", s.cfg.Lock.Key, err)
 }
 
 // The ways a client takes the lock ([Lock.Acquire]).

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/cluster"
@@ -192,5 +195,31 @@ func TestExternalSubject_CloseKillsWhatItStarted(t *testing.T) {
 	}
 	if !gone(s) {
 		t.Error("the program's child outlived Close")
+	}
+}
+
+// TestServed_Outcome: after an attempt that may have run, a certain failure
+// of a cluster call is recorded as unknown; without one, or outside a
+// cluster, it stays certain.
+func TestServed_Outcome(t *testing.T) {
+	tgt := newTarget(View{Cluster: true, Nodes: []NodeAddr{{Name: "n1", Addr: "a1", Announced: "p1"}}})
+	cfg := SubjectConfig{tgt: tgt}
+	_, sv := cfg.Served(context.Background(), "")
+	refused := fmt.Errorf("%w: held", lockcore.ErrNotAcquired)
+	if err := sv.Outcome("acquire", "lock", refused); lockcore.MayHaveRun(err) {
+		t.Fatalf("a refusal with no uncertain attempt became %v", err)
+	}
+	servedHook{addr: "p1"}.note(context.WithValue(context.Background(), servedKey{}, sv.s), redis.NewCmd(context.Background(), "evalsha"), context.DeadlineExceeded)
+	err := sv.Outcome("acquire", "lock", refused)
+	if !lockcore.MayHaveRun(err) {
+		t.Fatalf("a refusal after a timed-out attempt stayed certain: %v", err)
+	}
+	if sv.Node() != "n1" {
+		t.Fatalf("node %q, want n1", sv.Node())
+	}
+	servedHook{addr: "p1"}.note(context.WithValue(context.Background(), servedKey{}, sv.s), redis.NewCmd(context.Background(), "cluster", "slots"), context.DeadlineExceeded)
+	_, plain := SubjectConfig{tgt: newTarget(View{})}.Served(context.Background(), "n1")
+	if err := plain.Outcome("acquire", "lock", refused); lockcore.MayHaveRun(err) || plain.Node() != "n1" {
+		t.Fatalf("outside a cluster: %v, %q", err, plain.Node())
 	}
 }

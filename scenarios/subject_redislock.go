@@ -52,13 +52,13 @@ func (s *redislockSubject) Acquire(ctx context.Context) (Grant, error) {
 	sent := s.cfg.Clock().Now()
 	ctx, served := s.cfg.Served(ctx, node)
 	l, err := c.Obtain(ctx, key, ttl, nil)
-	node = served()
+	node = served.Node()
 	s.node = node
 	switch {
 	case errors.Is(err, redislock.ErrNotObtained):
-		return Grant{Node: node}, fmt.Errorf("%w: %w", lockcore.ErrNotAcquired, err)
+		return Grant{Node: node}, served.Outcome("acquire", key, fmt.Errorf("%w: %w", lockcore.ErrNotAcquired, err))
 	case err != nil:
-		return Grant{Node: node}, lockcore.NewOpError("acquire", key, err)
+		return Grant{Node: node}, served.Outcome("acquire", key, lockcore.NewOpError("acquire", key, err))
 	}
 	s.lock = l
 	return Grant{Token: l.Token(), ValidUntil: sent.Add(ttl), Node: node}, nil
