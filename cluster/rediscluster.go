@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockpick/lockpick/lockcore"
 )
 
 // slots is the number of hash slots of a Redis Cluster.
@@ -28,8 +30,8 @@ const slots = 16384
 // (cluster-announce-port): replicas replicate through it and MOVED
 // redirects name it, so a client must dial a node's Link when told its
 // Peer address (see [Node.Peer]). Bus carries the cluster bus into the
-// node (cluster-announce-bus-port): black-holing it hides the node from
-// its peers' pings.
+// node (cluster-announce-bus-port), through a filter that can cut the links
+// between chosen nodes (see busFilter and [BusPartitionFault]).
 
 // startRedisCluster launches and joins the nodes of a Redis Cluster.
 func (c *Cluster) startRedisCluster(ctx context.Context) error {
@@ -356,31 +358,9 @@ func adminClient(addr string) *redis.Client {
 		ReadTimeout: 500 * time.Millisecond, PoolSize: 1})
 }
 
-// Slot returns the hash slot of key, honouring {hash tags}.
-func Slot(key string) int {
-	if s := strings.IndexByte(key, '{'); s >= 0 {
-		if e := strings.IndexByte(key[s+1:], '}'); e > 0 {
-			key = key[s+1 : s+1+e]
-		}
-	}
-	return int(crc16(key) % slots)
-}
-
-// crc16 is CRC-16/XMODEM, the checksum Redis Cluster hashes keys with.
-func crc16(s string) uint16 {
-	var crc uint16
-	for i := 0; i < len(s); i++ {
-		crc ^= uint16(s[i]) << 8
-		for range 8 {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x1021
-			} else {
-				crc <<= 1
-			}
-		}
-	}
-	return crc
-}
+// Slot returns the hash slot of key, honouring {hash tags} (see
+// [lockcore.Slot]).
+func Slot(key string) int { return lockcore.Slot(key) }
 
 // SlotOwner returns the primary serving slot as the cluster sees it: of the
 // answers of every reachable node (asked directly, past the proxies), the

@@ -41,7 +41,7 @@ func TestStart_RedisCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, key := range []string{"lock", "{lock}:fence", "a{b}c", "x{}y", "{}z"} {
+	for _, key := range []string{"lock", "{lock}:fence", "a{b}c", "x{}y", "{}z", "a}b", "{0}:fence:x{}y"} {
 		want, err := client(t, c.Nodes[0].Addr()).ClusterKeySlot(ctx, key).Result()
 		if err != nil {
 			t.Fatal(err)

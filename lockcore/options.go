@@ -3,7 +3,6 @@ package lockcore
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"strings"
 	"time"
 )
 
@@ -81,13 +80,4 @@ func RandomToken() string {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-// fenceKey is the default fencing counter of key, in key's hash slot: a
-// key without a hash tag hashes whole, as does "{key}" in the counter.
-func fenceKey(key string) string {
-	if s := strings.IndexByte(key, '{'); s >= 0 && strings.IndexByte(key[s+1:], '}') > 0 {
-		return key + ":fence"
-	}
-	return "{" + key + "}:fence"
 }

@@ -42,8 +42,9 @@ return redis.call('pttl', KEYS[1]);`)
 	// token, as Redisson's RFencedLock hands out: a fresh acquire
 	// increments the counter at KEYS[2] and keeps its value in the hash
 	// (field "fence", which no holder's "<id>:<thread>" can be); a
-	// re-entry returns the same token. Success is {token}; a lock held by
-	// another returns its PTTL, as above.
+	// re-entry returns the same token ({0} for a hash an unfenced holder of
+	// the same field created). Success is {token}; a lock held by another
+	// returns its PTTL, as above.
 	reentrantFencedAcquireScript = redis.NewScript(`
 if (redis.call('exists', KEYS[1]) == 0) then
   redis.call('hincrby', KEYS[1], ARGV[2], 1);
@@ -59,7 +60,9 @@ if (redis.call('hexists', KEYS[1], ARGV[2]) == 1) then
     redis.call('hincrby', KEYS[1], ARGV[2], 1);
   end;
   redis.call('pexpire', KEYS[1], ARGV[1]);
-  return {tonumber(redis.call('hget', KEYS[1], 'fence'))};
+  local f = redis.call('hget', KEYS[1], 'fence');
+  if f then return {tonumber(f)} end;
+  return {0};
 end;
 return redis.call('pttl', KEYS[1]);`)
 	reentrantReleaseScript = redis.NewScript(`

@@ -52,7 +52,7 @@ func parseFencedAcquireReply(v any, err error) (acquired bool, ttl time.Duration
 	switch r := v.(type) {
 	case []any:
 		if len(r) == 1 {
-			if f, ok := r[0].(int64); ok && f > 0 {
+			if f, ok := r[0].(int64); ok && f >= 0 {
 				return true, 0, f, nil
 			}
 		}

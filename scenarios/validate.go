@@ -29,8 +29,11 @@ func (s Scenario) Validate() error {
 	if s.Topology.Masters < 0 || s.Topology.Replicas < 0 || s.Topology.Sentinels < 0 {
 		return bad("topology", "node counts must not be negative")
 	}
-	if s.Topology.Shards < 0 || s.Topology.NodeTimeout < 0 {
+	if s.Topology.Shards < 0 {
 		return bad("topology.shards", "must not be negative")
+	}
+	if s.Topology.NodeTimeout < 0 {
+		return bad("topology.node_timeout", "must not be negative")
 	}
 	if s.Topology.Shards > 0 && (s.Topology.Masters > 0 || s.Topology.Sentinels > 0) {
 		return bad("topology.shards", "a Redis Cluster has no independent masters or sentinels: drop masters and sentinels")
@@ -139,6 +142,12 @@ func (s Scenario) Validate() error {
 		} else if !validNode(st.Node, nodes, s.Clients) {
 			return bad(field+".node", "no node %q; the topology has n1..n%d, the resource paths r1..r%d and each client's own link to a node, n<i>-c<p>", st.Node, nodes, s.Clients)
 		}
+		if slices.Contains(clusterFaults, st.Fault) && s.Topology.Shards == 0 {
+			return bad(field+".fault", "%s needs a Redis Cluster (topology.shards)", st.Fault)
+		}
+		if _, _, link := clientLinkOf(st.Node); link && !slices.Contains(linkFaults, st.Fault) {
+			return bad(field+".node", "%s is a client's link to a node: only %s act on it, not %s", st.Node, strings.Join(linkFaults, ", "), st.Fault)
+		}
 		if st.At < 0 || st.Jitter < 0 || st.For < 0 {
 			return bad(field+".at", "times must not be negative")
 		}
@@ -209,6 +218,13 @@ func validNode(name string, nodes, clients int) bool {
 	}
 	return false
 }
+
+// clusterFaults act only on a Redis Cluster; linkFaults are the faults a
+// client's own link to a node takes.
+var (
+	clusterFaults = []string{"cluster-failover", "bus-partition", "migrate-slot"}
+	linkFaults    = []string{"partition", "latency", "drop-replies", "reset"}
+)
 
 // clientLinkOf splits a per-client link's name, "n1-c2", into its node and
 // client.

@@ -121,8 +121,9 @@ func handle(ctx context.Context, c *redis.Client, req request) reply {
 		if req.Fenced {
 			fenced = "1"
 		}
-		// The counter is in the key's hash slot, so the script also runs
-		// on a Redis Cluster (a key with its own {hash tag} would keep it).
+		// The counter is in the key's hash slot when the key has no braces
+		// (lockcore's default fence key handles every key), so the script
+		// also runs on a Redis Cluster.
 		fence, err := acquire.Run(ctx, c, []string{req.Key, "{" + req.Key + "}:fence"}, token, req.TTLMS, fenced).Int64()
 		switch {
 		case err != nil:
