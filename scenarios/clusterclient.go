@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/lockcore"
 )
 
@@ -153,4 +154,84 @@ func (t *target) keyPrimary(ctx context.Context, key string) (NodeAddr, error) {
 		}
 	}
 	return NodeAddr{}, fmt.Errorf("the cluster names unknown node %s for %q", addr, key)
+}
+
+// shardKeys returns, for Redlock over a Redis Cluster of n primaries, one
+// key per primary derived from key, "{key-T}" with the first T that hashes
+// into primary i's slots as the cluster started (cluster.SlotRange).
+func shardKeys(key string, n int) []string {
+	keys := make([]string, n)
+	for i := range keys {
+		lo, hi := cluster.SlotRange(i, n)
+		for t := 0; ; t++ { // about n tries: CRC16 spreads the tags
+			k := fmt.Sprintf("{%s-%d}", key, t)
+			if s := lockcore.Slot(k); s >= lo && s <= hi {
+				keys[i] = k
+				break
+			}
+		}
+	}
+	return keys
+}
+
+// A shardNode is one of Redlock's nodes over a Redis Cluster: the shared
+// cluster client, noting which node answered this node's key last, so a
+// grant names the nodes that really took it (a promoted replica included).
+type shardNode struct {
+	rdb  *redis.ClusterClient
+	mu   sync.Mutex
+	last string // address of the node that answered last
+}
+
+var _ redis.Scripter = (*shardNode)(nil)
+
+// note runs call under a served context and records who answered.
+func (n *shardNode) note(ctx context.Context, call func(context.Context)) {
+	ctx, s := withServed(ctx)
+	call(ctx)
+	if a, _ := s.get(); a != "" {
+		n.mu.Lock()
+		n.last = a
+		n.mu.Unlock()
+	}
+}
+
+// answered returns the address of the node that answered last, or "".
+func (n *shardNode) answered() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.last
+}
+
+func (n *shardNode) SetNX(ctx context.Context, key string, value any, ttl time.Duration) (c *redis.BoolCmd) {
+	n.note(ctx, func(ctx context.Context) { c = n.rdb.SetNX(ctx, key, value, ttl) })
+	return c
+}
+
+func (n *shardNode) Eval(ctx context.Context, script string, keys []string, args ...any) (c *redis.Cmd) {
+	n.note(ctx, func(ctx context.Context) { c = n.rdb.Eval(ctx, script, keys, args...) })
+	return c
+}
+
+func (n *shardNode) EvalSha(ctx context.Context, sha1 string, keys []string, args ...any) (c *redis.Cmd) {
+	n.note(ctx, func(ctx context.Context) { c = n.rdb.EvalSha(ctx, sha1, keys, args...) })
+	return c
+}
+
+func (n *shardNode) EvalRO(ctx context.Context, script string, keys []string, args ...any) (c *redis.Cmd) {
+	n.note(ctx, func(ctx context.Context) { c = n.rdb.EvalRO(ctx, script, keys, args...) })
+	return c
+}
+
+func (n *shardNode) EvalShaRO(ctx context.Context, sha1 string, keys []string, args ...any) (c *redis.Cmd) {
+	n.note(ctx, func(ctx context.Context) { c = n.rdb.EvalShaRO(ctx, sha1, keys, args...) })
+	return c
+}
+
+func (n *shardNode) ScriptExists(ctx context.Context, hashes ...string) *redis.BoolSliceCmd {
+	return n.rdb.ScriptExists(ctx, hashes...)
+}
+
+func (n *shardNode) ScriptLoad(ctx context.Context, script string) *redis.StringCmd {
+	return n.rdb.ScriptLoad(ctx, script)
 }

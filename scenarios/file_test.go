@@ -31,7 +31,7 @@ func TestParse_Errors(t *testing.T) {
 		{"cluster fault off a cluster", "name: x\nexpect: unsafe\nfaults:\n  - {at: 1s, fault: bus-partition, node: n1}\n", 4, "faults[0].fault", "needs a Redis Cluster"},
 		{"kill on a client link", "name: x\nexpect: unsafe\nclients: 2\nfaults:\n  - {at: 1s, fault: kill, node: n1-c2}\n", 5, "faults[0].node", "only partition, latency"},
 		{"client link of no client", "name: x\nexpect: unsafe\nclients: 2\nfaults:\n  - {at: 1s, fault: partition, node: n1-c3}\n", 5, "faults[0].node", `no node "n1-c3"`},
-		{"redlock on a cluster", "name: x\nexpect: safe\ntopology: {shards: 3}\nlock: {kind: redlock}\n", 4, "lock.kind", "key per shard"},
+		{"multilock on a cluster", "name: x\nexpect: safe\ntopology: {shards: 3}\nlock: {kind: multilock}\n", 4, "lock.kind", "key per shard"},
 		{"requirement names no fault", "name: x\nexpect: safe\nrequire:\n  - {grants: 1, after: kill n4}\n", 4, "require[0]", `no fault "kill n4"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -57,7 +57,12 @@ func init() {
 	RegisterSubject("redlock", func(c SubjectConfig) Subject {
 		_, names := c.Masters()
 		nodes := c.tgt.redlockNodes()
-		return &overMasters{names: names, nodes: nodes, l: lockcore.NewRedlock(nodes, c.Lock.Key, &lockcore.RedlockOptions{
+		var keys []string
+		if c.tgt.view.Cluster {
+			keys = shardKeys(c.Lock.Key, len(nodes))
+		}
+		return &overMasters{names: names, nodes: nodes, tgt: c.tgt, l: lockcore.NewRedlock(nodes, c.Lock.Key, &lockcore.RedlockOptions{
+			Keys: keys,
 			TTL: c.Lock.TTL.D(), NodeTimeout: c.Lock.NodeTimeout.D(), RetryDelay: c.Lock.RetryDelay.D(),
 			ReleaseAcquiredOnly: c.Lock.ReleaseAcquiredOnly, Clock: c.Clock(),
 			Sequential: c.Lock.Sequential, Greedy: c.Lock.Greedy, GiveUpEarly: c.Lock.GiveUpEarly,
@@ -84,6 +89,7 @@ func init() {
 type overMasters struct {
 	names []string
 	nodes []redis.Scripter // a *follower names the node it went to; may be nil
+	tgt   *target          // names the node a *shardNode reached
 	l     lockcore.Locker
 	block bool // Lock, not TryLock
 }
@@ -97,8 +103,15 @@ func (s *overMasters) Acquire(ctx context.Context) (Grant, error) {
 	for i, n := range lease.Nodes {
 		granted[i] = s.names[n]
 		if n < len(s.nodes) {
-			if f, ok := s.nodes[n].(*follower); ok && f.Node() != "" {
-				granted[i] = f.Node()
+			switch nd := s.nodes[n].(type) {
+			case *follower:
+				if nd.Node() != "" {
+					granted[i] = nd.Node()
+				}
+			case *shardNode:
+				if a := nd.answered(); a != "" {
+					granted[i] = s.tgt.nodeNamed(a)
+				}
 			}
 		}
 	}

@@ -100,7 +100,9 @@ func (s Scenario) WithSubject(kind string, command []string) (Scenario, error) {
 		switch {
 		case tr.shape == singleInstance && masters > 1:
 			return Scenario{}, doesNotFit("it is a single-instance lock, and the scenario is a Redlock topology of %d independent masters", masters)
-		case tr.shape == independent && s.Topology.Replicas > 0:
+		case tr.shape == independent && s.Topology.Shards > 0 && kind != "redlock":
+			return Scenario{}, doesNotFit("over one Redis Cluster's primaries it needs a key per shard, which lockpick builds only for its own Redlock")
+		case tr.shape == independent && s.Topology.Shards == 0 && s.Topology.Replicas > 0:
 			return Scenario{}, doesNotFit("it is Redlock over independent masters, and the scenario's master has replicas that sentinels promote")
 		}
 		for _, set := range s.settings() {

@@ -144,6 +144,15 @@ func (t *target) masters() ([]*redis.Client, []string) {
 // node order: each master's client, except that with sentinels the first
 // follows whichever node they call its master (a *follower).
 func (t *target) redlockNodes() []redis.Scripter {
+	if t.view.Cluster {
+		// One cluster client per primary's key (see shardKeys): it sends
+		// each key to whichever node serves its slot now.
+		out := make([]redis.Scripter, t.view.Masters)
+		for i := range out {
+			out[i] = &shardNode{rdb: t.clusterClient()}
+		}
+		return out
+	}
 	clients, _ := t.masters()
 	out := make([]redis.Scripter, len(clients))
 	for i, c := range clients {

@@ -38,8 +38,8 @@ func (s Scenario) Validate() error {
 	if s.Topology.Shards > 0 && (s.Topology.Masters > 0 || s.Topology.Sentinels > 0) {
 		return bad("topology.shards", "a Redis Cluster has no independent masters or sentinels: drop masters and sentinels")
 	}
-	if s.Topology.Shards > 0 && slices.Contains([]string{"redlock", "multilock", "redsync"}, s.Lock.Kind) {
-		return bad("lock.kind", "%s over one Redis Cluster's primaries needs a key per shard, which lockpick does not build yet; use independent masters", s.Lock.Kind)
+	if s.Topology.Shards > 0 && slices.Contains([]string{"multilock", "redsync"}, s.Lock.Kind) {
+		return bad("lock.kind", "%s over one Redis Cluster's primaries needs a key per shard, which lockpick builds only for its own redlock", s.Lock.Kind)
 	}
 	if s.Topology.Sentinels > 0 && s.Topology.Replicas == 0 {
 		return bad("topology.sentinels", "sentinels need at least one replica to promote")
