@@ -162,7 +162,7 @@ func (c *Cluster) joinRedisCluster(ctx context.Context) error {
 		rdb := adminClient(n.Proc.Addr())
 		id, err := rdb.ClusterMyID(ctx).Result()
 		if err == nil && i < shards {
-			lo, hi := slotRange(i, shards)
+			lo, hi := SlotRange(i, shards)
 			err = rdb.Do(ctx, "CLUSTER", "ADDSLOTSRANGE", lo, hi).Err()
 			if err == nil {
 				err = rdb.Do(ctx, "CLUSTER", "SET-CONFIG-EPOCH", i+1).Err()
@@ -260,8 +260,9 @@ func (c *Cluster) indexOf(n *Node) int {
 	return -1
 }
 
-// slotRange returns shard i's slots of shards, as redis-cli splits them.
-func slotRange(i, shards int) (lo, hi int) {
+// SlotRange returns the slots primary i (from 0) of a Redis Cluster of
+// shards primaries starts with, as redis-cli splits them.
+func SlotRange(i, shards int) (lo, hi int) {
 	per := float64(slots) / float64(shards)
 	lo = int(float64(i) * per)
 	hi = int(float64(i+1)*per) - 1

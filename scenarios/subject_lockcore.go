@@ -63,7 +63,7 @@ func init() {
 		}
 		return &overMasters{names: names, nodes: nodes, tgt: c.tgt, l: lockcore.NewRedlock(nodes, c.Lock.Key, &lockcore.RedlockOptions{
 			Keys: keys,
-			TTL: c.Lock.TTL.D(), NodeTimeout: c.Lock.NodeTimeout.D(), RetryDelay: c.Lock.RetryDelay.D(),
+			TTL:  c.Lock.TTL.D(), NodeTimeout: c.Lock.NodeTimeout.D(), RetryDelay: c.Lock.RetryDelay.D(),
 			ReleaseAcquiredOnly: c.Lock.ReleaseAcquiredOnly, Clock: c.Clock(),
 			Sequential: c.Lock.Sequential, Greedy: c.Lock.Greedy, GiveUpEarly: c.Lock.GiveUpEarly,
 			FixedRetryDelay: c.Lock.FixedRetryDelay, DriftFactor: c.Lock.DriftFactor, WaitAll: c.Lock.WaitAll,
