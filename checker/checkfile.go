@@ -22,8 +22,8 @@ type Summary struct {
 	_        struct{} // disallow positional literals, for extensibility
 }
 
-// CheckFile checks the history at path (a JSON Lines file, or a run folder
-// holding history.jsonl) and returns what CheckTimeout(ReadFile(path), opt,
+// CheckFile checks the history at path (a JSON Lines file, gzipped or not,
+// or a run folder holding history.jsonl or history.jsonl.gz) and returns what CheckTimeout(ReadFile(path), opt,
 // timeout) returns, streaming it through a [Stream] in flat memory. When
 // the stream cannot give that result (events out of time order, a lost
 // update to explain, see [ErrNeedHistory]), it reads the file whole and
@@ -36,7 +36,7 @@ func CheckFile(path string, opt *Options, timeout time.Duration) (Result, Summar
 	if err != nil {
 		return Result{}, Summary{}, err
 	}
-	f, err := os.Open(path)
+	f, err := OpenHistory(path)
 	if err != nil {
 		return Result{}, Summary{}, err
 	}
@@ -76,7 +76,8 @@ func CheckFile(path string, opt *Options, timeout time.Duration) (Result, Summar
 	return CheckTimeout(h, opt, timeout), sum, nil
 }
 
-// historyPath returns path, or the history.jsonl of the run folder path.
+// historyPath returns path, or the history.jsonl (else history.jsonl.gz)
+// of the run folder path.
 func historyPath(path string) (string, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -85,9 +86,11 @@ func historyPath(path string) (string, error) {
 	if !fi.IsDir() {
 		return path, nil
 	}
-	p := filepath.Join(path, HistoryFile)
-	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("%s: %w", path, ErrNoHistory)
+	for _, name := range []string{HistoryFile, HistoryFileGz} {
+		p := filepath.Join(path, name)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
 	}
-	return p, nil
+	return "", fmt.Errorf("%s: %w", path, ErrNoHistory)
 }

@@ -147,15 +147,15 @@ func parseEvent(b []byte) (Event, error) {
 	}, nil
 }
 
-// ReadFile reads a history from path, which is either a JSON Lines file or a
-// run folder holding history.jsonl. It returns [ErrNoHistory] for a folder
+// ReadFile reads a history from path, which is either a JSON Lines file
+// (gzipped or not) or a run folder holding history.jsonl or history.jsonl.gz. It returns [ErrNoHistory] for a folder
 // without one, a *[ParseError] for a malformed line, or the os error.
 func ReadFile(path string) (History, error) {
 	path, err := historyPath(path)
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open(path)
+	f, err := OpenHistory(path)
 	if err != nil {
 		return nil, err
 	}

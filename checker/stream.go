@@ -243,6 +243,15 @@ func (s *Stream) Anomalies() []Anomaly {
 	return out
 }
 
+// Decide applies now what the events so far allow, as Add does every few
+// hundred events, so that [Stream.Anomalies] lists all that is proven. A
+// slow history (a few events a second) calls it on a timer.
+func (s *Stream) Decide() {
+	if !s.closed && s.err == nil && s.pending > 0 {
+		s.advance()
+	}
+}
+
 // Close ends the history and returns its result, which is [Check]'s for
 // the events added (no search runs, so nothing times out). It returns the
 // error that stopped Add, or an error wrapping [ErrNeedHistory] if the

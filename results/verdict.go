@@ -35,8 +35,11 @@ type Verdict struct {
 	WallSecondsPerTrial float64 `json:"wall_seconds_per_trial"`
 	// Examples holds the first anomalies' messages, in plain words.
 	Examples []string `json:"examples,omitempty"`
-	// TrialResults has one entry per trial.
+	// TrialResults has one entry per trial (per round, for a soak).
 	TrialResults []Trial `json:"trial_results"`
+	// Soak is set for a soak run (lockpick run --soak), whose trials are
+	// the rounds of one long run.
+	Soak *Soak `json:"soak,omitempty"`
 
 	_ struct{} // disallow positional literals, for extensibility
 }
@@ -62,4 +65,30 @@ func (v *Verdict) Write(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// A Soak sums up a soak run: one topology, the scenario's fault schedule
+// played round after round, the history checked as it was recorded.
+type Soak struct {
+	// PlannedSeconds is the soak's requested length; WallSeconds how long
+	// it ran.
+	PlannedSeconds float64 `json:"planned_seconds"`
+	WallSeconds    float64 `json:"wall_seconds"`
+	// Rounds is the number of rounds in the verdict (a round cut short
+	// without an anomaly is left out).
+	Rounds int `json:"rounds"`
+	// Events is the number of events recorded and checked.
+	Events int `json:"events"`
+	// Anomalies counts the anomalies found, by kind.
+	Anomalies map[string]int `json:"anomalies"`
+	// PeakRSSBytes is the peak resident memory of the lockpick process
+	// (not of the Redis nodes).
+	PeakRSSBytes int64 `json:"peak_rss_bytes"`
+	// Partial is true when the soak ended before its planned length;
+	// Stopped then says why: "interrupted" or "anomaly" (--stop-on-anomaly).
+	Partial bool   `json:"partial,omitempty"`
+	Stopped string `json:"stopped,omitempty"`
+	// CheckNote is set when the streamed check may differ from a check of
+	// the whole history (see checker.ErrNeedHistory).
+	CheckNote string `json:"check_note,omitempty"`
 }

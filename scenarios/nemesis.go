@@ -96,12 +96,19 @@ type trialEnv struct {
 	clients int
 }
 
+// An eventLog is where the nemesis records its events and reads who holds
+// the lock: a trial's [checker.Recorder], or a soak's streaming log.
+type eventLog interface {
+	Record(checker.Event) checker.Event
+	History() checker.History
+}
+
 // A nemesis plays a trial's fault schedule and keeps the record of what
 // happened to each step, for the trial's evidence.
 type nemesis struct {
 	env   *trialEnv
 	steps []Step
-	rec   *checker.Recorder
+	rec   eventLog
 	start time.Time
 
 	faults []cluster.Fault
@@ -125,7 +132,7 @@ type action struct {
 
 // newNemesis builds the faults of steps; a step that names a client that
 // is not isolated or a node the topology lacks is an [ErrBadScenario].
-func newNemesis(env *trialEnv, steps []Step, rec *checker.Recorder) (*nemesis, error) {
+func newNemesis(env *trialEnv, steps []Step, rec eventLog) (*nemesis, error) {
 	m := &nemesis{env: env, steps: steps, rec: rec, faults: make([]cluster.Fault, len(steps)),
 		nodes: make([]*cluster.Node, len(steps)), record: make([]evidence.Fault, len(steps)), live: make([]bool, len(steps)),
 		seeds: make([]uint64, len(steps))}

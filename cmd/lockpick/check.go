@@ -20,6 +20,7 @@ func newCheckCmd() *cobra.Command {
 		Use:   "check PATH",
 		Short: "Check a history.jsonl (or every trial of a run folder) and print its anomalies",
 		Long: `Check reads a history in lockpick's JSON-lines format (docs/history.md;
+gzipped or not;
 histories recorded by other tools work too), runs every checker and prints
 the anomalies. Inside a run folder it checks with the options the run used
 (the scenario's TTL, from scenario.json); elsewhere --max-ttl sets how long
@@ -94,7 +95,7 @@ func grants(sum checker.Summary) checker.History {
 // validHistory returns the error of reading the history at path, in flat
 // memory, or nil.
 func validHistory(path string) error {
-	f, err := os.Open(path)
+	f, err := checker.OpenHistory(path) // gzipped or not
 	if err != nil {
 		return err
 	}
@@ -126,7 +127,8 @@ func checkOptions(path string, maxTTL time.Duration) (*checker.Options, error) {
 	return nil, nil
 }
 
-// historyPaths returns path itself for a file, or every trial's history in a run folder.
+// historyPaths returns path itself for a file, or every trial's history in
+// a run folder, or its history.jsonl (a soak's history.jsonl.gz).
 func historyPaths(path string) ([]string, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -136,9 +138,9 @@ func historyPaths(path string) ([]string, error) {
 		return []string{path}, nil
 	}
 	paths, _ := filepath.Glob(filepath.Join(path, "trial-*", "history.jsonl"))
-	if len(paths) == 0 {
-		if _, err := os.Stat(filepath.Join(path, "history.jsonl")); err == nil {
-			paths = []string{filepath.Join(path, "history.jsonl")}
+	for _, name := range []string{checker.HistoryFile, checker.HistoryFileGz} { // a soak's is compressed
+		if _, err := os.Stat(filepath.Join(path, name)); err == nil && len(paths) == 0 {
+			paths = []string{filepath.Join(path, name)}
 		}
 	}
 	if len(paths) == 0 {

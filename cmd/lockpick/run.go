@@ -34,6 +34,8 @@ type runFlags struct {
 	subject  string
 	subjCmd  string
 	shard    shardFlags
+	soak     time.Duration
+	stopOnA  bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -63,6 +65,8 @@ for the format: every built-in scenario is written that way.`,
 	cmd.Flags().StringVar(&f.summary, "summary", "", "also write a Markdown table of the verdicts to this file")
 	cmd.Flags().StringVar(&f.junit, "junit", "", "also write a JUnit XML report to this file, for CI systems")
 	addSubjectFlags(cmd, &f.subject, &f.subjCmd, "the scenarios instead of their own: redislock, redsync, set-nx, redlock, ...")
+	cmd.Flags().DurationVar(&f.soak, "soak", 0, "soak: keep one topology up and repeat the scenario's fault schedule for this long, checking as it goes (docs/soak.md)")
+	cmd.Flags().BoolVar(&f.stopOnA, "stop-on-anomaly", false, "with --soak: stop at the first anomaly (the verdict is then partial)")
 	return cmd
 }
 
@@ -123,6 +127,12 @@ func runScenarios(ctx context.Context, out io.Writer, names []string, f runFlags
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	defer cluster.KillAll() // whatever a cancelled trial did not stop itself
+	if f.soak > 0 || f.stopOnA {
+		if f.soak <= 0 || len(list) != 1 || f.trials != 1 || shard.Count > 1 {
+			return usageError("run: --soak takes one scenario, a positive length, and no --trials, --suite or --shard; --stop-on-anomaly needs --soak")
+		}
+		return runSoak(ctx, out, list[0], nb, f)
+	}
 
 	failed := 0
 	var verdicts []*results.Verdict
@@ -220,6 +230,50 @@ func writeReports(junit, summary string, vs []*results.Verdict, dirs []string, e
 		if err := os.WriteFile(summary, buf.Bytes(), 0o644); err != nil {
 			return infraError(err)
 		}
+	}
+	return nil
+}
+
+// runSoak runs s as a soak (docs/soak.md): anomalies go to stderr as they
+// are found, progress too unless --quiet, and the verdict to out.
+func runSoak(ctx context.Context, out io.Writer, s scenarios.Scenario, nb scenarios.BackendFactory, f runFlags) error {
+	show := !f.quiet && isTerminal(os.Stderr)
+	opt := scenarios.SoakOptions{For: f.soak, Seed: f.seed, Out: f.out, Backend: nb, StopOnAnomaly: f.stopOnA,
+		Anomaly: func(a scenarios.SoakAnomaly) {
+			if show {
+				fmt.Fprint(os.Stderr, "\r\033[K")
+			}
+			fmt.Fprintf(os.Stderr, "soak %s: round %d, +%.1fs: %s: %s\n", s.Name, a.Round, a.Found.Seconds(),
+				a.Anomaly.Kind, wrap(a.Anomaly.Message, 96, "    "))
+		}}
+	if show {
+		opt.Progress = func(p scenarios.SoakProgress) {
+			fmt.Fprintf(os.Stderr, "\r\033[K%s: %s/%s, round %d/%d, %.0f events/s, %d anomalies, peak RSS %d MB",
+				s.Name, p.Elapsed.Truncate(time.Second), p.Total, p.Round, p.Rounds, p.EventsPerSec, p.Anomalies, p.PeakRSS>>20)
+		}
+	}
+	v, dir, err := scenarios.Soak(ctx, s, opt)
+	if show {
+		fmt.Fprint(os.Stderr, "\r\033[K")
+	}
+	switch {
+	case errors.Is(err, scenarios.ErrBadScenario):
+		return usageError(err.Error())
+	case err != nil:
+		return infraError(err)
+	}
+	printVerdict(out, v, dir)
+	sk := v.Soak
+	partial := ""
+	if sk.Partial {
+		partial = ", partial: " + sk.Stopped
+	}
+	fmt.Fprintf(out, "  soak: %d rounds, %d events in %.0f s, peak RSS %d MB%s\n", sk.Rounds, sk.Events, sk.WallSeconds, sk.PeakRSSBytes>>20, partial)
+	if sk.Stopped == "interrupted" {
+		return &exitError{code: 130, err: errors.New("interrupted; every fault was healed and the partial verdict was kept in " + dir)}
+	}
+	if !v.Matched {
+		return mismatch("%s did not match its expectation", s.Name)
 	}
 	return nil
 }

@@ -1,0 +1,565 @@
+package scenarios
+
+import (
+	"bufio"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/lockpick/lockpick/checker"
+	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/evidence"
+	"github.com/lockpick/lockpick/results"
+)
+
+// SoakOptions configures [Soak]. Zero fields take their defaults.
+type SoakOptions struct {
+	// For is how long the soak runs: rounds of the scenario's duration,
+	// as many as fit (at least one). Required.
+	For time.Duration
+	// Seed seeds the jitter and aim of every round. default: 1.
+	Seed uint64
+	// Out is the folder the run folder is created in. default: results/runs.
+	Out string
+	// Name is the run folder's name. default: <time>-soak-<scenario>-seed<seed>.
+	Name string
+	// Backend makes the backend. default: [ProcessBackend].
+	Backend BackendFactory
+	// StopOnAnomaly ends the soak at the first anomaly found (a partial verdict).
+	StopOnAnomaly bool
+	// Progress, if set, is called about once a second.
+	Progress func(SoakProgress)
+	// Anomaly, if set, is called with each anomaly as soon as it is proven.
+	Anomaly func(SoakAnomaly)
+}
+
+// A SoakProgress is where a soak stands.
+type SoakProgress struct {
+	Elapsed, Total time.Duration
+	Round, Rounds  int // the round being played, of how many
+	Events         int
+	EventsPerSec   float64
+	Anomalies      int
+	PeakRSS        int64 // bytes, of this process
+}
+
+// A SoakAnomaly is an anomaly found during a soak, with its round (the
+// round its first operation was recorded in) and when it was found.
+type SoakAnomaly struct {
+	Round   int
+	Found   time.Duration // since the soak began
+	Anomaly checker.Anomaly
+}
+
+// Soak starts s's topology and clients once and plays s's fault schedule
+// round after round for opt.For: round k (from 0) starts k × s.Duration
+// after the first, or when round k-1's heals are done if that is later, and
+// every fault of a round is healed at its end. The history is checked as it
+// is recorded and written to history.jsonl.gz; verdict.json has one trial
+// result per round and a soak section. A cancelled ctx ends the soak with a
+// partial verdict, which is returned with no error. Harness failures come
+// back as *[InfraError] and leave no run folder; scenarios with isolated
+// clients are an [ErrBadScenario] (not supported yet).
+func Soak(ctx context.Context, s Scenario, opt SoakOptions) (*results.Verdict, string, error) {
+	s = s.withDefaults()
+	if err := s.Validate(); err != nil {
+		return nil, "", err
+	}
+	if len(s.Isolate) > 0 {
+		return nil, "", fmt.Errorf("%w: soak: isolated clients (isolate:) are not supported yet", ErrBadScenario)
+	}
+	if opt.For <= 0 {
+		return nil, "", fmt.Errorf("%w: soak: the length must be positive", ErrBadScenario)
+	}
+	o := (&Options{Seed: opt.Seed, Out: opt.Out, Name: opt.Name, Backend: opt.Backend}).withDefaults()
+	var dir *results.RunDir
+	var err error
+	if o.Name != "" {
+		dir, err = results.Create(o.Out, o.Name)
+	} else {
+		dir, err = createUnique(o.Out, folderName("soak-", s.Name, o.Seed, ""))
+	}
+	if err != nil {
+		return nil, "", &InfraError{Err: err}
+	}
+	v, err := soak(ctx, s, o, opt, dir)
+	if err != nil {
+		dir.Abort()
+		return nil, "", err
+	}
+	final, err := dir.Commit()
+	if err != nil {
+		dir.Abort()
+		return nil, "", &InfraError{Err: err}
+	}
+	return v, final, nil
+}
+
+func soak(ctx context.Context, s Scenario, o Options, opt SoakOptions, dir *results.RunDir) (*results.Verdict, error) {
+	if err := dir.WriteJSON("scenario.json", s); err != nil {
+		return nil, &InfraError{Err: err}
+	}
+	began := time.Now()
+	backend, err := o.Backend(dir.Path("nodes"), s.needs())
+	if err != nil {
+		return nil, &InfraError{Err: err}
+	}
+	defer backend.Close()
+	// Heals and the wind-up run even when ctx is cancelled: an interrupted
+	// soak still heals, checks and writes what it has.
+	hctx := context.WithoutCancel(ctx)
+	c, err := cluster.Start(ctx, backend, s.Topology.cluster())
+	if err != nil {
+		return nil, &InfraError{Err: err}
+	}
+	defer c.Close()
+	stopWrites := backgroundWrites(c, s.Topology.BackgroundWrites.D())
+	defer stopWrites()
+	res, err := startResource(s.Fenced)
+	if err != nil {
+		return nil, &InfraError{Err: err}
+	}
+	defer res.close()
+
+	// A lease lasts at most hold + TTL, so its double grant is proven at
+	// most that long after its round: keep the rounds that long, plus one.
+	keep := 1 + int((s.Hold.D()+s.Lock.TTL.D()+s.Duration.D()-1)/s.Duration.D())
+	log, err := newSoakLog(dir.Path(checker.HistoryFileGz), s, keep)
+	if err != nil {
+		return nil, &InfraError{Err: err}
+	}
+	defer log.abort()
+	env := &trialEnv{c: c, pids: map[int]int{}, key: s.Lock.Key, clients: s.Clients}
+	problems := &problemLog{}
+	var workers []*worker
+	for p := 1; p <= s.Clients; p++ {
+		rp, err := c.AddProxy(fmt.Sprintf("r%d", p), res.addr())
+		if err != nil {
+			return nil, &InfraError{Err: err}
+		}
+		view := viewOf(c)
+		view.Resource = rp.Addr()
+		if s.usesClientLinks() {
+			if view, err = clientLinks(c, view, p); err != nil {
+				return nil, &InfraError{Err: err}
+			}
+		}
+		tgt := newTarget(view)
+		defer tgt.close()
+		w := newWorker(p, s, tgt, func(e checker.Event) { log.Record(e) }, problems)
+		w.res = &resourceClient{addr: view.Resource}
+		workers = append(workers, w)
+	}
+	if err := alignStart(ctx, s.AlignStart.D()); err != nil {
+		return nil, err
+	}
+
+	d := s.Duration.D()
+	rounds := max(int(opt.For/d), 1)
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	stopped := ""
+	var stopOnce sync.Once
+	found := func(a SoakAnomaly) {
+		if opt.Anomaly != nil {
+			opt.Anomaly(a)
+		}
+		if opt.StopOnAnomaly {
+			stopOnce.Do(func() { stopped = "anomaly"; stopRun() })
+		}
+	}
+	start := time.Now()
+	log.begin(1, monoNow())
+	var clients sync.WaitGroup
+	for _, w := range workers {
+		clients.Go(func() { w.run(runCtx) })
+	}
+	watchDone := make(chan struct{})
+	var watch sync.WaitGroup
+	watch.Go(func() { log.watch(watchDone, start, found, opt.Progress, d*time.Duration(rounds), rounds) })
+
+	rng := rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15))
+	seenProblems := 0
+	played := 0 // rounds played to their end
+	for k := 0; k < rounds && runCtx.Err() == nil; k++ {
+		at := start.Add(time.Duration(k) * d)
+		if now := time.Now(); now.After(at) {
+			at = now // the heals of the round before took longer
+		}
+		if k > 0 {
+			log.begin(k+1, monoNow()+int64(time.Until(at)))
+		}
+		nem, err := newNemesis(env, s.Faults, log)
+		if err != nil {
+			return nil, err
+		}
+		roundCtx, cancel := context.WithDeadline(runCtx, at.Add(d))
+		var wg sync.WaitGroup
+		wg.Go(func() { nem.run(roundCtx, hctx, rng, at) })
+		wg.Go(func() { nem.watchSentinels(roundCtx) })
+		wg.Go(func() { nem.watchSlot(roundCtx) })
+		wg.Wait()
+		<-roundCtx.Done() // the round lasts its duration even with no fault left
+		cancel()
+		nem.healAll(hctx)
+		faults, notes := nem.evidence()
+		all := problems.all()
+		cut := runCtx.Err() != nil
+		log.end(k+1, faults, notes, all[seenProblems:], cut)
+		seenProblems = len(all)
+		if !cut {
+			played++
+		}
+	}
+	stopRun()
+	clients.Wait()
+	for _, w := range workers {
+		if err := w.finish(); err != nil {
+			problems.add("%v", err)
+		}
+	}
+	if all := problems.all(); len(all) > seenProblems {
+		log.addProblems(all[seenProblems:])
+	}
+	close(watchDone)
+	watch.Wait()
+	if ctx.Err() != nil && stopped == "" {
+		stopped = "interrupted"
+	}
+	out, err := log.close()
+	if err != nil {
+		return nil, &InfraError{Err: err}
+	}
+	trials := make([]results.Trial, len(out))
+	checks := make([]checker.Result, len(out))
+	for i, r := range out {
+		trials[i] = results.Trial{Trial: r.round, Seed: o.Seed, Observed: r.observed, Reason: r.reason,
+			WallSeconds: d.Seconds(), Evidence: r.ev}
+		checks[i] = r.check
+	}
+	v := newVerdict(s, o.Seed, trials, checks)
+	for i, e := range v.Examples {
+		v.Examples[i] = "round" + strings.TrimPrefix(e, "trial")
+	}
+	v.Soak = &results.Soak{PlannedSeconds: opt.For.Seconds(), WallSeconds: time.Since(began).Seconds(),
+		Rounds: len(out), Events: log.events, Anomalies: map[string]int{}, PeakRSSBytes: peakRSS(),
+		Partial: played < rounds, Stopped: stopped, CheckNote: log.note}
+	for k, n := range v.Anomalies {
+		v.Soak.Anomalies[k] = n
+	}
+	if err := dir.WriteJSON("verdict.json", v); err != nil {
+		return nil, &InfraError{Err: err}
+	}
+	return v, nil
+}
+
+// A soakRound is one round's record while its anomalies may still come.
+type soakRound struct {
+	round      int
+	first      int   // index of its first event
+	startMono  int64 // when its schedule starts
+	history    checker.History
+	ended, cut bool
+	faults     []evidence.Fault
+	notes      []string
+	problems   []string
+
+	check    checker.Result
+	ev       evidence.Evidence
+	observed string
+	reason   string
+}
+
+// A soakLog records a soak's events: it stamps them, writes them to the
+// gzipped history, feeds them to a checker.Stream and keeps the events of
+// the rounds whose evidence is not final yet. It is an [eventLog].
+type soakLog struct {
+	mu     sync.Mutex
+	f      *os.File
+	zw     *gzip.Writer
+	bw     *bufio.Writer
+	enc    *json.Encoder
+	stream *checker.Stream
+	events int
+	werr   error // the first write error
+	note   string
+
+	rounds   []*soakRound // not yet evaluated, in order
+	done     []*soakRound // evaluated
+	reported map[string]bool
+	byRound  map[int][]checker.Anomaly // anomalies of rounds not yet evaluated
+	keep     int                       // ended rounds kept open for late anomalies
+	findings int
+	require  []evidence.Requirement
+	tolerate []string
+}
+
+var _ eventLog = (*soakLog)(nil)
+
+// newSoakLog writes the history of a soak of s to path. A round's
+// evidence is final once keep more rounds have ended.
+func newSoakLog(path string, s Scenario, keep int) (*soakLog, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	zw := gzip.NewWriter(f)
+	bw := bufio.NewWriterSize(zw, 64<<10)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	return &soakLog{f: f, zw: zw, bw: bw, enc: enc, stream: checker.NewStream(CheckOptions(s)),
+		require: s.Require, tolerate: s.Tolerate, keep: keep, reported: map[string]bool{}, byRound: map[int][]checker.Anomaly{}}, nil
+}
+
+// Record stamps e as a [checker.Recorder] does (the next index, the time
+// if zero, under the lock so times never decrease), writes it and checks it.
+func (l *soakLog) Record(e checker.Event) checker.Event {
+	e.Value = slices.Clone(e.Value)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e.Index = l.events
+	if e.Time == 0 {
+		e.Time = monoNow()
+	}
+	l.events++
+	if err := l.enc.Encode(&e); err != nil && l.werr == nil {
+		l.werr = err
+	}
+	if err := l.stream.Add(e); err != nil && l.note == "" {
+		l.note = err.Error() // only in-process clients, so it cannot happen
+	}
+	if n := len(l.rounds); n > 0 {
+		l.rounds[n-1].history = append(l.rounds[n-1].history, e)
+	}
+	return e
+}
+
+// History returns the events of the rounds kept (the current one and a few
+// before it): enough for the nemesis to tell who holds the lock.
+func (l *soakLog) History() checker.History {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var h checker.History
+	for _, r := range l.rounds {
+		h = append(h, r.history...)
+	}
+	return h
+}
+
+// begin starts round k, whose schedule starts at startMono.
+func (l *soakLog) begin(k int, startMono int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.rounds = append(l.rounds, &soakRound{round: k, first: l.events, startMono: startMono})
+}
+
+// end closes round k with the nemesis's record, and evaluates the rounds
+// that ended long enough ago that no anomaly can still be traced to them.
+func (l *soakLog) end(k int, faults []evidence.Fault, notes, problems []string, cut bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, r := range l.rounds {
+		if r.round == k {
+			r.ended, r.cut, r.faults, r.notes, r.problems = true, cut, faults, notes, problems
+		}
+	}
+}
+
+// addProblems adds problems found as the clients stopped to the last round.
+func (l *soakLog) addProblems(p []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if n := len(l.rounds); n > 0 {
+		l.rounds[n-1].problems = append(l.rounds[n-1].problems, p...)
+	}
+}
+
+// poll reports the anomalies proven since the last poll, each with its
+// round, and evaluates the rounds that can no longer get one.
+func (l *soakLog) poll(since time.Time, found func(SoakAnomaly)) {
+	l.mu.Lock()
+	var fresh []SoakAnomaly
+	l.stream.Decide()
+	for _, a := range l.stream.Anomalies() {
+		id := fmt.Sprint(a.Kind, a.Ops)
+		if l.reported[id] {
+			continue
+		}
+		l.reported[id] = true
+		r := l.roundOf(a)
+		l.attach(r, a)
+		l.findings++
+		fresh = append(fresh, SoakAnomaly{Round: r, Found: time.Since(since), Anomaly: a})
+	}
+	l.mu.Unlock()
+	for _, a := range fresh {
+		found(a)
+	}
+}
+
+// attach adds a to round k's anomalies: kept for its evaluation, or added
+// to a round already evaluated (a lease that outlived the rounds kept).
+func (l *soakLog) attach(k int, a checker.Anomaly) {
+	for _, r := range l.done {
+		if r.round == k {
+			r.check.Anomalies = append(r.check.Anomalies, a)
+			r.check.Verdict = checker.Illegal
+			r.observed, r.reason = evidence.Observe(r.check, r.ev, l.tolerate)
+			return
+		}
+	}
+	l.byRound[k] = append(l.byRound[k], a)
+}
+
+// roundOf is the round the first operation of a was recorded in.
+func (l *soakLog) roundOf(a checker.Anomaly) int {
+	first := slices.Min(append([]int{l.events}, a.Ops...))
+	k := 1
+	for _, r := range slices.Concat(l.done, l.rounds) {
+		if r.first <= first {
+			k = r.round
+		}
+	}
+	return k
+}
+
+// settle evaluates ended rounds while more than l.keep ended rounds are
+// kept: a lease that began in a round ends (and its double grant is proven)
+// within a few rounds.
+func (l *soakLog) settle() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ended := 0
+	for _, r := range l.rounds {
+		if r.ended {
+			ended++
+		}
+	}
+	for ended > l.keep && len(l.rounds) > 0 && l.rounds[0].ended {
+		l.evaluate(l.rounds[0], checker.Result{})
+		l.done = append(l.done, l.rounds[0])
+		l.rounds = l.rounds[1:]
+		ended--
+	}
+}
+
+// evaluate sums up round r with the anomalies traced to it; final is the
+// stream's closing result, for what only the end can tell.
+func (l *soakLog) evaluate(r *soakRound, final checker.Result) {
+	res := checker.Result{Origin: final.Origin, Anomalies: l.byRound[r.round]}
+	delete(l.byRound, r.round)
+	res.Verdict = checker.Ok
+	if len(res.Anomalies) > 0 {
+		res.Verdict = checker.Illegal
+	}
+	r.ev = evidence.Evaluate(evidence.Input{History: r.history, Result: res, Start: r.startMono,
+		Faults: r.faults, Require: l.require, Notes: r.notes, Problems: r.problems})
+	r.check = res
+	r.observed, r.reason = evidence.Observe(res, r.ev, l.tolerate)
+	r.history = nil // the round's events are on disk and checked
+}
+
+// watch polls for anomalies every 200 ms and reports progress every
+// second until done is closed.
+func (l *soakLog) watch(done <-chan struct{}, start time.Time, found func(SoakAnomaly), progress func(SoakProgress), total time.Duration, rounds int) {
+	t := time.NewTicker(200 * time.Millisecond)
+	defer t.Stop()
+	lastAt, lastEvents := start, 0
+	for i := 1; ; i++ {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+		l.poll(start, found)
+		l.settle()
+		if progress == nil || i%5 != 0 {
+			continue
+		}
+		l.mu.Lock()
+		p := SoakProgress{Elapsed: time.Since(start), Total: total, Rounds: rounds, Events: l.events, Anomalies: l.findings}
+		if n := len(l.rounds); n > 0 {
+			p.Round = l.rounds[n-1].round
+		}
+		l.mu.Unlock()
+		p.EventsPerSec = float64(p.Events-lastEvents) / time.Since(lastAt).Seconds()
+		lastAt, lastEvents = time.Now(), p.Events
+		p.PeakRSS = peakRSS()
+		progress(p)
+	}
+}
+
+// close ends the stream, traces its last anomalies to their rounds,
+// evaluates every round left, writes the end of the history and returns
+// the rounds of the verdict: every round played, and a round cut short
+// only if it has an anomaly. The history file stays in place.
+func (l *soakLog) close() ([]*soakRound, error) {
+	res, cerr := l.stream.Close()
+	l.mu.Lock()
+	for _, a := range res.Anomalies {
+		id := fmt.Sprint(a.Kind, a.Ops)
+		if !l.reported[id] {
+			l.reported[id] = true
+			l.attach(l.roundOf(a), a)
+		}
+	}
+	if cerr != nil && l.note == "" {
+		l.note = cerr.Error()
+	}
+	for _, r := range l.rounds {
+		l.evaluate(r, res)
+	}
+	all := append(l.done, l.rounds...)
+	l.rounds, l.done = nil, nil
+	l.mu.Unlock()
+	if err := l.finish(); err != nil {
+		return nil, err
+	}
+	var out []*soakRound
+	for _, r := range all {
+		if !r.cut || len(r.check.Anomalies) > 0 {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// finish flushes and closes the history file.
+func (l *soakLog) finish() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return l.werr
+	}
+	err := errors.Join(l.werr, l.bw.Flush(), l.zw.Close(), l.f.Sync(), l.f.Close())
+	l.f = nil
+	return err
+}
+
+// abort closes the history file if close was never reached.
+func (l *soakLog) abort() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f != nil {
+		l.f.Close()
+		l.f = nil
+	}
+}
+
+// peakRSS returns the peak resident memory of this process in bytes.
+func peakRSS() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Maxrss * 1024 // kilobytes on Linux
+}
