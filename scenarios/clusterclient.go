@@ -67,6 +67,18 @@ func (t *target) clusterClient() *redis.ClusterClient {
 	return rdb
 }
 
+// warmUp loads the cluster client's slot map and command table before the
+// trial's faults start, as a long-running service has them: otherwise the
+// first acquire would spend its node timeout loading them, through links a
+// fault may already cut.
+func (t *target) warmUp() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	rdb := t.clusterClient()
+	rdb.ReloadState(ctx)
+	_ = rdb.Get(ctx, "lockpick:warm-up").Err() // loads COMMAND too; redis.Nil expected
+}
+
 // nodeNamed returns the name of the node at addr, a client or an announced
 // address, or addr itself.
 func (t *target) nodeNamed(addr string) string {

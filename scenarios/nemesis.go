@@ -169,13 +169,23 @@ func newNemesis(env *trialEnv, steps []Step, rec eventLog) (*nemesis, error) {
 	return m, nil
 }
 
+// setStart sets the trial's start, from which notes are timed; call it
+// before the watchers start (run sets it too).
+func (m *nemesis) setStart(start time.Time) {
+	m.mu.Lock()
+	m.start = start
+	m.mu.Unlock()
+}
+
 // run plays the schedule from start until runCtx ends. Each action runs in
 // its own goroutine, so a fault that takes time (a delayed restart) does
 // not hold up the next one, and it runs under ctx, not runCtx: a fault
 // injected before the end of the trial completes (a node still restarting
 // comes back) before run returns.
 func (m *nemesis) run(runCtx, ctx context.Context, rng *rand.Rand, start time.Time) {
+	m.mu.Lock()
 	m.start, m.runCtx = start, runCtx
+	m.mu.Unlock()
 	var plan []action
 	for i, s := range m.steps {
 		at := s.At.D()
@@ -352,6 +362,7 @@ func (m *nemesis) observe(target, what string) {
 	m.rec.Record(checker.Event{Process: -1, Type: checker.Info, F: checker.FNemesis, Value: checker.TextValue(checker.ObservedNote + what), Node: target})
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	// start is set by run, which a watcher may race at the trial's start.
 	m.notes = append(m.notes, fmt.Sprintf("+%.3fs %s", time.Since(m.start).Seconds(), what))
 }
 

@@ -391,6 +391,7 @@ func RunTrial(ctx context.Context, s Scenario, seed uint64, dir string, nb Backe
 	for _, w := range inproc {
 		wg.Go(func() { w.run(runCtx) })
 	}
+	nem.setStart(start)
 	wg.Go(func() { nem.run(runCtx, ctx, rng, start) })
 	wg.Go(func() { nem.watchSentinels(runCtx) })
 	wg.Go(func() { nem.watchSlot(runCtx) })

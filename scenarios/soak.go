@@ -204,6 +204,7 @@ func soak(ctx context.Context, s Scenario, o Options, opt SoakOptions, dir *resu
 		}
 		roundCtx, cancel := context.WithDeadline(runCtx, at.Add(d))
 		var wg sync.WaitGroup
+		nem.setStart(at)
 		wg.Go(func() { nem.run(roundCtx, hctx, rng, at) })
 		wg.Go(func() { nem.watchSentinels(roundCtx) })
 		wg.Go(func() { nem.watchSlot(roundCtx) })

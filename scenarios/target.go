@@ -87,7 +87,13 @@ type target struct {
 	cluster *redis.ClusterClient // of a Redis Cluster view, made on first use
 }
 
-func newTarget(v View) *target { return &target{view: v, clients: map[string]*redis.Client{}} }
+func newTarget(v View) *target {
+	t := &target{view: v, clients: map[string]*redis.Client{}}
+	if v.Cluster {
+		t.warmUp()
+	}
+	return t
+}
 
 // master returns a client for the current master and its node name: the
 // first node, or with sentinels the node the first answering sentinel names.
