@@ -340,17 +340,7 @@ func slotOwners(view []clusterEntry) string {
 func clusterInfo(ctx context.Context, addr string) (map[string]string, error) {
 	rdb := adminClient(addr)
 	defer rdb.Close()
-	s, err := rdb.ClusterInfo(ctx).Result()
-	if err != nil {
-		return nil, err
-	}
-	m := map[string]string{}
-	for _, line := range strings.Split(s, "\r\n") {
-		if k, v, ok := strings.Cut(line, ":"); ok {
-			m[k] = v
-		}
-	}
-	return m, nil
+	return fields(rdb.ClusterInfo(ctx).Result())
 }
 
 // adminClient is a client straight to a process, bypassing its proxies.

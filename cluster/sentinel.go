@@ -137,9 +137,13 @@ func sentinelMaster(ctx context.Context, addr string) (map[string]string, error)
 }
 
 func info(ctx context.Context, addr, section string) (map[string]string, error) {
-	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond, ReadTimeout: 500 * time.Millisecond})
+	rdb := adminClient(addr)
 	defer rdb.Close()
-	s, err := rdb.Info(ctx, section).Result()
+	return fields(rdb.Info(ctx, section).Result())
+}
+
+// fields parses the "key:value" lines of an INFO or CLUSTER INFO reply.
+func fields(s string, err error) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
