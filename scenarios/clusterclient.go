@@ -23,7 +23,9 @@ import (
 // retry: after a network error it sends the command again (go-redis
 // retries within its redirect budget), so an acquire whose first try may
 // have run can be sent twice. That is the library users run, and a lock
-// under test must cope with it.
+// under test must cope with it; the history records such a call's outcome
+// as unknown when its final answer alone would say it surely failed (see
+// Served.Outcome).
 
 // clusterClient returns the target's cluster client, made on first use.
 func (t *target) clusterClient() *redis.ClusterClient {
