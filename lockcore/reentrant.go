@@ -117,10 +117,10 @@ type ReentrantOptions struct {
 	// unknown, while this holder holds nothing, sets the count to 1.
 	CountEveryAcquire bool
 	// StopRenewingOnError makes the watchdog stop for good, silently, after
-	// a renewal that fails with an error (a reset connection, a timeout),
-	// as Redisson's renewExpiration does (it logs "Can't update lock
-	// expiration" and drops the renewal): the holder is not told, and the
-	// lease runs out under it. default: false (retry at the next tick
+	// a renewal that fails with an error (a reset connection, a timeout) or
+	// finds the key gone, as Redisson's renewExpiration does (it logs
+	// "Can't update lock expiration" and drops the renewal): the holder is
+	// not told (Lost() stays open), and the lease runs out under it. default: false (retry at the next tick
 	// while a renewal could still land before the deadline, and give the
 	// lease up, closing Lost(), as soon as none could: before the
 	// deadline, so the holder can stop in time).
@@ -468,8 +468,10 @@ func (r *Reentrant) watchdog(lease *Lease, stop <-chan struct{}, done chan<- str
 		if r.opt.OnRenew != nil {
 			r.opt.OnRenew(Renewal{Done: true, Token: lease.Token, ValidUntil: until, Err: err})
 		}
-		if err != nil && !errors.Is(err, ErrNotHeld) && r.opt.StopRenewingOnError {
-			return // Redisson: the renewal is dropped, the lease left to run out
+		if err != nil && r.opt.StopRenewingOnError {
+			// Redisson: a failed renewal, or one that found the key gone,
+			// stops the watchdog; the lease is left to run out, untold.
+			return
 		}
 		// After a failed renewal, the lease is given up (Lost closed) as
 		// soon as the next try could not finish before the deadline: the
