@@ -217,9 +217,9 @@ func (c *Cluster) joinRedisCluster(ctx context.Context) error {
 // and every node says cluster_state:ok and names the same slot owners.
 func (c *Cluster) waitClusterSettled(ctx context.Context) error {
 	var want string
-	for _, n := range c.Nodes {
+	for i, n := range c.Nodes {
 		err := poll(ctx, func() error {
-			if n.Shard > 0 && c.indexOf(n) >= c.topo.Shards {
+			if i >= c.topo.Shards { // a replica
 				if err := replicaLinkUp(ctx, n.Proc.Addr()); err != nil {
 					return err
 				}
@@ -249,15 +249,6 @@ func (c *Cluster) waitClusterSettled(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-func (c *Cluster) indexOf(n *Node) int {
-	for i, m := range c.Nodes {
-		if m == n {
-			return i
-		}
-	}
-	return -1
 }
 
 // SlotRange returns the slots primary i (from 0) of a Redis Cluster of

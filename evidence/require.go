@@ -120,15 +120,9 @@ func keyState(s string) bool { return s == "" || s == KeyHeld || s == KeyAbsent 
 // String says what r asks for, in words.
 func (r Requirement) String() string {
 	min := max(r.Min, 1)
-	on := ""
-	if r.Grants != nil && r.Node != "" {
-		on = " on " + r.Node
-	}
 	switch {
-	case r.Grants != nil && r.After != "":
-		return fmt.Sprintf("at least %s%s after %s fired", grants(*r.Grants), on, r.After)
 	case r.Grants != nil:
-		return fmt.Sprintf("at least %s%s", grants(*r.Grants), on)
+		return fmt.Sprintf("at least %s%s", grants(*r.Grants), where(r))
 	case r.Refused == checker.FLost:
 		return fmt.Sprintf("at least %d lost-lease notification(s) with %q%s", min, r.Error, where(r))
 	case r.Refused != "":
@@ -237,8 +231,8 @@ func (in *Input) check(r Requirement) Check {
 	return c
 }
 
-// where says on which node and after which fault a refused requirement
-// counts, e.g. " on n5 after kill fired".
+// where says on which node and after which fault a grants or refused
+// requirement counts, e.g. " on n5 after kill fired".
 func where(r Requirement) string {
 	s := ""
 	if r.Node != "" {

@@ -73,15 +73,10 @@ func NewMultiLock(nodes []Subscriber, key string, opt *MultiLockOptions) *MultiL
 	if opt != nil {
 		o = *opt
 	}
-	if o.LeaseTime <= 0 {
-		o.LeaseTime = 30 * time.Second
-	}
-	if o.ClientID == "" {
-		o.ClientID = RandomToken()
-	}
-	if o.Clock == nil {
-		o.Clock = SystemClock{}
-	}
+	// The per-node locks' defaults (Redisson's 30s lease, a random client
+	// id, the system clock) are the multilock's.
+	d := (&ReentrantOptions{LeaseTime: o.LeaseTime, ClientID: o.ClientID, Clock: o.Clock}).withDefaults(key)
+	o.LeaseTime, o.ClientID, o.Clock = d.LeaseTime, d.ClientID, d.Clock
 	m := &MultiLock{key: key, opt: o, need: len(nodes)/2 + 1}
 	if o.All {
 		m.need = len(nodes)

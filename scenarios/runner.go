@@ -112,17 +112,25 @@ func Run(ctx context.Context, s Scenario, opt *Options) (*results.Verdict, strin
 	if err := o.checkShard(); err != nil {
 		return nil, "", err
 	}
+	return intoFolder(o, folderName("", s.Name, o.Seed, o.Shard.Suffix()), func(dir *results.RunDir) (*results.Verdict, error) {
+		return runTrials(ctx, s, o, dir)
+	})
+}
+
+// intoFolder creates the run folder (o.Name, or a fresh one from name),
+// lets fill write it, and commits it; a failure leaves no folder behind.
+func intoFolder(o Options, name string, fill func(*results.RunDir) (*results.Verdict, error)) (*results.Verdict, string, error) {
 	var dir *results.RunDir
 	var err error
 	if o.Name != "" {
 		dir, err = results.Create(o.Out, o.Name)
 	} else {
-		dir, err = createUnique(o.Out, folderName("", s.Name, o.Seed, o.Shard.Suffix()))
+		dir, err = createUnique(o.Out, name)
 	}
 	if err != nil {
 		return nil, "", &InfraError{Err: err}
 	}
-	v, err := runTrials(ctx, s, o, dir)
+	v, err := fill(dir)
 	if err != nil {
 		dir.Abort()
 		return nil, "", err

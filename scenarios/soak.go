@@ -81,27 +81,9 @@ func Soak(ctx context.Context, s Scenario, opt SoakOptions) (*results.Verdict, s
 		return nil, "", fmt.Errorf("%w: soak: the length must be positive", ErrBadScenario)
 	}
 	o := (&Options{Seed: opt.Seed, Out: opt.Out, Name: opt.Name, Backend: opt.Backend}).withDefaults()
-	var dir *results.RunDir
-	var err error
-	if o.Name != "" {
-		dir, err = results.Create(o.Out, o.Name)
-	} else {
-		dir, err = createUnique(o.Out, folderName("soak-", s.Name, o.Seed, ""))
-	}
-	if err != nil {
-		return nil, "", &InfraError{Err: err}
-	}
-	v, err := soak(ctx, s, o, opt, dir)
-	if err != nil {
-		dir.Abort()
-		return nil, "", err
-	}
-	final, err := dir.Commit()
-	if err != nil {
-		dir.Abort()
-		return nil, "", &InfraError{Err: err}
-	}
-	return v, final, nil
+	return intoFolder(o, folderName("soak-", s.Name, o.Seed, ""), func(dir *results.RunDir) (*results.Verdict, error) {
+		return soak(ctx, s, o, opt, dir)
+	})
 }
 
 func soak(ctx context.Context, s Scenario, o Options, opt SoakOptions, dir *results.RunDir) (*results.Verdict, error) {
