@@ -220,3 +220,26 @@ func Holders(h History, at int64) []int {
 	slices.Sort(out)
 	return out
 }
+
+// MayHoldUntil returns the monotonic time after which no lease of h can
+// still be held, by the lease rules of [Check]: the possible end of every
+// lease and, for an acquire or extend whose outcome is unknown, its invoke
+// plus opt.MaxTTL (or the longest lease in h). It returns 0 when nothing in
+// h may hold a lease. A harness that replays a schedule waits for it, so
+// that each replay starts with the lock free.
+func MayHoldUntil(h History, opt *Options) int64 {
+	list, _ := ops(h)
+	r := &run{opt: opt.withDefaults(), leases: leases(list)}
+	var until int64
+	for _, l := range r.leases {
+		until = max(until, possibleEnd(l))
+	}
+	ttl := r.maxTTL()
+	for i := range list {
+		o := &list[i]
+		if (o.f == FAcquire || o.f == FExtend) && o.typ == Info {
+			until = max(until, o.call+ttl)
+		}
+	}
+	return until
+}

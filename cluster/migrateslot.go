@@ -41,6 +41,14 @@ func (f *MigrateSlotFault) Inject(ctx context.Context, n *Node) error {
 	if err != nil {
 		return err
 	}
+	f.moved, err = migrateSlot(ctx, src, dst, slot, f.Pause)
+	return err
+}
+
+// migrateSlot moves slot from src to dst as redis-cli reshard does, waiting
+// pause between IMPORTING/MIGRATING and moving the keys, and returns how
+// many keys it moved.
+func migrateSlot(ctx context.Context, src, dst *Node, slot int, pause time.Duration) (int, error) {
 	// The source's client outwaits MIGRATE's own 2s timeout.
 	sc := redis.NewClient(&redis.Options{Addr: src.Proc.Addr(), MaxRetries: -1, DialTimeout: 200 * time.Millisecond,
 		ReadTimeout: 3 * time.Second, PoolSize: 1})
@@ -51,24 +59,24 @@ func (f *MigrateSlotFault) Inject(ctx context.Context, n *Node) error {
 		return fmt.Errorf("cluster: migrate slot %d %s->%s: %s: %w", slot, src.Name, dst.Name, step, err)
 	}
 	if err := dc.Do(ctx, "CLUSTER", "SETSLOT", slot, "IMPORTING", src.ID()).Err(); err != nil {
-		return fail("importing", err)
+		return 0, fail("importing", err)
 	}
 	if err := sc.Do(ctx, "CLUSTER", "SETSLOT", slot, "MIGRATING", dst.ID()).Err(); err != nil {
-		return fail("migrating", err)
+		return 0, fail("migrating", err)
 	}
-	if f.Pause > 0 {
+	if pause > 0 {
 		select {
-		case <-time.After(f.Pause):
+		case <-time.After(pause):
 		case <-ctx.Done():
-			return ctx.Err()
+			return 0, ctx.Err()
 		}
 	}
 	host, port, _ := net.SplitHostPort(dst.Proc.Addr())
-	f.moved = 0
+	moved := 0
 	for range 1000 { // bounded: 100 keys a round
 		keys, err := sc.ClusterGetKeysInSlot(ctx, slot, 100).Result()
 		if err != nil {
-			return fail("getkeysinslot", err)
+			return moved, fail("getkeysinslot", err)
 		}
 		if len(keys) == 0 {
 			break
@@ -79,18 +87,28 @@ func (f *MigrateSlotFault) Inject(ctx context.Context, n *Node) error {
 		}
 		reply, err := sc.Do(ctx, args...).Text()
 		if err != nil {
-			return fail("migrate", err)
+			return moved, fail("migrate", err)
 		}
 		if reply != "NOKEY" { // NOKEY: they expired in between
-			f.moved += len(keys)
+			moved += len(keys)
 		}
 	}
 	for _, c := range []*redis.Client{dc, sc} {
 		if err := c.Do(ctx, "CLUSTER", "SETSLOT", slot, "NODE", dst.ID()).Err(); err != nil {
-			return fail("setslot node", err)
+			return moved, fail("setslot node", err)
 		}
 	}
-	return nil
+	// Then every other primary, as redis-cli does, rather than leave them
+	// to gossip (best effort: one that does not answer learns it later).
+	for _, n := range src.cluster.Nodes {
+		if n == src || n == dst {
+			continue
+		}
+		if role, err := nodeRole(ctx, n.Proc.Addr()); err == nil && role == "master" {
+			_ = adminDo(ctx, n.Proc.Addr(), "CLUSTER", "SETSLOT", slot, "NODE", dst.ID())
+		}
+	}
+	return moved, nil
 }
 
 // Heal does nothing: the slot stays where it moved.

@@ -37,6 +37,7 @@ var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"pct":  func(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) },
 	"sec":  func(ns int64) string { return fmt.Sprintf("%.3fs", float64(ns)/1e9) },
 	"join": func(xs []int) string { return strings.Trim(fmt.Sprint(xs), "[]") },
+	"mb":   func(b int64) string { return fmt.Sprintf("%.1f MB", float64(b)/(1<<20)) },
 	"at": func(s *float64) string {
 		if s == nil {
 			return "never"
@@ -52,6 +53,14 @@ var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 		return ks
 	},
 }).Parse(reportHTML))
+
+// Unit is what the report calls one of its runs: "trial", or "round" in a soak.
+func (r *Report) Unit() string {
+	if r.Verdict != nil && r.Verdict.Soak != nil {
+		return "round"
+	}
+	return "trial"
+}
 
 // WriteHTML renders the report as a self-contained HTML page.
 func (r *Report) WriteHTML(w io.Writer) error {

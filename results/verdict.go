@@ -91,4 +91,29 @@ type Soak struct {
 	// CheckNote is set when the streamed check may differ from a check of
 	// the whole history (see checker.ErrNeedHistory).
 	CheckNote string `json:"check_note,omitempty"`
+	// EverySeconds is how often a round started (at least: a round waits
+	// for the one before to end, its leases to run out and the topology to
+	// be restored).
+	EverySeconds float64 `json:"every_seconds"`
+	// Restored counts the rounds after which the topology had to be put
+	// back (a failover undone, a slot moved back).
+	Restored int `json:"restored"`
+	// FirstAnomaly is the first round with an anomaly (0: none), and Window
+	// that round's history, relative to the run folder: a standalone file
+	// that `lockpick check` reproduces the anomaly from.
+	FirstAnomaly int    `json:"first_anomaly,omitempty"`
+	Window       string `json:"window,omitempty"`
+	// Memory samples the lockpick process's memory as the soak runs: at 1,
+	// 5, 10, 15, 30, 45 and 60 minutes, every 30 minutes after, and at the
+	// end.
+	Memory []MemorySample `json:"memory,omitempty"`
+}
+
+// A MemorySample is the lockpick process's memory at one point of a soak.
+type MemorySample struct {
+	AtSeconds float64 `json:"at_seconds"`
+	// RSSBytes is the resident memory then (not the peak); HeapBytes the
+	// Go heap in use.
+	RSSBytes  int64 `json:"rss_bytes"`
+	HeapBytes int64 `json:"heap_bytes"`
 }

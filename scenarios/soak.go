@@ -9,7 +9,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -23,9 +26,14 @@ import (
 
 // SoakOptions configures [Soak]. Zero fields take their defaults.
 type SoakOptions struct {
-	// For is how long the soak runs: rounds of the scenario's duration,
-	// as many as fit (at least one). Required.
+	// For is how long the soak runs: as many rounds as start within it (at
+	// least one). Required.
 	For time.Duration
+	// Every is how often a round starts: round k starts k × Every after
+	// the first, or once round k-1 has ended, its leases have run out and
+	// the topology is put back, if that is later. default: the scenario's
+	// duration; it must not be shorter.
+	Every time.Duration
 	// Seed seeds the jitter and aim of every round. default: 1.
 	Seed uint64
 	// Out is the folder the run folder is created in. default: results/runs.
@@ -60,12 +68,15 @@ type SoakAnomaly struct {
 	Anomaly checker.Anomaly
 }
 
-// Soak starts s's topology and clients once and plays s's fault schedule
-// round after round for opt.For: round k (from 0) starts k × s.Duration
-// after the first, or when round k-1's heals are done if that is later, and
-// every fault of a round is healed at its end. The history is checked as it
-// is recorded and written to history.jsonl.gz; verdict.json has one trial
-// result per round and a soak section. A cancelled ctx ends the soak with a
+// Soak starts s's topology and clients once and plays s round after round
+// for opt.For: each round is a trial on the kept topology (the clients
+// start their script, the fault schedule plays, every fault is healed at
+// its end), then the soak waits until no lease of the round can still be
+// held and puts the topology back ([cluster.Cluster.Restore]), so every
+// round starts as the first did. The history is checked as it is recorded
+// and written to history.jsonl.gz; a round with an anomaly also gets its
+// own history (round-NNN/history.jsonl) and the report shows the first.
+// verdict.json has one trial result per round and a soak section. A cancelled ctx ends the soak with a
 // partial verdict, which is returned with no error. Harness failures come
 // back as *[InfraError] and leave no run folder; scenarios with isolated
 // clients are an [ErrBadScenario] (not supported yet).
@@ -79,6 +90,12 @@ func Soak(ctx context.Context, s Scenario, opt SoakOptions) (*results.Verdict, s
 	}
 	if opt.For <= 0 {
 		return nil, "", fmt.Errorf("%w: soak: the length must be positive", ErrBadScenario)
+	}
+	if opt.Every == 0 {
+		opt.Every = s.Duration.D()
+	}
+	if opt.Every < s.Duration.D() {
+		return nil, "", fmt.Errorf("%w: soak: a round every %v is shorter than the scenario's duration (%v)", ErrBadScenario, opt.Every, s.Duration.D())
 	}
 	o := (&Options{Seed: opt.Seed, Out: opt.Out, Name: opt.Name, Backend: opt.Backend}).withDefaults()
 	return intoFolder(o, folderName("soak-", s.Name, o.Seed, ""), func(dir *results.RunDir) (*results.Verdict, error) {
@@ -114,8 +131,8 @@ func soak(ctx context.Context, s Scenario, o Options, opt SoakOptions, dir *resu
 
 	// A lease lasts at most hold + TTL, so its double grant is proven at
 	// most that long after its round: keep the rounds that long, plus one.
-	keep := 1 + int((s.Hold.D()+s.Lock.TTL.D()+s.Duration.D()-1)/s.Duration.D())
-	log, err := newSoakLog(dir.Path(checker.HistoryFileGz), s, keep)
+	keep := 1 + int((s.Hold.D()+s.Lock.TTL.D()+opt.Every-1)/opt.Every)
+	log, err := newSoakLog(dir, s, keep)
 	if err != nil {
 		return nil, &InfraError{Err: err}
 	}
@@ -145,8 +162,8 @@ func soak(ctx context.Context, s Scenario, o Options, opt SoakOptions, dir *resu
 		return nil, err
 	}
 
-	d := s.Duration.D()
-	rounds := max(int(opt.For/d), 1)
+	d, every := s.Duration.D(), opt.Every
+	planned := max(int(opt.For/every), 1)
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	stopped := ""
@@ -160,38 +177,39 @@ func soak(ctx context.Context, s Scenario, o Options, opt SoakOptions, dir *resu
 		}
 	}
 	start := time.Now()
-	log.begin(1, monoNow())
-	var clients sync.WaitGroup
-	for _, w := range workers {
-		clients.Go(func() { w.run(runCtx) })
-	}
 	watchDone := make(chan struct{})
 	var watch sync.WaitGroup
-	watch.Go(func() { log.watch(watchDone, start, found, opt.Progress, d*time.Duration(rounds), rounds) })
+	watch.Go(func() { log.watch(watchDone, start, found, opt.Progress, opt.For, planned) })
 
 	rng := rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15))
-	seenProblems := 0
-	played := 0 // rounds played to their end
-	for k := 0; k < rounds && runCtx.Err() == nil; k++ {
-		at := start.Add(time.Duration(k) * d)
+	copt := CheckOptions(s)
+	seenProblems, restored := 0, 0
+	for k := 0; runCtx.Err() == nil; k++ {
+		at := start.Add(time.Duration(k) * every)
 		if now := time.Now(); now.After(at) {
-			at = now // the heals of the round before took longer
+			at = now // the round before, its leases or the restore took longer
 		}
-		if k > 0 {
-			log.begin(k+1, monoNow()+int64(time.Until(at)))
+		if k > 0 && !at.Before(start.Add(opt.For)) {
+			break
 		}
+		if !sleep(runCtx, time.Until(at)) {
+			break
+		}
+		log.begin(k+1, monoNow())
 		nem, err := newNemesis(env, s.Faults, log)
 		if err != nil {
 			return nil, err
 		}
 		roundCtx, cancel := context.WithDeadline(runCtx, at.Add(d))
 		var wg sync.WaitGroup
+		for _, w := range workers {
+			wg.Go(func() { w.run(roundCtx) })
+		}
 		nem.setStart(at)
 		wg.Go(func() { nem.run(roundCtx, hctx, rng, at) })
 		wg.Go(func() { nem.watchSentinels(roundCtx) })
 		wg.Go(func() { nem.watchSlot(roundCtx) })
 		wg.Wait()
-		<-roundCtx.Done() // the round lasts its duration even with no fault left
 		cancel()
 		nem.healAll(hctx)
 		faults, notes := nem.evidence()
@@ -199,12 +217,26 @@ func soak(ctx context.Context, s Scenario, o Options, opt SoakOptions, dir *resu
 		cut := runCtx.Err() != nil
 		log.end(k+1, faults, notes, all[seenProblems:], cut)
 		seenProblems = len(all)
-		if !cut {
-			played++
+		next := start.Add(time.Duration(k+1) * every)
+		if now := time.Now(); now.After(next) {
+			next = now
+		}
+		if cut || !next.Before(start.Add(opt.For)) {
+			break // no round after this one
+		}
+		did, err := rest(runCtx, c, log, k+1, copt)
+		switch {
+		case runCtx.Err() != nil:
+		case err != nil:
+			// The next round would not start from the topology its
+			// schedule was written for: it proves nothing.
+			problems.add("the topology could not be put back after round %d: %v", k+1, err)
+		case did != "":
+			restored++
+			log.addNote(k+1, "topology put back after the round: "+did)
 		}
 	}
 	stopRun()
-	clients.Wait()
 	for _, w := range workers {
 		if err := w.finish(); err != nil {
 			problems.add("%v", err)
@@ -224,10 +256,14 @@ func soak(ctx context.Context, s Scenario, o Options, opt SoakOptions, dir *resu
 	}
 	trials := make([]results.Trial, len(out))
 	checks := make([]checker.Result, len(out))
+	shown := 0
 	for i, r := range out {
 		trials[i] = results.Trial{Trial: r.round, Seed: o.Seed, Observed: r.observed, Reason: r.reason,
-			WallSeconds: d.Seconds(), Evidence: r.ev}
+			WallSeconds: d.Seconds(), Evidence: r.ev, Dir: r.window}
 		checks[i] = r.check
+		if r.history != nil && (out[shown].history == nil || len(out[shown].check.Anomalies) == 0) {
+			shown = i // the first anomalous round kept, else the last kept
+		}
 	}
 	v := newVerdict(s, o.Seed, trials, checks)
 	for i, e := range v.Examples {
@@ -235,14 +271,43 @@ func soak(ctx context.Context, s Scenario, o Options, opt SoakOptions, dir *resu
 	}
 	v.Soak = &results.Soak{PlannedSeconds: opt.For.Seconds(), WallSeconds: time.Since(began).Seconds(),
 		Rounds: len(out), Events: log.events, Anomalies: map[string]int{}, PeakRSSBytes: peakRSS(),
-		Partial: played < rounds, Stopped: stopped, CheckNote: log.note}
+		Partial: stopped != "", Stopped: stopped, CheckNote: log.note, EverySeconds: every.Seconds(),
+		Restored: restored, Memory: append(log.memory, memorySample(time.Since(start)))}
 	for k, n := range v.Anomalies {
 		v.Soak.Anomalies[k] = n
+	}
+	for _, r := range out {
+		if len(r.check.Anomalies) > 0 {
+			v.Soak.FirstAnomaly = r.round
+			if r.window != "" {
+				v.Soak.Window = filepath.Join(r.window, checker.HistoryFile)
+			}
+			break
+		}
 	}
 	if err := dir.WriteJSON("verdict.json", v); err != nil {
 		return nil, &InfraError{Err: err}
 	}
+	if len(out) > 0 {
+		r := out[shown]
+		tr := TrialResult{Seed: o.Seed, History: r.history, Check: r.check, Evidence: r.ev, Observed: r.observed, Reason: r.reason}
+		if err := writeReport(dir, s, v, tr, trials[shown]); err != nil {
+			return nil, &InfraError{Err: err}
+		}
+	}
 	return v, nil
+}
+
+// rest waits until no lease recorded in round k can still be held, by the
+// checker's rules, so that the next round starts with the lock free and
+// putting the topology back cannot wipe a lease someone holds; then it puts
+// the topology back and returns what that changed.
+func rest(ctx context.Context, c *cluster.Cluster, log *soakLog, k int, copt *checker.Options) (string, error) {
+	until := checker.MayHoldUntil(log.roundHistory(k), copt)
+	if !sleep(ctx, time.Duration(until-monoNow())) && ctx.Err() != nil {
+		return "", ctx.Err()
+	}
+	return c.Restore(ctx)
 }
 
 // A soakRound is one round's record while its anomalies may still come.
@@ -260,6 +325,7 @@ type soakRound struct {
 	ev       evidence.Evidence
 	observed string
 	reason   string
+	window   string // its folder, with its history, when it has an anomaly
 }
 
 // A soakLog records a soak's events: it stamps them, writes them to the
@@ -284,14 +350,19 @@ type soakLog struct {
 	findings int
 	require  []evidence.Requirement
 	tolerate []string
+
+	dir    *results.RunDir // where rounds with an anomaly get their history
+	kept   *soakRound      // the last round evaluated without an anomaly, history kept for the report
+	shown  bool            // a round with an anomaly keeps its history for the report
+	memory []results.MemorySample
 }
 
 var _ eventLog = (*soakLog)(nil)
 
-// newSoakLog writes the history of a soak of s to path. A round's
+// newSoakLog writes the history of a soak of s into dir. A round's
 // evidence is final once keep more rounds have ended.
-func newSoakLog(path string, s Scenario, keep int) (*soakLog, error) {
-	f, err := os.Create(path)
+func newSoakLog(dir *results.RunDir, s Scenario, keep int) (*soakLog, error) {
+	f, err := os.Create(dir.Path(checker.HistoryFileGz))
 	if err != nil {
 		return nil, err
 	}
@@ -300,7 +371,8 @@ func newSoakLog(path string, s Scenario, keep int) (*soakLog, error) {
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
 	return &soakLog{f: f, zw: zw, bw: bw, enc: enc, stream: checker.NewStream(CheckOptions(s)),
-		require: s.Require, tolerate: s.Tolerate, keep: keep, reported: map[string]bool{}, byRound: map[int][]checker.Anomaly{}}, nil
+		require: s.Require, tolerate: s.Tolerate, keep: keep, reported: map[string]bool{}, byRound: map[int][]checker.Anomaly{},
+		dir: dir}, nil
 }
 
 // Record stamps e as a [checker.Recorder] does (the next index, the time
@@ -363,6 +435,29 @@ func (l *soakLog) addProblems(p []string) {
 	defer l.mu.Unlock()
 	if n := len(l.rounds); n > 0 {
 		l.rounds[n-1].problems = append(l.rounds[n-1].problems, p...)
+	}
+}
+
+// roundHistory returns a copy of round k's events, nil once it is summed up.
+func (l *soakLog) roundHistory(k int) checker.History {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, r := range l.rounds {
+		if r.round == k {
+			return slices.Clone(r.history)
+		}
+	}
+	return nil
+}
+
+// addNote adds an observation to round k's notes, if it is not summed up yet.
+func (l *soakLog) addNote(k int, text string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, r := range l.rounds {
+		if r.round == k {
+			r.notes = append(r.notes, text)
+		}
 	}
 }
 
@@ -448,6 +543,26 @@ func (l *soakLog) evaluate(r *soakRound, final checker.Result) {
 		Faults: r.faults, Require: l.require, Notes: r.notes, Problems: r.problems})
 	r.check = res
 	r.observed, r.reason = evidence.Observe(res, r.ev, l.tolerate)
+	if len(res.Anomalies) > 0 {
+		// A round starts with no lease held and no operation open, so its
+		// events alone reproduce its anomalies.
+		rel := fmt.Sprintf("round-%03d", r.round)
+		if err := os.MkdirAll(l.dir.Path(rel), 0o755); err == nil {
+			if err := checker.WriteFile(l.dir.Path(filepath.Join(rel, checker.HistoryFile)), r.history); err == nil {
+				r.window = rel
+			}
+		}
+		if !l.shown {
+			l.shown = true // the first: the report opens on it
+			return
+		}
+	} else if !l.shown {
+		if l.kept != nil {
+			l.kept.history = nil
+		}
+		l.kept = r // shown if no round has an anomaly
+		return
+	}
 	r.history = nil // the round's events are on disk and checked
 }
 
@@ -465,6 +580,12 @@ func (l *soakLog) watch(done <-chan struct{}, start time.Time, found func(SoakAn
 		}
 		l.poll(start, found)
 		l.settle()
+		if at := time.Since(start); at >= nextMemoryMark(len(l.memory)) {
+			m := memorySample(at)
+			l.mu.Lock()
+			l.memory = append(l.memory, m)
+			l.mu.Unlock()
+		}
 		if progress == nil || i%5 != 0 {
 			continue
 		}
@@ -536,6 +657,33 @@ func (l *soakLog) abort() {
 		l.f.Close()
 		l.f = nil
 	}
+}
+
+// memoryMarks are when a soak samples its memory; after the last, every
+// 30 minutes.
+var memoryMarks = []time.Duration{time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute,
+	30 * time.Minute, 45 * time.Minute, 60 * time.Minute}
+
+// nextMemoryMark returns when sample i is due.
+func nextMemoryMark(i int) time.Duration {
+	if i < len(memoryMarks) {
+		return memoryMarks[i]
+	}
+	return memoryMarks[len(memoryMarks)-1] + time.Duration(i-len(memoryMarks)+1)*30*time.Minute
+}
+
+// memorySample reads this process's resident memory and Go heap now.
+func memorySample(at time.Duration) results.MemorySample {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	m := results.MemorySample{AtSeconds: at.Seconds(), HeapBytes: int64(ms.HeapInuse)}
+	if b, err := os.ReadFile("/proc/self/statm"); err == nil {
+		if f := strings.Fields(string(b)); len(f) > 1 {
+			pages, _ := strconv.ParseInt(f[1], 10, 64)
+			m.RSSBytes = pages * int64(os.Getpagesize())
+		}
+	}
+	return m
 }
 
 // peakRSS returns the peak resident memory of this process in bytes.

@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -35,6 +37,7 @@ type runFlags struct {
 	subjCmd  string
 	shard    shardFlags
 	soak     time.Duration
+	every    time.Duration
 	stopOnA  bool
 }
 
@@ -66,6 +69,7 @@ for the format: every built-in scenario is written that way.`,
 	cmd.Flags().StringVar(&f.junit, "junit", "", "also write a JUnit XML report to this file, for CI systems")
 	addSubjectFlags(cmd, &f.subject, &f.subjCmd, "the scenarios instead of their own: redislock, redsync, set-nx, redlock, ...")
 	cmd.Flags().DurationVar(&f.soak, "soak", 0, "soak: keep one topology up and repeat the scenario's fault schedule for this long, checking as it goes (docs/soak.md)")
+	cmd.Flags().DurationVar(&f.every, "every", 0, "with --soak: start a round this often (default: the scenario's duration; a round also waits for its leases to run out and the topology to be put back)")
 	cmd.Flags().BoolVar(&f.stopOnA, "stop-on-anomaly", false, "with --soak: stop at the first anomaly (the verdict is then partial)")
 	return cmd
 }
@@ -127,9 +131,9 @@ func runScenarios(ctx context.Context, out io.Writer, names []string, f runFlags
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	defer cluster.KillAll() // whatever a cancelled trial did not stop itself
-	if f.soak > 0 || f.stopOnA {
-		if f.soak <= 0 || len(list) != 1 || f.trials != 1 || shard.Count > 1 {
-			return usageError("run: --soak takes one scenario, a positive length, and no --trials, --suite or --shard; --stop-on-anomaly needs --soak")
+	if f.soak > 0 || f.stopOnA || f.every != 0 {
+		if f.soak <= 0 || len(list) != 1 || f.trials != 1 || shard.Count > 1 || f.every < 0 {
+			return usageError("run: --soak takes one scenario, a positive length, and no --trials, --suite or --shard; --stop-on-anomaly and --every need --soak")
 		}
 		return runSoak(ctx, out, list[0], nb, f)
 	}
@@ -238,7 +242,7 @@ func writeReports(junit, summary string, vs []*results.Verdict, dirs []string, e
 // are found, progress too unless --quiet, and the verdict to out.
 func runSoak(ctx context.Context, out io.Writer, s scenarios.Scenario, nb scenarios.BackendFactory, f runFlags) error {
 	show := !f.quiet && isTerminal(os.Stderr)
-	opt := scenarios.SoakOptions{For: f.soak, Seed: f.seed, Out: f.out, Backend: nb, StopOnAnomaly: f.stopOnA,
+	opt := scenarios.SoakOptions{For: f.soak, Every: f.every, Seed: f.seed, Out: f.out, Backend: nb, StopOnAnomaly: f.stopOnA,
 		Anomaly: func(a scenarios.SoakAnomaly) {
 			if show {
 				fmt.Fprint(os.Stderr, "\r\033[K")
@@ -268,7 +272,22 @@ func runSoak(ctx context.Context, out io.Writer, s scenarios.Scenario, nb scenar
 	if sk.Partial {
 		partial = ", partial: " + sk.Stopped
 	}
-	fmt.Fprintf(out, "  soak: %d rounds, %d events in %.0f s, peak RSS %d MB%s\n", sk.Rounds, sk.Events, sk.WallSeconds, sk.PeakRSSBytes>>20, partial)
+	fmt.Fprintf(out, "  soak: %d rounds (topology put back after %d), %d events in %.0f s, peak RSS %d MB%s\n",
+		sk.Rounds, sk.Restored, sk.Events, sk.WallSeconds, sk.PeakRSSBytes>>20, partial)
+	if len(sk.Memory) > 0 {
+		var marks []string
+		for _, m := range sk.Memory {
+			marks = append(marks, fmt.Sprintf("+%.0fs %d MB", m.AtSeconds, m.RSSBytes>>20))
+		}
+		fmt.Fprintf(out, "  memory (RSS): %s\n", strings.Join(marks, ", "))
+	}
+	if sk.FirstAnomaly > 0 {
+		fmt.Fprintf(out, "  first anomaly: round %d", sk.FirstAnomaly)
+		if sk.Window != "" {
+			fmt.Fprintf(out, "; reproduce it: lockpick check %s", filepath.Join(dir, sk.Window))
+		}
+		fmt.Fprintln(out)
+	}
 	if sk.Stopped == "interrupted" {
 		return &exitError{code: 130, err: errors.New("interrupted; every fault was healed and the partial verdict was kept in " + dir)}
 	}
