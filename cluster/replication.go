@@ -58,7 +58,11 @@ func (f *CutReplicationFault) Heal(ctx context.Context, n *Node) error {
 }
 
 // Verify returns "replication link cut" if the node's replication proxy is
-// cut, and an error wrapping [ErrNoEffect] if it is open.
+// cut and the node replicates through it, and an error wrapping
+// [ErrNoEffect] if the proxy is open or the node replicates past it.
+// Sentinels do that to a replica about 10 s after they first see it
+// replicate through an address other than the master's (+fix-slave-config),
+// so a long trial can find the proxy bypassed.
 func (f *CutReplicationFault) Verify(ctx context.Context, n *Node) (string, error) {
 	l, err := f.link(n)
 	if err != nil {
@@ -66,6 +70,12 @@ func (f *CutReplicationFault) Verify(ctx context.Context, n *Node) (string, erro
 	}
 	if !l.IsCut() {
 		return "", noEffect("replication link %s is open", l.Name())
+	}
+	if n.Proc != nil {
+		r, err := info(ctx, n.Proc.Addr(), "replication")
+		if err == nil && r["master_port"] != port(l.Addr()) {
+			return "", noEffect("%s replicates from port %q, past its cut replication link %s", n.Name, r["master_port"], l.Name())
+		}
 	}
 	return "replication link cut", nil
 }

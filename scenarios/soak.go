@@ -224,7 +224,7 @@ func soak(ctx context.Context, s Scenario, o Options, opt SoakOptions, dir *resu
 		if cut || !next.Before(start.Add(opt.For)) {
 			break // no round after this one
 		}
-		did, err := rest(runCtx, c, log, k+1, copt)
+		did, err := rest(runCtx, c, log, k+1, copt, next.Add(-restoreLead))
 		switch {
 		case runCtx.Err() != nil:
 		case err != nil:
@@ -298,13 +298,25 @@ func soak(ctx context.Context, s Scenario, o Options, opt SoakOptions, dir *resu
 	return v, nil
 }
 
+// restoreLead is how long before a round the topology is put back: long
+// enough for a restore (about 2 s with sentinels), short enough that the
+// round meets the layout a fresh topology has. Sentinels move a replica they
+// see replicating past the master's address (through its replication
+// proxy) onto that address about 10 s after they start watching it
+// (+fix-slave-config), after which cut-replication would cut nothing.
+const restoreLead = 3 * time.Second
+
 // rest waits until no lease recorded in round k can still be held, by the
 // checker's rules, so that the next round starts with the lock free and
-// putting the topology back cannot wipe a lease someone holds; then it puts
-// the topology back and returns what that changed.
-func rest(ctx context.Context, c *cluster.Cluster, log *soakLog, k int, copt *checker.Options) (string, error) {
+// putting the topology back cannot wipe a lease someone holds; then, at
+// restoreAt or at once if that has passed, it puts the topology back and
+// returns what that changed.
+func rest(ctx context.Context, c *cluster.Cluster, log *soakLog, k int, copt *checker.Options, restoreAt time.Time) (string, error) {
 	until := checker.MayHoldUntil(log.roundHistory(k), copt)
 	if !sleep(ctx, time.Duration(until-monoNow())) && ctx.Err() != nil {
+		return "", ctx.Err()
+	}
+	if !sleep(ctx, time.Until(restoreAt)) && ctx.Err() != nil {
 		return "", ctx.Err()
 	}
 	return c.Restore(ctx)
