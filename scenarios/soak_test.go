@@ -3,6 +3,7 @@ package scenarios_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"encoding/json"
 	"maps"
 	"os"
@@ -187,4 +188,15 @@ func mustRunScenario(t *testing.T, dir string) scenarios.Scenario {
 		t.Fatal(err)
 	}
 	return s
+}
+
+func TestSoak_EveryShorterThanARound(t *testing.T) {
+	s, err := scenarios.Lookup("failover-lock-loss")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = scenarios.Soak(context.Background(), s, scenarios.SoakOptions{For: time.Minute, Every: time.Second, Out: t.TempDir()})
+	if !errors.Is(err, scenarios.ErrBadScenario) {
+		t.Fatalf("a round every 1s of a 4s scenario: %v; want ErrBadScenario", err)
+	}
 }

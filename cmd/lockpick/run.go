@@ -200,11 +200,15 @@ func printVerdict(w io.Writer, v *results.Verdict, dir string) {
 	if v.Shard != "" {
 		shard = ", shard " + v.Shard
 	}
-	fmt.Fprintf(w, "%s: expect %s, observed %s — %s (%d/%d trials with an anomaly%s, %.2f s per trial%s)\n",
-		v.Scenario, v.Expect, v.Observed, status, v.TrialsWithAnomaly, v.Trials, inconclusive, v.WallSecondsPerTrial, shard)
+	unit, each := "trial", fmt.Sprintf(", %.2f s per trial", v.WallSecondsPerTrial)
+	if v.Soak != nil {
+		unit, each = "round", fmt.Sprintf(", one every %.0f s", v.Soak.EverySeconds)
+	}
+	fmt.Fprintf(w, "%s: expect %s, observed %s — %s (%d/%d %ss with an anomaly%s%s%s)\n",
+		v.Scenario, v.Expect, v.Observed, status, v.TrialsWithAnomaly, v.Trials, unit, inconclusive, each, shard)
 	for _, t := range v.TrialResults {
 		if t.Reason != "" {
-			fmt.Fprintf(w, "  trial %d inconclusive: %s\n", t.Trial, wrap(t.Reason, 96, "    "))
+			fmt.Fprintf(w, "  %s %d inconclusive: %s\n", unit, t.Trial, wrap(t.Reason, 96, "    "))
 		}
 	}
 	for _, e := range v.Examples {
