@@ -226,7 +226,11 @@ func Holders(h History, at int64) []int {
 // lease and, for an acquire or extend whose outcome is unknown, its invoke
 // plus opt.MaxTTL (or the longest lease in h). It returns 0 when nothing in
 // h may hold a lease. A harness that replays a schedule waits for it, so
-// that each replay starts with the lock free.
+// that each replay starts with the lock free by the checker's reckoning.
+// It bounds what the clients were told (ValidUntil), not how long a key
+// lives on a server: a late SET, or a server clock that runs slow, can keep
+// the key a little longer, and a lease without a deadline ends at its
+// holder's last completion.
 func MayHoldUntil(h History, opt *Options) int64 {
 	list, _ := ops(h)
 	r := &run{opt: opt.withDefaults(), leases: leases(list)}

@@ -134,6 +134,9 @@ func (c *Cluster) replLinkTo(n *Node, upstream string) (*Link, error) {
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if n.demoted == nil && n.spare != nil {
+		n.demoted, n.spare = n.spare, nil // made by an earlier demotion
+	}
 	if n.demoted != nil {
 		return n.demoted, n.demoted.SetUpstream(upstream)
 	}

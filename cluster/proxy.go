@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -82,6 +83,13 @@ func (p *Proxies) Add(name, upstream string) (*Link, error) {
 	p.links = append(p.links, l)
 	p.mu.Unlock()
 	return l, nil
+}
+
+// all returns the links, in the order they were added.
+func (p *Proxies) all() []*Link {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.links)
 }
 
 // Close stops every proxy. It is idempotent and returns within two
@@ -306,6 +314,31 @@ func (l *Link) Toxic(ctx context.Context, name string) (*toxics.ToxicWrapper, er
 		return nil
 	})
 	return t, err
+}
+
+// Faulted says what fault the link is left with: "cut", "wedged", "2
+// toxics"; "" for a link that forwards untouched.
+func (l *Link) Faulted(ctx context.Context) string {
+	l.mu.Lock()
+	cut, wedged := l.cut, l.wedged
+	l.mu.Unlock()
+	switch {
+	case wedged != "":
+		return "wedged"
+	case cut:
+		return "cut"
+	}
+	n := 0
+	if err := l.change(ctx, "listing toxics", func() error {
+		n = len(l.proxy.Toxics.GetToxicArray())
+		return nil
+	}); err != nil {
+		return err.Error()
+	}
+	if n > 0 {
+		return fmt.Sprintf("%d toxics", n)
+	}
+	return ""
 }
 
 // DropConnections closes every connection established through the link;

@@ -268,6 +268,7 @@ type clusterEntry struct {
 	id, addr, flags, primary string
 	configEpoch              int64
 	slots                    [][2]int
+	migrating                bool // a slot is MIGRATING or IMPORTING on it (only in the node's own line)
 }
 
 func (e clusterEntry) has(flag string) bool {
@@ -298,6 +299,7 @@ func parseClusterNodes(s string) ([]clusterEntry, error) {
 		e.configEpoch, _ = strconv.ParseInt(f[6], 10, 64)
 		for _, r := range f[8:] {
 			if strings.HasPrefix(r, "[") { // a slot being migrated
+				e.migrating = true
 				continue
 			}
 			lo, hi, ok := strings.Cut(r, "-")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -22,8 +23,9 @@ import (
 //
 // It returns what it changed, "" when the topology was already as it
 // started. Data is not restored: a master made master again keeps what it
-// has, and its replicas resync from it. It fails when a node does not
-// answer (a fault left in place) or the topology does not settle in time.
+// has, and its replicas resync from it. It does not heal faults: it fails
+// when a node does not answer, when a proxy is still cut or has toxics
+// (a heal that failed), or when the topology does not settle in time.
 func (c *Cluster) Restore(ctx context.Context) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -31,6 +33,15 @@ func (c *Cluster) Restore(ctx context.Context) (string, error) {
 		if err := adminDo(ctx, n.Proc.Addr(), "PING"); err != nil {
 			return "", fmt.Errorf("cluster: restore: %s does not answer: %w", n.Name, err)
 		}
+	}
+	var left []string
+	for _, l := range c.proxies.all() {
+		if f := l.Faulted(ctx); f != "" {
+			left = append(left, l.Name()+" "+f)
+		}
+	}
+	if len(left) > 0 {
+		return "", fmt.Errorf("cluster: restore: faults left in place: %s", strings.Join(left, ", "))
 	}
 	if c.topo.Shards > 0 {
 		return c.restoreRedisCluster(ctx)
@@ -60,7 +71,9 @@ func (c *Cluster) Restore(ctx context.Context) (string, error) {
 		}
 	}
 	m.mu.Lock()
-	m.demoted = nil // a master again: no replication link of its own
+	if m.demoted != nil { // a master again: no replication link of its own
+		m.spare, m.demoted = m.demoted, nil
+	}
 	m.mu.Unlock()
 	for _, r := range c.Nodes[c.topo.Masters:] {
 		if err := r.Repl.SetUpstream(m.Proc.Addr()); err != nil {
@@ -113,9 +126,17 @@ func (c *Cluster) replicationDrift(ctx context.Context) string {
 		}
 	}
 	for _, s := range c.Sentinels {
-		addr, err := askMaster(ctx, s.Addr())
-		if err != nil || addr != m.Addr() {
+		// What waitSettled waits for, read once.
+		v, err := sentinelMaster(ctx, s.Addr())
+		switch {
+		case err != nil:
+			drift = append(drift, s.Name+" does not answer")
+		case v["ip"]+":"+v["port"] != m.Addr():
 			drift = append(drift, s.Name+" does not name "+m.Name+" master")
+		case v["flags"] != "master" || v["num-slaves"] != fmt.Sprint(c.topo.Replicas) ||
+			v["num-other-sentinels"] != fmt.Sprint(len(c.Sentinels)-1):
+			drift = append(drift, fmt.Sprintf("%s sees %s with flags %s, %s replicas, %s other sentinels",
+				s.Name, m.Name, v["flags"], v["num-slaves"], v["num-other-sentinels"]))
 		}
 	}
 	if len(drift) == 0 {
@@ -132,10 +153,7 @@ func (c *Cluster) restoreRedisCluster(ctx context.Context) (string, error) {
 	for attempt := 1; ; attempt++ {
 		steps, err := c.restoreClusterOnce(ctx)
 		did = append(did, steps...)
-		if err == nil && len(did) == 0 {
-			return "", nil
-		}
-		if err == nil {
+		if err == nil && len(did) > 0 {
 			wait, cancel := context.WithTimeout(ctx, 10*time.Second)
 			err = c.waitClusterSettled(wait)
 			cancel()
@@ -146,7 +164,7 @@ func (c *Cluster) restoreRedisCluster(ctx context.Context) (string, error) {
 			}
 		}
 		if err == nil {
-			return strings.Join(did, ", "), nil
+			return strings.Join(did, ", "), nil // "" if nothing was needed
 		}
 		if attempt == 3 || ctx.Err() != nil {
 			return "", fmt.Errorf("cluster: restore: %w", err)
@@ -160,7 +178,11 @@ func (c *Cluster) restoreClusterOnce(ctx context.Context) ([]string, error) {
 	var did []string
 	shards := c.topo.Shards
 	for _, n := range c.Nodes[:shards] {
-		if role, err := nodeRole(ctx, n.Proc.Addr()); err != nil || role == "master" {
+		role, err := nodeRole(ctx, n.Proc.Addr())
+		if err != nil {
+			return did, fmt.Errorf("%s: %w", n.Name, err)
+		}
+		if role == "master" {
 			continue
 		}
 		f := &ClusterFailoverFault{Timeout: 10 * time.Second}
@@ -192,7 +214,11 @@ func (c *Cluster) restoreClusterOnce(ctx context.Context) ([]string, error) {
 		}
 		did = append(did, r.Name+" replicates "+p.Name+" again")
 	}
-	for _, m := range c.misplacedSlots(ctx) {
+	misplaced, err := c.misplacedSlots(ctx)
+	if err != nil {
+		return did, err
+	}
+	for _, m := range misplaced {
 		if _, err := migrateSlot(ctx, m.owner, m.home, m.slot, 0); err != nil {
 			return did, err
 		}
@@ -209,10 +235,10 @@ type misplacedSlot struct {
 
 // misplacedSlots lists the slots served elsewhere than where they started,
 // as the first primary sees it.
-func (c *Cluster) misplacedSlots(ctx context.Context) []misplacedSlot {
+func (c *Cluster) misplacedSlots(ctx context.Context) ([]misplacedSlot, error) {
 	view, err := clusterNodes(ctx, c.Nodes[0].Proc.Addr())
 	if err != nil {
-		return nil
+		return nil, fmt.Errorf("%s: %w", c.Nodes[0].Name, err)
 	}
 	var out []misplacedSlot
 	shards := c.topo.Shards
@@ -230,7 +256,7 @@ func (c *Cluster) misplacedSlots(ctx context.Context) []misplacedSlot {
 			}
 		}
 	}
-	return out
+	return out, nil
 }
 
 // clusterDrift says how the Redis Cluster differs from the layout Start
@@ -247,8 +273,18 @@ func (c *Cluster) clusterDrift(ctx context.Context) string {
 			drift = append(drift, n.Name+" does not replicate "+p.Name)
 		}
 	}
-	if m := c.misplacedSlots(ctx); len(m) > 0 {
+	switch m, err := c.misplacedSlots(ctx); {
+	case err != nil:
+		drift = append(drift, err.Error())
+	case len(m) > 0:
 		drift = append(drift, fmt.Sprintf("%d slots off their start primary", len(m)))
+	}
+	for _, n := range c.Nodes {
+		if view, err := clusterNodes(ctx, n.Proc.Addr()); err != nil {
+			drift = append(drift, n.Name+": "+err.Error())
+		} else if slices.ContainsFunc(view, func(e clusterEntry) bool { return e.migrating }) {
+			drift = append(drift, n.Name+" has a slot half-migrated")
+		}
 	}
 	return strings.Join(drift, ", ")
 }

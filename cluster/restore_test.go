@@ -96,3 +96,40 @@ func roleOf(t *testing.T, n *cluster.Node) string {
 	}
 	return "unknown"
 }
+
+// TestRestore_AfterPromoteDemote: a promotion that demoted n1 is undone,
+// and the same promotion works again (it reuses n1's replication proxy).
+func TestRestore_AfterPromoteDemote(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t, cluster.Topology{Replicas: 1})
+	ctx := context.Background()
+	n1, n2 := node(t, c, "n1"), node(t, c, "n2")
+	for round := 1; round <= 2; round++ {
+		inject(t, &cluster.PromoteFault{Demote: true}, n2)
+		if role := roleOf(t, n1); role != "slave" {
+			t.Fatalf("round %d: n1 is a %s after the demotion", round, role)
+		}
+		did, err := c.Restore(ctx)
+		if err != nil || did == "" {
+			t.Fatalf("round %d: Restore = %q, %v; want a change", round, did, err)
+		}
+		if role := roleOf(t, n1); role != "master" {
+			t.Fatalf("round %d: n1 is a %s after Restore", round, role)
+		}
+		if role := roleOf(t, n2); role != "slave" {
+			t.Fatalf("round %d: n2 is a %s after Restore", round, role)
+		}
+	}
+}
+
+// TestRestore_RefusesFaultsLeftInPlace: Restore does not heal; a cut link
+// makes it fail rather than report the topology as it started.
+func TestRestore_RefusesFaultsLeftInPlace(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t, cluster.Topology{Replicas: 1})
+	n2 := node(t, c, "n2")
+	inject(t, &cluster.CutReplicationFault{}, n2)
+	if did, err := c.Restore(context.Background()); err == nil || !strings.Contains(err.Error(), "n2-repl cut") {
+		t.Fatalf("Restore with n2's replication cut = %q, %v; want an error naming it", did, err)
+	}
+}

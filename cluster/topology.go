@@ -88,6 +88,7 @@ type Node struct {
 	cluster *Cluster
 	mu      sync.Mutex
 	demoted *Link // the replication proxy demote made for a master; guarded by mu
+	spare   *Link // that proxy once Restore made the node a master again; guarded by mu
 
 	// In a Redis Cluster (see rediscluster.go): Peer is the proxy whose
 	// address the node announces (replicas replicate through it, redirects

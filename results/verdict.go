@@ -91,9 +91,9 @@ type Soak struct {
 	// CheckNote is set when the streamed check may differ from a check of
 	// the whole history (see checker.ErrNeedHistory).
 	CheckNote string `json:"check_note,omitempty"`
-	// EverySeconds is how often a round started (at least: a round waits
-	// for the one before to end, its leases to run out and the topology to
-	// be restored).
+	// EverySeconds is how often a round was to start (--every); a round
+	// starts later when the one before, its leases and putting the
+	// topology back take longer.
 	EverySeconds float64 `json:"every_seconds"`
 	// Restored counts the rounds after which the topology had to be put
 	// back (a failover undone, a slot moved back).

@@ -42,12 +42,35 @@ func Rerender(runDir string) error {
 	if len(v.TrialResults) == 0 {
 		return fmt.Errorf("%s: verdict.json lists no trial", runDir)
 	}
+	if v.Soak != nil {
+		return rerenderSoak(runDir, s, &v)
+	}
 	t := v.TrialResults[shownTrial(v.TrialResults)]
 	tr, err := readTrial(runDir, s, t)
 	if err != nil {
 		return err
 	}
 	return writeReport(results.Existing(runDir), s, &v, tr, t)
+}
+
+// rerenderSoak renders a soak's report again, on its first anomaly as the
+// soak did, from that round's window; without one (no anomaly) it shows
+// the last round without its timeline: a soak keeps no other round's
+// events apart from history.jsonl.gz.
+func rerenderSoak(runDir string, s Scenario, v *results.Verdict) error {
+	t := v.TrialResults[len(v.TrialResults)-1]
+	for _, r := range v.TrialResults {
+		if r.Trial == v.Soak.FirstAnomaly && r.Dir != "" {
+			t = r
+			tr, err := readTrial(runDir, s, t)
+			if err != nil {
+				return err
+			}
+			return writeReport(results.Existing(runDir), s, v, tr, t)
+		}
+	}
+	tr := TrialResult{Seed: t.Seed, Evidence: t.Evidence, Observed: t.Observed, Reason: t.Reason}
+	return writeReport(results.Existing(runDir), s, v, tr, t)
 }
 
 // readTrial reads back the history of trial t of a run folder and checks it

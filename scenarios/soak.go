@@ -53,7 +53,7 @@ type SoakOptions struct {
 // A SoakProgress is where a soak stands.
 type SoakProgress struct {
 	Elapsed, Total time.Duration
-	Round, Rounds  int // the round being played, of how many
+	Round, Rounds  int // the round being played, of how many were planned (For / Every)
 	Events         int
 	EventsPerSec   float64
 	Anomalies      int
@@ -184,6 +184,7 @@ func soak(ctx context.Context, s Scenario, o Options, opt SoakOptions, dir *resu
 	rng := rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15))
 	copt := CheckOptions(s)
 	seenProblems, restored := 0, 0
+	pending := "" // why the next round cannot start from the start layout
 	for k := 0; runCtx.Err() == nil; k++ {
 		at := start.Add(time.Duration(k) * every)
 		if now := time.Now(); now.After(at) {
@@ -196,6 +197,10 @@ func soak(ctx context.Context, s Scenario, o Options, opt SoakOptions, dir *resu
 			break
 		}
 		log.begin(k+1, monoNow())
+		if pending != "" {
+			problems.add("%s", pending) // this round's, not the one before
+			pending = ""
+		}
 		nem, err := newNemesis(env, s.Faults, log)
 		if err != nil {
 			return nil, err
@@ -224,13 +229,13 @@ func soak(ctx context.Context, s Scenario, o Options, opt SoakOptions, dir *resu
 		if cut || !next.Before(start.Add(opt.For)) {
 			break // no round after this one
 		}
-		did, err := rest(runCtx, c, log, k+1, copt, next.Add(-restoreLead))
+		did, err := rest(runCtx, c, log, k+1, copt, next.Add(-restoreLead), start.Add(opt.For))
 		switch {
-		case runCtx.Err() != nil:
+		case runCtx.Err() != nil, errors.Is(err, errSoakOver):
 		case err != nil:
 			// The next round would not start from the topology its
 			// schedule was written for: it proves nothing.
-			problems.add("the topology could not be put back after round %d: %v", k+1, err)
+			pending = fmt.Sprintf("the topology could not be put back after round %d: %v", k+1, err)
 		case did != "":
 			restored++
 			log.addNote(k+1, "topology put back after the round: "+did)
@@ -298,6 +303,9 @@ func soak(ctx context.Context, s Scenario, o Options, opt SoakOptions, dir *resu
 	return v, nil
 }
 
+// errSoakOver is rest's answer when the soak ends before the next round.
+var errSoakOver = errors.New("the soak ends before the next round")
+
 // restoreLead is how long before a round the topology is put back: long
 // enough for a restore (about 2 s with sentinels), short enough that the
 // round meets the layout a fresh topology has. Sentinels move a replica they
@@ -310,10 +318,14 @@ const restoreLead = 3 * time.Second
 // checker's rules, so that the next round starts with the lock free and
 // putting the topology back cannot wipe a lease someone holds; then, at
 // restoreAt or at once if that has passed, it puts the topology back and
-// returns what that changed.
-func rest(ctx context.Context, c *cluster.Cluster, log *soakLog, k int, copt *checker.Options, restoreAt time.Time) (string, error) {
-	until := checker.MayHoldUntil(log.roundHistory(k), copt)
-	if !sleep(ctx, time.Duration(until-monoNow())) && ctx.Err() != nil {
+// returns what that changed. It returns errSoakOver, at once, when the
+// leases outlast end.
+func rest(ctx context.Context, c *cluster.Cluster, log *soakLog, k int, copt *checker.Options, restoreAt, end time.Time) (string, error) {
+	wait := time.Duration(checker.MayHoldUntil(log.roundHistory(k), copt) - monoNow())
+	if !time.Now().Add(wait).Before(end) {
+		return "", errSoakOver // no round could start after the wait
+	}
+	if !sleep(ctx, wait) && ctx.Err() != nil {
 		return "", ctx.Err()
 	}
 	if !sleep(ctx, time.Until(restoreAt)) && ctx.Err() != nil {
@@ -363,7 +375,8 @@ type soakLog struct {
 	require  []evidence.Requirement
 	tolerate []string
 
-	dir    *results.RunDir // where rounds with an anomaly get their history
+	dir     *results.RunDir // where rounds with an anomaly get their history
+	windows []window        // to write once the lock is let go
 	kept   *soakRound      // the last round evaluated without an anomaly, history kept for the report
 	shown  bool            // a round with an anomaly keeps its history for the report
 	memory []results.MemorySample
@@ -526,6 +539,7 @@ func (l *soakLog) roundOf(a checker.Anomaly) int {
 // kept: a lease that began in a round ends (and its double grant is proven)
 // within a few rounds.
 func (l *soakLog) settle() {
+	defer l.writeWindows()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ended := 0
@@ -557,18 +571,15 @@ func (l *soakLog) evaluate(r *soakRound, final checker.Result) {
 	r.observed, r.reason = evidence.Observe(res, r.ev, l.tolerate)
 	if len(res.Anomalies) > 0 {
 		// A round starts with no lease held and no operation open, so its
-		// events alone reproduce its anomalies.
-		rel := fmt.Sprintf("round-%03d", r.round)
-		if err := os.MkdirAll(l.dir.Path(rel), 0o755); err == nil {
-			if err := checker.WriteFile(l.dir.Path(filepath.Join(rel, checker.HistoryFile)), r.history); err == nil {
-				r.window = rel
-			}
-		}
+		// events alone reproduce its anomalies. The file is written once
+		// the lock is let go: clients record through it.
+		r.window = fmt.Sprintf("round-%03d", r.round)
+		l.windows = append(l.windows, window{r, r.history})
 		if !l.shown {
 			l.shown = true // the first: the report opens on it
 			return
 		}
-	} else if !l.shown {
+	} else if !l.shown && !r.cut {
 		if l.kept != nil {
 			l.kept.history = nil
 		}
@@ -576,6 +587,34 @@ func (l *soakLog) evaluate(r *soakRound, final checker.Result) {
 		return
 	}
 	r.history = nil // the round's events are on disk and checked
+}
+
+// A window is a round's history, to be written to its own file.
+type window struct {
+	r *soakRound
+	h checker.History
+}
+
+// writeWindows writes the windows of the rounds summed up since the last
+// call, outside the lock. A window that cannot be written is noted in its
+// round, which then names no window.
+func (l *soakLog) writeWindows() {
+	l.mu.Lock()
+	todo := l.windows
+	l.windows = nil
+	l.mu.Unlock()
+	for _, w := range todo {
+		err := os.MkdirAll(l.dir.Path(w.r.window), 0o755)
+		if err == nil {
+			err = checker.WriteFile(l.dir.Path(filepath.Join(w.r.window, checker.HistoryFile)), w.h)
+		}
+		if err != nil {
+			l.mu.Lock()
+			w.r.window = ""
+			w.r.ev.Notes = append(w.r.ev.Notes, "its history could not be written: "+err.Error())
+			l.mu.Unlock()
+		}
+	}
 }
 
 // watch polls for anomalies every 200 ms and reports progress every
@@ -637,6 +676,7 @@ func (l *soakLog) close() ([]*soakRound, error) {
 	all := append(l.done, l.rounds...)
 	l.rounds, l.done = nil, nil
 	l.mu.Unlock()
+	l.writeWindows()
 	if err := l.finish(); err != nil {
 		return nil, err
 	}

@@ -128,6 +128,15 @@ func TestSoak_FindsDoubleGrantEveryRound(t *testing.T) {
 	if err != nil || !bytes.Contains(report, []byte("Round 1: the first anomaly")) {
 		t.Errorf("report.html (%v) does not open on round 1's anomaly", err)
 	}
+	if err := os.Remove(filepath.Join(dir, "report.html")); err != nil {
+		t.Fatal(err)
+	}
+	if err := scenarios.Rerender(dir); err != nil {
+		t.Fatalf("lockpick report of the soak: %v", err)
+	}
+	if again, err := os.ReadFile(filepath.Join(dir, "report.html")); err != nil || !bytes.Contains(again, []byte("Round 1: the first anomaly")) {
+		t.Errorf("report.html rendered again (%v) does not open on round 1's anomaly", err)
+	}
 	if n := len(v.Soak.Memory); n == 0 || v.Soak.Memory[n-1].RSSBytes == 0 {
 		t.Errorf("memory samples %+v; want one at the end at least", v.Soak.Memory)
 	}
