@@ -243,6 +243,18 @@ func (s *Stream) Anomalies() []Anomaly {
 	return out
 }
 
+// Prevented returns the prevented anomalies (fenced stale writes) proven
+// so far, ordered as in [Result]; each stays in the result of Close.
+func (s *Stream) Prevented() []Anomaly {
+	saved := slices.Clone(s.saved)
+	slices.SortStableFunc(saved, func(a, b staleFound) int { return a.seq - b.seq })
+	out := make([]Anomaly, len(saved))
+	for i, f := range saved {
+		out[i] = f.a
+	}
+	return out
+}
+
 // Decide applies now what the events so far allow, as Add does every few
 // hundred events, so that [Stream.Anomalies] lists all that is proven. A
 // slow history (a few events a second) calls it on a timer.

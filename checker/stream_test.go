@@ -19,12 +19,23 @@ import (
 // stream feeds h to a Stream and closes it.
 func stream(h checker.History, opt *checker.Options) (checker.Result, error) {
 	s := checker.NewStream(opt)
-	for _, e := range h {
+	for i, e := range h {
 		if err := s.Add(e); err != nil {
 			break
 		}
+		if i == len(h)/2 {
+			s.Decide()
+			if n := len(s.Prevented()); n > len(checker.Check(h, opt).Prevented) {
+				return checker.Result{}, fmt.Errorf("Prevented lists %d halfway, more than Check finds in all", n)
+			}
+		}
 	}
-	return s.Close()
+	res, err := s.Close()
+	same := slices.EqualFunc(s.Prevented(), res.Prevented, func(a, b checker.Anomaly) bool { return slices.Equal(a.Ops, b.Ops) })
+	if err == nil && !same {
+		err = fmt.Errorf("Prevented after Close lists %v, Close %v", s.Prevented(), res.Prevented)
+	}
+	return res, err
 }
 
 // sameAsCheck checks that a Stream gives h the result Check gives, or says

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"bufio"
+	"cmp"
 	"compress/gzip"
 	"context"
 	"encoding/json"
@@ -76,17 +77,15 @@ type SoakAnomaly struct {
 // round starts as the first did. The history is checked as it is recorded
 // and written to history.jsonl.gz; a round with an anomaly also gets its
 // own history (round-NNN/history.jsonl) and the report shows the first.
-// verdict.json has one trial result per round and a soak section. A cancelled ctx ends the soak with a
-// partial verdict, which is returned with no error. Harness failures come
-// back as *[InfraError] and leave no run folder; scenarios with isolated
-// clients are an [ErrBadScenario] (not supported yet).
+// verdict.json has one trial result per round and a soak section.
+// Isolated clients get a new process each round; their events are checked
+// when the round ends. A cancelled ctx ends the soak with a partial
+// verdict, which is returned with no error. Harness failures come back as
+// *[InfraError] and leave no run folder.
 func Soak(ctx context.Context, s Scenario, opt SoakOptions) (*results.Verdict, string, error) {
 	s = s.withDefaults()
 	if err := s.Validate(); err != nil {
 		return nil, "", err
-	}
-	if len(s.Isolate) > 0 {
-		return nil, "", fmt.Errorf("%w: soak: isolated clients (isolate:) are not supported yet", ErrBadScenario)
 	}
 	if opt.For <= 0 {
 		return nil, "", fmt.Errorf("%w: soak: the length must be positive", ErrBadScenario)
@@ -140,6 +139,13 @@ func soak(ctx context.Context, s Scenario, o Options, opt SoakOptions, dir *resu
 	env := &trialEnv{c: c, pids: map[int]int{}, key: s.Lock.Key, clients: s.Clients}
 	problems := &problemLog{}
 	var workers []*worker
+	views := map[int]View{} // of the isolated clients
+	var procs []*workerProc // the round's isolated clients
+	defer func() {
+		for _, p := range procs {
+			p.wait(0) // only reached with work left on an error path
+		}
+	}()
 	for p := 1; p <= s.Clients; p++ {
 		rp, err := c.AddProxy(fmt.Sprintf("r%d", p), res.addr())
 		if err != nil {
@@ -151,6 +157,10 @@ func soak(ctx context.Context, s Scenario, o Options, opt SoakOptions, dir *resu
 			if view, err = clientLinks(c, view, p); err != nil {
 				return nil, &InfraError{Err: err}
 			}
+		}
+		if slices.Contains(s.Isolate, p) {
+			views[p] = view // its process is started each round
+			continue
 		}
 		tgt := newTarget(view)
 		defer tgt.close()
@@ -193,10 +203,29 @@ func soak(ctx context.Context, s Scenario, o Options, opt SoakOptions, dir *resu
 		if k > 0 && !at.Before(start.Add(opt.For)) {
 			break
 		}
+		for _, p := range s.Isolate {
+			wp, err := startWorker(workerSpec{Process: p, Scenario: s, View: views[p]}, log, os.Stderr)
+			if err != nil {
+				return nil, &InfraError{Err: err}
+			}
+			procs = append(procs, wp)
+			env.pids[p] = wp.pid()
+		}
+		for _, wp := range procs {
+			if err := wp.waitReady(10 * time.Second); err != nil {
+				return nil, &InfraError{Err: err}
+			}
+		}
 		if !sleep(runCtx, time.Until(at)) {
 			break
 		}
-		log.begin(k+1, monoNow())
+		startMono := monoNow()
+		log.begin(k+1, startMono)
+		for _, wp := range procs {
+			if err := wp.start(startMono); err != nil {
+				return nil, &InfraError{Err: err}
+			}
+		}
 		if pending != "" {
 			problems.add("%s", pending) // this round's, not the one before
 			pending = ""
@@ -217,6 +246,19 @@ func soak(ctx context.Context, s Scenario, o Options, opt SoakOptions, dir *resu
 		wg.Wait()
 		cancel()
 		nem.healAll(hctx)
+		killed, paused := nem.killedClients(), nem.pausedClients()
+		for _, wp := range procs {
+			wp.wait(s.Hold.D() + 3*time.Second)
+			list, err := wp.problems(wp.process == s.Lock.CrashAfterSetNX, killed[wp.process])
+			for _, msg := range list {
+				problems.add("%s", msg)
+			}
+			if err != nil && !killed[wp.process] && !paused[wp.process] {
+				problems.add("client %d: %v", wp.process, err)
+			}
+		}
+		procs = nil
+		log.flush()
 		faults, notes := nem.evidence()
 		all := problems.all()
 		cut := runCtx.Err() != nil
@@ -366,20 +408,26 @@ type soakLog struct {
 	werr   error // the first write error
 	note   string
 
-	rounds   []*soakRound // not yet evaluated, in order
-	done     []*soakRound // evaluated
-	reported map[string]bool
-	byRound  map[int][]checker.Anomaly // anomalies of rounds not yet evaluated
-	keep     int                       // ended rounds kept open for late anomalies
-	findings int
-	require  []evidence.Requirement
-	tolerate []string
+	rounds    []*soakRound // not yet evaluated, in order
+	done      []*soakRound // evaluated
+	reported  map[string]bool
+	byRound   map[int][]checker.Anomaly // anomalies of rounds not yet evaluated
+	prevented map[int][]checker.Anomaly // and their prevented ones
+	keep      int                       // ended rounds kept open for late anomalies
+	findings  int
+	require   []evidence.Requirement
+	tolerate  []string
+
+	// With isolated clients, whose events come late, events wait in
+	// pending until their round is flushed (ordered).
+	ordered bool
+	pending checker.History
 
 	dir     *results.RunDir // where rounds with an anomaly get their history
 	windows []window        // to write once the lock is let go
-	kept   *soakRound      // the last round evaluated without an anomaly, history kept for the report
-	shown  bool            // a round with an anomaly keeps its history for the report
-	memory []results.MemorySample
+	kept    *soakRound      // the last round evaluated without an anomaly, history kept for the report
+	shown   bool            // a round with an anomaly keeps its history for the report
+	memory  []results.MemorySample
 }
 
 var _ eventLog = (*soakLog)(nil)
@@ -397,7 +445,8 @@ func newSoakLog(dir *results.RunDir, s Scenario, keep int) (*soakLog, error) {
 	enc.SetEscapeHTML(false)
 	return &soakLog{f: f, zw: zw, bw: bw, enc: enc, stream: checker.NewStream(CheckOptions(s)),
 		require: s.Require, tolerate: s.Tolerate, keep: keep, reported: map[string]bool{}, byRound: map[int][]checker.Anomaly{},
-		dir: dir}, nil
+		prevented: map[int][]checker.Anomaly{},
+		dir:       dir, ordered: len(s.Isolate) > 0}, nil
 }
 
 // Record stamps e as a [checker.Recorder] does (the next index, the time
@@ -406,21 +455,44 @@ func (l *soakLog) Record(e checker.Event) checker.Event {
 	e.Value = slices.Clone(e.Value)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	e.Index = l.events
 	if e.Time == 0 {
 		e.Time = monoNow()
 	}
+	if l.ordered {
+		l.pending = append(l.pending, e) // indexed when the round is flushed
+		return e
+	}
+	l.add(e)
+	return e
+}
+
+// flush puts the events recorded in ordered mode into the history, in time
+// order: once a round's isolated clients are done, no earlier event can
+// come.
+func (l *soakLog) flush() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	slices.SortStableFunc(l.pending, func(a, b checker.Event) int { return cmp.Compare(a.Time, b.Time) })
+	for _, e := range l.pending {
+		l.add(e)
+	}
+	l.pending = nil
+}
+
+// add indexes e, writes it, checks it and keeps it with its round; l.mu is
+// held.
+func (l *soakLog) add(e checker.Event) {
+	e.Index = l.events
 	l.events++
 	if err := l.enc.Encode(&e); err != nil && l.werr == nil {
 		l.werr = err
 	}
 	if err := l.stream.Add(e); err != nil && l.note == "" {
-		l.note = err.Error() // only in-process clients, so it cannot happen
+		l.note = err.Error() // events come in time order, so it cannot happen
 	}
 	if n := len(l.rounds); n > 0 {
 		l.rounds[n-1].history = append(l.rounds[n-1].history, e)
 	}
-	return e
 }
 
 // History returns the events of the rounds kept (the current one and a few
@@ -432,7 +504,9 @@ func (l *soakLog) History() checker.History {
 	for _, r := range l.rounds {
 		h = append(h, r.history...)
 	}
-	return h
+	pending := slices.Clone(l.pending)
+	slices.SortStableFunc(pending, func(a, b checker.Event) int { return cmp.Compare(a.Time, b.Time) })
+	return append(h, pending...)
 }
 
 // begin starts round k, whose schedule starts at startMono.
@@ -492,6 +566,7 @@ func (l *soakLog) poll(since time.Time, found func(SoakAnomaly)) {
 	l.mu.Lock()
 	var fresh []SoakAnomaly
 	l.stream.Decide()
+	l.tracePrevented(l.stream.Prevented())
 	for _, a := range l.stream.Anomalies() {
 		id := fmt.Sprint(a.Kind, a.Ops)
 		if l.reported[id] {
@@ -507,6 +582,34 @@ func (l *soakLog) poll(since time.Time, found func(SoakAnomaly)) {
 	for _, a := range fresh {
 		found(a)
 	}
+}
+
+// tracePrevented traces the prevented anomalies not seen yet to their
+// rounds; they are evidence (a fenced write refused), not anomalies.
+func (l *soakLog) tracePrevented(list []checker.Anomaly) {
+	for _, a := range list {
+		id := fmt.Sprint("prevented ", a.Kind, a.Ops)
+		if l.reported[id] {
+			continue
+		}
+		l.reported[id] = true
+		k := l.roundOf(a)
+		if r := l.doneRound(k); r != nil {
+			r.check.Prevented = append(r.check.Prevented, a) // too late for its requirements
+			continue
+		}
+		l.prevented[k] = append(l.prevented[k], a)
+	}
+}
+
+// doneRound returns round k if it is summed up already, else nil.
+func (l *soakLog) doneRound(k int) *soakRound {
+	for _, r := range l.done {
+		if r.round == k {
+			return r
+		}
+	}
+	return nil
 }
 
 // attach adds a to round k's anomalies: kept for its evaluation, or added
@@ -559,8 +662,9 @@ func (l *soakLog) settle() {
 // evaluate sums up round r with the anomalies traced to it; final is the
 // stream's closing result, for what only the end can tell.
 func (l *soakLog) evaluate(r *soakRound, final checker.Result) {
-	res := checker.Result{Origin: final.Origin, Anomalies: l.byRound[r.round]}
+	res := checker.Result{Origin: final.Origin, Anomalies: l.byRound[r.round], Prevented: l.prevented[r.round]}
 	delete(l.byRound, r.round)
+	delete(l.prevented, r.round)
 	res.Verdict = checker.Ok
 	if len(res.Anomalies) > 0 {
 		res.Verdict = checker.Illegal
@@ -660,6 +764,7 @@ func (l *soakLog) watch(done <-chan struct{}, start time.Time, found func(SoakAn
 func (l *soakLog) close() ([]*soakRound, error) {
 	res, cerr := l.stream.Close()
 	l.mu.Lock()
+	l.tracePrevented(res.Prevented)
 	for _, a := range res.Anomalies {
 		id := fmt.Sprint(a.Kind, a.Ops)
 		if !l.reported[id] {

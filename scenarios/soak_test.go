@@ -209,3 +209,19 @@ func TestSoak_EveryShorterThanARound(t *testing.T) {
 		t.Fatalf("a round every 1s of a 4s scenario: %v; want ErrBadScenario", err)
 	}
 }
+
+// TestSoak_IsolatedClient: gc-pause's holder runs in a process of its own,
+// started again each round (the schedule pauses it); its events reach the
+// soak late and are checked in time order when the round ends.
+func TestSoak_IsolatedClient(t *testing.T) {
+	testredis.Require(t, false)
+	v, _ := soakWith(t, context.Background(), "gc-pause", scenarios.SoakOptions{For: 9 * time.Second, Every: 4500 * time.Millisecond})
+	if v.Soak.Rounds != 2 || v.Soak.CheckNote != "" && !strings.Contains(v.Soak.CheckNote, "lost update") {
+		t.Fatalf("%d rounds, check note %q; want 2 checked in time order", v.Soak.Rounds, v.Soak.CheckNote)
+	}
+	for _, r := range v.TrialResults {
+		if r.Observed != "unsafe" {
+			t.Errorf("round %d: %s (%s); want unsafe", r.Trial, r.Observed, r.Reason)
+		}
+	}
+}

@@ -126,8 +126,14 @@ type workerProc struct {
 	killed    time.Duration // the grace it overran, if the runner killed it
 }
 
+// A recorder takes events: a [checker.Recorder] in a trial, the soak's log
+// in a soak.
+type recorder interface {
+	Record(checker.Event) checker.Event
+}
+
 // startWorker starts an isolated client and feeds its events to rec.
-func startWorker(spec workerSpec, rec *checker.Recorder, stderr io.Writer) (*workerProc, error) {
+func startWorker(spec workerSpec, rec recorder, stderr io.Writer) (*workerProc, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
