@@ -190,11 +190,14 @@ func soak(ctx context.Context, s Scenario, o Options, opt SoakOptions, dir *resu
 	watchDone := make(chan struct{})
 	var watch sync.WaitGroup
 	watch.Go(func() { log.watch(watchDone, start, found, opt.Progress, opt.For, planned) })
+	stopWatch := sync.OnceFunc(func() { close(watchDone); watch.Wait() })
+	defer stopWatch() // on an error path too: it must not write into an aborted folder
 
 	rng := rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15))
 	copt := CheckOptions(s)
 	seenProblems, restored := 0, 0
 	pending := "" // why the next round cannot start from the start layout
+rounds:
 	for k := 0; runCtx.Err() == nil; k++ {
 		at := start.Add(time.Duration(k) * every)
 		if now := time.Now(); now.After(at) {
@@ -203,28 +206,39 @@ func soak(ctx context.Context, s Scenario, o Options, opt SoakOptions, dir *resu
 		if k > 0 && !at.Before(start.Add(opt.For)) {
 			break
 		}
+		// An isolated client that does not start makes its round
+		// inconclusive; the soak goes on.
+		var failed []string
 		for _, p := range s.Isolate {
+			delete(env.pids, p) // last round's process is gone
 			wp, err := startWorker(workerSpec{Process: p, Scenario: s, View: views[p]}, log, os.Stderr)
 			if err != nil {
-				return nil, &InfraError{Err: err}
+				failed = append(failed, fmt.Sprintf("client %d's process did not start: %v", p, err))
+				continue
 			}
 			procs = append(procs, wp)
 			env.pids[p] = wp.pid()
 		}
 		for _, wp := range procs {
 			if err := wp.waitReady(10 * time.Second); err != nil {
-				return nil, &InfraError{Err: err}
+				failed = append(failed, fmt.Sprintf("client %d's process: %v", wp.process, err))
 			}
 		}
 		if !sleep(runCtx, time.Until(at)) {
 			break
 		}
+		if now := time.Now(); now.After(at) {
+			at = now // starting the clients' processes took longer
+		}
 		startMono := monoNow()
 		log.begin(k+1, startMono)
 		for _, wp := range procs {
 			if err := wp.start(startMono); err != nil {
-				return nil, &InfraError{Err: err}
+				failed = append(failed, fmt.Sprintf("client %d's process did not take the start: %v", wp.process, err))
 			}
+		}
+		for _, f := range failed {
+			problems.add("%s", f)
 		}
 		if pending != "" {
 			problems.add("%s", pending) // this round's, not the one before
@@ -273,7 +287,9 @@ func soak(ctx context.Context, s Scenario, o Options, opt SoakOptions, dir *resu
 		}
 		did, err := rest(runCtx, c, log, k+1, copt, next.Add(-restoreLead), start.Add(opt.For))
 		switch {
-		case runCtx.Err() != nil, errors.Is(err, errSoakOver):
+		case runCtx.Err() != nil:
+		case errors.Is(err, errSoakOver):
+			break rounds // the leases outlast the soak: no round may start
 		case err != nil:
 			// The next round would not start from the topology its
 			// schedule was written for: it proves nothing.
@@ -292,8 +308,7 @@ func soak(ctx context.Context, s Scenario, o Options, opt SoakOptions, dir *resu
 	if all := problems.all(); len(all) > seenProblems {
 		log.addProblems(all[seenProblems:])
 	}
-	close(watchDone)
-	watch.Wait()
+	stopWatch()
 	if ctx.Err() != nil && stopped == "" {
 		stopped = "interrupted"
 	}
@@ -450,7 +465,8 @@ func newSoakLog(dir *results.RunDir, s Scenario, keep int) (*soakLog, error) {
 }
 
 // Record stamps e as a [checker.Recorder] does (the next index, the time
-// if zero, under the lock so times never decrease), writes it and checks it.
+// if zero, under the lock so times never decrease), writes it and checks
+// it; in ordered mode it keeps it for flush, which indexes it.
 func (l *soakLog) Record(e checker.Event) checker.Event {
 	e.Value = slices.Clone(e.Value)
 	l.mu.Lock()
@@ -645,6 +661,10 @@ func (l *soakLog) settle() {
 	defer l.writeWindows()
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	// Fenced writes are evidence: a round is not summed up before the
+	// stream has judged its last events.
+	l.stream.Decide()
+	l.tracePrevented(l.stream.Prevented())
 	ended := 0
 	for _, r := range l.rounds {
 		if r.ended {
@@ -762,6 +782,7 @@ func (l *soakLog) watch(done <-chan struct{}, start time.Time, found func(SoakAn
 // the rounds of the verdict: every round played, and a round cut short
 // only if it has an anomaly. The history file stays in place.
 func (l *soakLog) close() ([]*soakRound, error) {
+	l.flush() // nothing should be left; nothing may be lost either
 	res, cerr := l.stream.Close()
 	l.mu.Lock()
 	l.tracePrevented(res.Prevented)

@@ -81,9 +81,11 @@ func soakWith(t *testing.T, ctx context.Context, name string, opt scenarios.Soak
 
 func TestSoak_Rounds(t *testing.T) {
 	testredis.Require(t, false)
-	v, _ := soakFor(t, context.Background(), "single-baseline", 6*time.Second)
-	if got, want := v.Soak.Rounds, 3; got != want {
-		t.Fatalf("rounds = %d, want %d", got, want)
+	// Rounds of 2 s; one starts every 2 s, or later when an acquire cut
+	// short by a round's end may hold the lock (TTL 2 s): 2 to 4 rounds.
+	v, _ := soakFor(t, context.Background(), "single-baseline", 8*time.Second)
+	if got := v.Soak.Rounds; got < 2 || got > 4 {
+		t.Fatalf("rounds = %d, want 2 to 4", got)
 	}
 	if v.Observed != "safe" || !v.Matched || v.Soak.Partial || v.Soak.Events == 0 || v.Soak.PeakRSSBytes == 0 {
 		t.Errorf("observed %s (matched %v), soak %+v; want a safe, whole soak", v.Observed, v.Matched, *v.Soak)
