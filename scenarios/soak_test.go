@@ -3,8 +3,8 @@ package scenarios_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"encoding/json"
+	"errors"
 	"maps"
 	"os"
 	"path/filepath"
