@@ -128,15 +128,14 @@ func (c *Cluster) replicationDrift(ctx context.Context) string {
 	for _, s := range c.Sentinels {
 		// What waitSettled waits for, read once.
 		v, err := sentinelMaster(ctx, s.Addr())
-		switch {
-		case err != nil:
-			drift = append(drift, s.Name+" does not answer")
-		case v["ip"]+":"+v["port"] != m.Addr():
-			drift = append(drift, s.Name+" does not name "+m.Name+" master")
-		case v["flags"] != "master" || v["num-slaves"] != fmt.Sprint(c.topo.Replicas) ||
-			v["num-other-sentinels"] != fmt.Sprint(len(c.Sentinels)-1):
-			drift = append(drift, fmt.Sprintf("%s sees %s with flags %s, %s replicas, %s other sentinels",
-				s.Name, m.Name, v["flags"], v["num-slaves"], v["num-other-sentinels"]))
+		if err == nil && v["ip"]+":"+v["port"] != m.Addr() {
+			err = errors.New("does not name " + m.Name + " master")
+		}
+		if err == nil {
+			err = c.sentinelSettled(v)
+		}
+		if err != nil {
+			drift = append(drift, s.Name+": "+err.Error())
 		}
 	}
 	if len(drift) == 0 {

@@ -29,16 +29,23 @@ func (c *Cluster) waitSettled(ctx context.Context, timeout time.Duration) error 
 			if err != nil {
 				return err
 			}
-			if m["flags"] != "master" || m["num-slaves"] != fmt.Sprint(c.topo.Replicas) ||
-				m["num-other-sentinels"] != fmt.Sprint(len(c.Sentinels)-1) {
-				return fmt.Errorf("sentinel view not settled: flags=%s replicas=%s sentinels=%s",
-					m["flags"], m["num-slaves"], m["num-other-sentinels"])
-			}
-			return nil
+			return c.sentinelSettled(m)
 		})
 		if err != nil {
 			return &StartError{Node: s.Name, LogPath: s.Proc.LogPath(), Err: err}
 		}
+	}
+	return nil
+}
+
+// sentinelSettled returns an error saying how a sentinel's view of the
+// master (SENTINEL MASTER) falls short of a settled one, the master up with
+// every replica and every other sentinel; nil if it does not.
+func (c *Cluster) sentinelSettled(m map[string]string) error {
+	if m["flags"] != "master" || m["num-slaves"] != fmt.Sprint(c.topo.Replicas) ||
+		m["num-other-sentinels"] != fmt.Sprint(len(c.Sentinels)-1) {
+		return fmt.Errorf("sentinel view not settled: flags=%s replicas=%s sentinels=%s",
+			m["flags"], m["num-slaves"], m["num-other-sentinels"])
 	}
 	return nil
 }

@@ -346,18 +346,9 @@ func RunTrial(ctx context.Context, s Scenario, seed uint64, dir string, nb Backe
 	}()
 	var inproc []*worker
 	for p := 1; p <= s.Clients; p++ {
-		// Each client reaches the resource through its own proxy, r<p>, so
-		// one client's path can be delayed or cut alone.
-		rp, err := c.AddProxy(fmt.Sprintf("r%d", p), res.addr())
+		view, err := clientView(c, s, res, p)
 		if err != nil {
 			return TrialResult{}, &InfraError{Err: err}
-		}
-		view := viewOf(c)
-		view.Resource = rp.Addr()
-		if s.usesClientLinks() {
-			if view, err = clientLinks(c, view, p); err != nil {
-				return TrialResult{}, &InfraError{Err: err}
-			}
 		}
 		if slices.Contains(s.Isolate, p) {
 			wp, err := startWorker(workerSpec{Process: p, Scenario: s, View: view}, rec, os.Stderr)
@@ -395,30 +386,16 @@ func RunTrial(ctx context.Context, s Scenario, seed uint64, dir string, nb Backe
 	}
 	runCtx, cancel := context.WithTimeout(ctx, s.Duration.D())
 	defer cancel()
-	var wg sync.WaitGroup
-	for _, w := range inproc {
-		wg.Go(func() { w.run(runCtx) })
-	}
-	nem.setStart(start)
-	wg.Go(func() { nem.run(runCtx, ctx, rng, start) })
-	wg.Go(func() { nem.watchSentinels(runCtx) })
-	wg.Go(func() { nem.watchSlot(runCtx) })
-	wg.Wait()
+	play(runCtx, ctx, inproc, nem, rng, start)
 	clients := len(inproc) + len(procs)
 	var silent clientErrors
 	for _, w := range inproc {
 		silent.add(w.process, w.finish())
 	}
 	nem.healAll(ctx)
-	grace := s.Hold.D() + 3*time.Second
 	killed := nem.killedClients()
 	for _, p := range procs {
-		p.wait(grace)
-		list, err := p.problems(p.process == s.Lock.CrashAfterSetNX, killed[p.process])
-		for _, msg := range list {
-			problems.add("%s", msg)
-		}
-		silent.add(p.process, err)
+		silent.add(p.process, p.finish(s, killed[p.process], problems))
 	}
 	procs = nil
 	if err := ctx.Err(); err != nil {
@@ -442,6 +419,37 @@ func RunTrial(ctx context.Context, s Scenario, seed uint64, dir string, nb Backe
 	obs, why := evidence.Observe(r, ev, s.Tolerate)
 	return TrialResult{Seed: seed, History: h, Check: r, Evidence: ev, Observed: obs, Reason: why,
 		Wall: time.Since(began), checkOptions: copt}, nil
+}
+
+// clientView returns what client p of s dials on c: the nodes, the
+// protected resource through a proxy of its own (r<p>, so one client's
+// path can be delayed or cut alone) and, when the schedule needs them, its
+// own links to the nodes.
+func clientView(c *cluster.Cluster, s Scenario, res *resource, p int) (View, error) {
+	rp, err := c.AddProxy(fmt.Sprintf("r%d", p), res.addr())
+	if err != nil {
+		return View{}, err
+	}
+	view := viewOf(c)
+	view.Resource = rp.Addr()
+	if s.usesClientLinks() {
+		return clientLinks(c, view, p)
+	}
+	return view, nil
+}
+
+// play runs the in-process clients and the nemesis's schedule from start
+// until ctx ends; heals run under healCtx.
+func play(ctx, healCtx context.Context, workers []*worker, nem *nemesis, rng *rand.Rand, start time.Time) {
+	var wg sync.WaitGroup
+	for _, w := range workers {
+		wg.Go(func() { w.run(ctx) })
+	}
+	nem.setStart(start)
+	wg.Go(func() { nem.run(ctx, healCtx, rng, start) })
+	wg.Go(func() { nem.watchSentinels(ctx) })
+	wg.Go(func() { nem.watchSlot(ctx) })
+	wg.Wait()
 }
 
 // A clientError is the error of one client's lock that never answered.

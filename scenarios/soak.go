@@ -147,16 +147,9 @@ func soak(ctx context.Context, s Scenario, o Options, opt SoakOptions, dir *resu
 		}
 	}()
 	for p := 1; p <= s.Clients; p++ {
-		rp, err := c.AddProxy(fmt.Sprintf("r%d", p), res.addr())
+		view, err := clientView(c, s, res, p)
 		if err != nil {
 			return nil, &InfraError{Err: err}
-		}
-		view := viewOf(c)
-		view.Resource = rp.Addr()
-		if s.usesClientLinks() {
-			if view, err = clientLinks(c, view, p); err != nil {
-				return nil, &InfraError{Err: err}
-			}
 		}
 		if slices.Contains(s.Isolate, p) {
 			views[p] = view // its process is started each round
@@ -249,25 +242,12 @@ rounds:
 			return nil, err
 		}
 		roundCtx, cancel := context.WithDeadline(runCtx, at.Add(d))
-		var wg sync.WaitGroup
-		for _, w := range workers {
-			wg.Go(func() { w.run(roundCtx) })
-		}
-		nem.setStart(at)
-		wg.Go(func() { nem.run(roundCtx, hctx, rng, at) })
-		wg.Go(func() { nem.watchSentinels(roundCtx) })
-		wg.Go(func() { nem.watchSlot(roundCtx) })
-		wg.Wait()
+		play(roundCtx, hctx, workers, nem, rng, at)
 		cancel()
 		nem.healAll(hctx)
 		killed, paused := nem.killedClients(), nem.pausedClients()
 		for _, wp := range procs {
-			wp.wait(s.Hold.D() + 3*time.Second)
-			list, err := wp.problems(wp.process == s.Lock.CrashAfterSetNX, killed[wp.process])
-			for _, msg := range list {
-				problems.add("%s", msg)
-			}
-			if err != nil && !killed[wp.process] && !paused[wp.process] {
+			if err := wp.finish(s, killed[wp.process], problems); err != nil && !killed[wp.process] && !paused[wp.process] {
 				problems.add("client %d: %v", wp.process, err)
 			}
 		}
@@ -537,10 +517,8 @@ func (l *soakLog) begin(k int, startMono int64) {
 func (l *soakLog) end(k int, faults []evidence.Fault, notes, problems []string, cut bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for _, r := range l.rounds {
-		if r.round == k {
-			r.ended, r.cut, r.faults, r.notes, r.problems = true, cut, faults, notes, problems
-		}
+	if r := findRound(l.rounds, k); r != nil {
+		r.ended, r.cut, r.faults, r.notes, r.problems = true, cut, faults, notes, problems
 	}
 }
 
@@ -557,10 +535,8 @@ func (l *soakLog) addProblems(p []string) {
 func (l *soakLog) roundHistory(k int) checker.History {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for _, r := range l.rounds {
-		if r.round == k {
-			return slices.Clone(r.history)
-		}
+	if r := findRound(l.rounds, k); r != nil {
+		return slices.Clone(r.history)
 	}
 	return nil
 }
@@ -569,10 +545,8 @@ func (l *soakLog) roundHistory(k int) checker.History {
 func (l *soakLog) addNote(k int, text string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for _, r := range l.rounds {
-		if r.round == k {
-			r.notes = append(r.notes, text)
-		}
+	if r := findRound(l.rounds, k); r != nil {
+		r.notes = append(r.notes, text)
 	}
 }
 
@@ -610,7 +584,7 @@ func (l *soakLog) tracePrevented(list []checker.Anomaly) {
 		}
 		l.reported[id] = true
 		k := l.roundOf(a)
-		if r := l.doneRound(k); r != nil {
+		if r := findRound(l.done, k); r != nil {
 			r.check.Prevented = append(r.check.Prevented, a) // too late for its requirements
 			continue
 		}
@@ -618,9 +592,9 @@ func (l *soakLog) tracePrevented(list []checker.Anomaly) {
 	}
 }
 
-// doneRound returns round k if it is summed up already, else nil.
-func (l *soakLog) doneRound(k int) *soakRound {
-	for _, r := range l.done {
+// findRound returns round k of rounds, or nil.
+func findRound(rounds []*soakRound, k int) *soakRound {
+	for _, r := range rounds {
 		if r.round == k {
 			return r
 		}
@@ -631,13 +605,11 @@ func (l *soakLog) doneRound(k int) *soakRound {
 // attach adds a to round k's anomalies: kept for its evaluation, or added
 // to a round already evaluated (a lease that outlived the rounds kept).
 func (l *soakLog) attach(k int, a checker.Anomaly) {
-	for _, r := range l.done {
-		if r.round == k {
-			r.check.Anomalies = append(r.check.Anomalies, a)
-			r.check.Verdict = checker.Illegal
-			r.observed, r.reason = evidence.Observe(r.check, r.ev, l.tolerate)
-			return
-		}
+	if r := findRound(l.done, k); r != nil {
+		r.check.Anomalies = append(r.check.Anomalies, a)
+		r.check.Verdict = checker.Illegal
+		r.observed, r.reason = evidence.Observe(r.check, r.ev, l.tolerate)
+		return
 	}
 	l.byRound[k] = append(l.byRound[k], a)
 }

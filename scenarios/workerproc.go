@@ -189,6 +189,18 @@ func startWorker(spec workerSpec, rec recorder, stderr io.Writer) (*workerProc, 
 	return p, nil
 }
 
+// finish waits for the worker once the faults are healed (up to s's hold
+// plus 3 s, then kills it), adds what went wrong with it to problems, and
+// returns the error of a subject that never worked (see problems).
+func (p *workerProc) finish(s Scenario, killed bool, problems *problemLog) error {
+	p.wait(s.Hold.D() + 3*time.Second)
+	list, err := p.problems(p.process == s.Lock.CrashAfterSetNX, killed)
+	for _, msg := range list {
+		problems.add("%s", msg)
+	}
+	return err
+}
+
 // problems says, once the worker was waited for, what went wrong with it:
 // it died before reporting (unless crash says it was meant to die), or
 // wrote lines that are not events; plus its subject's problems. It returns
