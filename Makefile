@@ -92,3 +92,11 @@ explore-demo: deps build
 	bin/lockpick explore gc-pause-fenced --faults pause-client,latency,partition,drop-replies,reset --budget 5m --parallel 2
 	$(GO) build -o bin/extlock ./examples/extlock
 	-bin/lockpick explore single-baseline --subject-cmd 'bin/extlock -unsafe-release' --faults pause-client,latency,drop-replies --budget 5m --parallel 2
+
+# load-check runs the ci suite (3 trials) twice beside 2 busy loops and
+# prints the wrong verdicts, the trials that missed their attack while
+# counted conclusive, and the conclusive share; exit 1 on either of the
+# first two. About 15 minutes on 2 cores.
+.PHONY: load-check
+load-check: deps build
+	$(GO) run ./internal/loadcheck -lockpick $(BIN) -suite ci -trials 3 -rounds 2 -busy 2
