@@ -41,8 +41,8 @@ machine time.
 --junit and --summary cover runs and every arm of a comparison (the summary
 also holds the comparison tables).
 
-Exit codes: 0 every merged verdict matched (compare: no inconclusive trial),
-1 a verdict did not match, 2 shards that do not fit together (a missing or
+Exit codes: 0 every merged verdict matched (compare: every arm's, each
+against its own expectation), 1 a verdict did not match, 2 shards that do not fit together (a missing or
 repeated shard is named), a shard whose record differs from its histories,
 or bad usage, 3 a folder could not be written.`,
 		Example: "  lockpick merge results/runs\n  lockpick merge a/ b/ c/ d/ --junit junit.xml --summary summary.md",
@@ -86,7 +86,8 @@ func merge(out io.Writer, args []string, f mergeFlags) error {
 				return infraError(err)
 			}
 			fmt.Fprintf(out, "results: %s\n", m.Dir)
-			if m.Comparison.Inconclusive() > 0 {
+			if err := compareFailure(m.Comparison); err != nil {
+				fmt.Fprintln(out, err)
 				failed++
 			}
 			for i, v := range m.Arms { // each arm's verdict goes into the JUnit file and the summary
@@ -108,7 +109,7 @@ func merge(out io.Writer, args []string, f mergeFlags) error {
 		return err
 	}
 	if failed > 0 {
-		return mismatch("%d of %d merged runs did not match their expectation or had inconclusive trials", failed, len(merged))
+		return mismatch("%d of %d merged runs or comparisons did not match their expectation (a comparison: one of its arms)", failed, len(merged))
 	}
 	return nil
 }
