@@ -2,6 +2,7 @@ package results_test
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 
@@ -86,5 +87,21 @@ func TestComparison_UnmatchedArm(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "NO") || !strings.Contains(page.String(), "NOT matched") {
 		t.Errorf("the unmatched arm is not shown as such:\n%s\n%s", out.String(), page.String())
+	}
+}
+
+// Build identifies the running executable by its bytes, so shards of two
+// "(devel)" builds do not pass for one.
+func TestBuild_IsTheExecutablesHash(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Skip(err)
+	}
+	sum, err := results.FileSHA256(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := results.Build(); got != "sha256:"+sum {
+		t.Errorf("Build() = %q, want sha256:%s", got, sum)
 	}
 }
