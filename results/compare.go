@@ -7,14 +7,17 @@ import (
 )
 
 // A Comparison is the outcome of `lockpick compare`: one scenario's arms,
-// N trials each, with violation rates and significance tests.
+// N trials each, with violation rates and significance tests, and each
+// arm's verdict against its own expectation.
 type Comparison struct {
 	Scenario string `json:"scenario"`
 	Seed     uint64 `json:"seed"`
 	Trials   int    `json:"trials"`
-	// Shard is "i/n" when this comparison holds one shard of the trials.
-	Shard string       `json:"shard,omitempty"`
-	Arms  []ArmResult  `json:"arms"`
+	// Shard is "i/n" when this comparison holds one shard of the trials:
+	// its counts are partial and it has no Tests.
+	Shard string      `json:"shard,omitempty"`
+	Arms  []ArmResult `json:"arms"`
+	// Tests compare the first arm with each other; empty for a shard.
 	Tests []FisherTest `json:"tests"`
 	// WallSeconds is the wall time of the whole comparison.
 	WallSeconds float64 `json:"wall_seconds"`
@@ -28,7 +31,12 @@ type Comparison struct {
 type ArmResult struct {
 	Arm     string `json:"arm"`
 	Summary string `json:"summary,omitempty"`
-	Trials  int    `json:"trials"`
+	// Expect, Observed and Matched are the arm's verdict (its verdict.json):
+	// an arm that did not match is a failure of the comparison.
+	Expect   string `json:"expect"`
+	Observed string `json:"observed"`
+	Matched  bool   `json:"matched"`
+	Trials   int    `json:"trials"`
 	// Conclusive counts the trials whose verdict counts; Inconclusive the
 	// others (their reasons are in the arm's verdict.json).
 	Conclusive   int `json:"conclusive"`
@@ -53,7 +61,8 @@ type FisherTest struct {
 func NewArmResult(arm, summary string, v *Verdict, dir string) ArmResult {
 	n := v.Trials - v.TrialsInconclusive
 	lo, hi := Wilson(v.TrialsWithAnomaly, n)
-	return ArmResult{Arm: arm, Summary: summary, Trials: v.Trials, Conclusive: n, Inconclusive: v.TrialsInconclusive,
+	return ArmResult{Arm: arm, Summary: summary, Expect: v.Expect, Observed: v.Observed, Matched: v.Matched,
+		Trials: v.Trials, Conclusive: n, Inconclusive: v.TrialsInconclusive,
 		Violations: v.TrialsWithAnomaly, Rate: float64(v.TrialsWithAnomaly) / float64(max(n, 1)), Low: lo, High: hi, Dir: dir}
 }
 
@@ -66,10 +75,27 @@ func (c *Comparison) Inconclusive() int {
 	return n
 }
 
+// Unmatched lists the arms whose verdict did not match their expectation
+// (an arm with an inconclusive trial never matches), as "arm (expect X,
+// observed Y)".
+func (c *Comparison) Unmatched() []string {
+	var out []string
+	for _, a := range c.Arms {
+		if !a.Matched {
+			out = append(out, fmt.Sprintf("%s (expect %s, observed %s)", a.Arm, a.Expect, a.Observed))
+		}
+	}
+	return out
+}
+
 // AddTests fills Tests with a Fisher exact test of the first arm against
-// each other arm, on conclusive trials.
+// each other arm, on conclusive trials; a shard gets none, its counts being
+// a part of the comparison's.
 func (c *Comparison) AddTests() {
 	c.Tests = nil
+	if c.Shard != "" {
+		return
+	}
 	for _, b := range c.Arms[1:] {
 		a := c.Arms[0]
 		p := FisherExact(a.Violations, a.Conclusive-a.Violations, b.Violations, b.Conclusive-b.Violations)
@@ -80,26 +106,41 @@ func (c *Comparison) AddTests() {
 // WriteTable prints the comparison as a table for a terminal.
 func (c *Comparison) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	if c.Shard != "" && len(c.Arms) > 0 {
-		fmt.Fprintf(tw, "%s: shard %s, %d of %d trials per arm; rates over conclusive trials\n", c.Scenario, c.Shard, c.Arms[0].Trials, c.Trials)
-	} else {
-		fmt.Fprintf(tw, "%s: %d trials per arm; rates over conclusive trials\n", c.Scenario, c.Trials)
-	}
-	fmt.Fprintln(tw, "ARM\tVIOLATIONS/CONCLUSIVE\tINCONCLUSIVE\tRATE\t95% CI (Wilson)")
+	fmt.Fprintf(tw, "%s; rates over conclusive trials\n", c.heading())
+	fmt.Fprintln(tw, "ARM\tEXPECT\tOBSERVED\tMATCHED\tVIOLATIONS/CONCLUSIVE\tINCONCLUSIVE\tRATE\t95% CI (Wilson)")
 	for _, a := range c.Arms {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t%d\t", a.Arm, a.Expect, a.Observed, yesNo(a.Matched), a.Violations, a.Conclusive, a.Inconclusive)
 		if a.Conclusive == 0 {
-			fmt.Fprintf(tw, "%s\t0/0\t%d\t-\t-\n", a.Arm, a.Inconclusive)
+			fmt.Fprintln(tw, "-\t-")
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%d/%d\t%d\t%.1f%%\t[%.1f%%, %.1f%%]\n", a.Arm, a.Violations, a.Conclusive, a.Inconclusive, 100*a.Rate, 100*a.Low, 100*a.High)
+		fmt.Fprintf(tw, "%.1f%%\t[%.1f%%, %.1f%%]\n", 100*a.Rate, 100*a.Low, 100*a.High)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if c.Shard != "" {
+		fmt.Fprintf(w, "Shard %s: partial counts and verdicts, no Fisher test; `lockpick merge` the shards for the comparison\n", c.Shard)
 	}
 	for _, t := range c.Tests {
 		fmt.Fprintf(w, "Fisher exact test, %s vs %s: p = %.3g%s\n", t.A, t.B, t.P, significance(t.P))
 	}
 	return nil
+}
+
+// heading says what the comparison holds: all trials, or one shard's.
+func (c *Comparison) heading() string {
+	if c.Shard != "" && len(c.Arms) > 0 {
+		return fmt.Sprintf("%s: shard %s, %d of %d trials per arm (partial)", c.Scenario, c.Shard, c.Arms[0].Trials, c.Trials)
+	}
+	return fmt.Sprintf("%s: %d trials per arm", c.Scenario, c.Trials)
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "NO"
 }
 
 func significance(p float64) string {

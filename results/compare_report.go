@@ -18,12 +18,14 @@ var compareTmpl = template.Must(template.New("compare").Funcs(template.FuncMap{
 <html lang="en"><head><meta charset="utf-8"><title>lockpick compare: {{.C.Scenario}}</title>
 <style>body{font:15px/1.45 system-ui,sans-serif;margin:2em auto;max-width:900px;color:#1d232b;padding:0 1em}
 table{border-collapse:collapse;margin:1em 0}td,th{padding:.3em .8em;border-bottom:1px solid #e3e6ea;text-align:left}
-.bar{fill:#e0245e}.ci{stroke:#1d232b;stroke-width:1.5}.axis{stroke:#999}.lbl{font-size:12px}</style></head><body>
+.no{color:#c0152f;font-weight:bold}.bar{fill:#e0245e}.ci{stroke:#1d232b;stroke-width:1.5}.axis{stroke:#999}.lbl{font-size:12px}</style></head><body>
 <h1>{{.C.Scenario}}: violation rate per arm</h1>
-<p>{{.C.Trials}} trials per arm, seed {{.C.Seed}}, {{printf "%.0f" .C.WallSeconds}} s in all. A violation is a conclusive trial whose history shows an anomaly; rates are over conclusive trials, and inconclusive trials (which prove nothing: see each arm's report) are counted apart. Whiskers: 95% Wilson interval.</p>
+{{if .C.Shard}}<p class="no">Shard {{.C.Shard}}: partial counts and verdicts over this shard's trials only, and no Fisher test. Merge the shards (lockpick merge) for the comparison.</p>
+{{end}}{{with .C.Unmatched}}<p class="no">NOT matched: {{range $i, $a := .}}{{if $i}}; {{end}}{{$a}}{{end}}.</p>
+{{end}}<p>{{.C.Trials}} trials per arm, seed {{.C.Seed}}, {{printf "%.0f" .C.WallSeconds}} s in all. A violation is a conclusive trial whose history shows an anomaly; rates are over conclusive trials, and inconclusive trials (which prove nothing: see each arm's report) are counted apart. Whiskers: 95% Wilson interval.</p>
 {{.Chart}}
-<table><tr><th>arm</th><th>what</th><th>violations / conclusive</th><th>inconclusive</th><th>rate</th><th>95% CI</th></tr>
-{{range .C.Arms}}<tr><td><a href="{{.Dir}}/report.html">{{.Arm}}</a></td><td>{{.Summary}}</td><td>{{.Violations}}/{{.Conclusive}}</td><td>{{.Inconclusive}}</td><td>{{pct .Rate}}</td><td>[{{pct .Low}}, {{pct .High}}]</td></tr>
+<table><tr><th>arm</th><th>what</th><th>expect</th><th>observed</th><th>matched</th><th>violations / conclusive</th><th>inconclusive</th><th>rate</th><th>95% CI</th></tr>
+{{range .C.Arms}}<tr><td><a href="{{.Dir}}/report.html">{{.Arm}}</a></td><td>{{.Summary}}</td><td>{{.Expect}}</td><td>{{.Observed}}</td>{{if .Matched}}<td>yes</td>{{else}}<td class="no">NOT matched</td>{{end}}<td>{{.Violations}}/{{.Conclusive}}</td><td>{{.Inconclusive}}</td><td>{{pct .Rate}}</td><td>[{{pct .Low}}, {{pct .High}}]</td></tr>
 {{end}}</table>
 {{range .C.Tests}}<p>Fisher exact test, {{.A}} vs {{.B}}: p = {{p .P}}</p>{{end}}
 </body></html>`))

@@ -2,6 +2,7 @@ package results_test
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 
@@ -37,5 +38,70 @@ func TestNewArmResult_InconclusiveApart(t *testing.T) {
 	}
 	if p := c.Tests[0].P; p != 1 {
 		t.Errorf("Fisher test against an arm with no conclusive trial: p = %v, want 1", p)
+	}
+}
+
+// A shard's comparison is labelled partial and carries no Fisher test: its
+// 2 trials per arm are not a conclusion.
+func TestComparison_ShardIsPartial(t *testing.T) {
+	c := &results.Comparison{Scenario: "s", Trials: 8, Shard: "1/4", Arms: []results.ArmResult{
+		results.NewArmResult("a", "", &results.Verdict{Trials: 2, TrialsWithAnomaly: 2, Expect: "unsafe", Observed: "unsafe", Matched: true}, "a"),
+		results.NewArmResult("b", "", &results.Verdict{Trials: 2, Expect: "safe", Observed: "safe", Matched: true}, "b")}}
+	c.AddTests()
+	if len(c.Tests) != 0 {
+		t.Errorf("a shard has Fisher tests %+v", c.Tests)
+	}
+	var out, page bytes.Buffer
+	if err := c.WriteTable(&out); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WriteHTML(&page); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"shard 1/4, 2 of 8 trials per arm (partial)", "no Fisher test"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "p = ") || !strings.Contains(page.String(), "partial counts") || strings.Contains(page.String(), "Fisher exact test,") {
+		t.Errorf("a shard's table or page reads as a conclusion:\n%s\n%s", out.String(), page.String())
+	}
+}
+
+// An arm whose verdict did not match is a failure in the table, the page
+// and Unmatched alike.
+func TestComparison_UnmatchedArm(t *testing.T) {
+	c := &results.Comparison{Scenario: "s", Trials: 2, Arms: []results.ArmResult{
+		results.NewArmResult("fix", "", &results.Verdict{Trials: 2, Expect: "unsafe", Observed: "safe"}, "fix"),
+		results.NewArmResult("bug", "", &results.Verdict{Trials: 2, TrialsWithAnomaly: 2, Expect: "unsafe", Observed: "unsafe", Matched: true}, "bug")}}
+	c.AddTests()
+	if got := c.Unmatched(); len(got) != 1 || got[0] != "fix (expect unsafe, observed safe)" {
+		t.Errorf("Unmatched() = %q", got)
+	}
+	var out, page bytes.Buffer
+	if err := c.WriteTable(&out); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WriteHTML(&page); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "NO") || !strings.Contains(page.String(), "NOT matched") {
+		t.Errorf("the unmatched arm is not shown as such:\n%s\n%s", out.String(), page.String())
+	}
+}
+
+// Build identifies the running executable by its bytes, so shards of two
+// "(devel)" builds do not pass for one.
+func TestBuild_IsTheExecutablesHash(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Skip(err)
+	}
+	sum, err := results.FileSHA256(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := results.Build(); got != "sha256:"+sum {
+		t.Errorf("Build() = %q, want sha256:%s", got, sum)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // ManifestFile is the name of a shard's manifest inside its run folder.
@@ -92,7 +93,10 @@ func (s Shard) Fits(trials int) error {
 // holds, so that `lockpick merge` can check that its shards fit together.
 type Manifest struct {
 	// Version is the lockpick build that ran the shard (see [Version]).
-	Version  string `json:"lockpick_version"`
+	Version string `json:"lockpick_version"`
+	// Build identifies the executable that ran the shard (see [Build]):
+	// shards merge only when it is the same, whatever Version says.
+	Build    string `json:"lockpick_build"`
 	Scenario string `json:"scenario"`
 	// Arm is the compare arm this folder holds, "" for a run.
 	Arm string `json:"arm,omitempty"`
@@ -133,6 +137,28 @@ func FileSHA256(path string) (string, error) {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:]), nil
 }
+
+// Build identifies this lockpick executable: "sha256:" and the hex SHA-256
+// of its file, so two builds of one commit (or two "(devel)" builds) differ
+// unless they are byte for byte the same binary. It is "" when the
+// executable cannot be read.
+func Build() string {
+	buildOnce.Do(func() {
+		exe, err := os.Executable()
+		if err != nil {
+			return
+		}
+		if sum, err := FileSHA256(exe); err == nil {
+			build = "sha256:" + sum
+		}
+	})
+	return build
+}
+
+var (
+	buildOnce sync.Once
+	build     string
+)
 
 // Version names this lockpick build: its module version and, when the
 // binary was built from a git checkout, the commit (with "+dirty" for

@@ -15,6 +15,9 @@ import (
 type Arm struct {
 	Name    string `json:"name" yaml:"name"`
 	Summary string `json:"summary,omitempty" yaml:"summary"`
+	// Expect is the arm's own expect: line; without one the arm takes the
+	// scenario's (every arm of the catalogue states its own).
+	Expect Expect `json:"expect,omitempty" yaml:"expect"`
 
 	overlay yaml.Node
 }
@@ -31,6 +34,9 @@ func (a *Arm) UnmarshalYAML(n *yaml.Node) error {
 			a.Name = v.Value
 		case "summary":
 			a.Summary = v.Value
+		case "expect":
+			a.Expect = Expect(v.Value)
+			rest.Content = append(rest.Content, k, v) // validated with the arm's scenario
 		case "arms":
 			return fmt.Errorf("line %d: an arm cannot have arms", k.Line)
 		default:

@@ -100,3 +100,24 @@ arms:
 		t.Errorf("unknown arm: err = %v", err)
 	}
 }
+
+// TestCatalogue_ArmsStateExpect: every arm of the catalogue states its own
+// expect:, so no fix arm inherits the unsafe its scenario expects (compare
+// judges each arm against its expectation), and the arm's variant carries it.
+func TestCatalogue_ArmsStateExpect(t *testing.T) {
+	for _, s := range scenarios.All() {
+		for _, a := range s.Arms {
+			if a.Expect == "" {
+				t.Errorf("%s: arm %s has no expect: of its own (it would inherit %s)", s.Name, a.Name, s.Expect)
+				continue
+			}
+			v, err := s.Arm(a.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.Expect != a.Expect {
+				t.Errorf("%s: arm %s states expect %s, its variant expects %s", s.Name, a.Name, a.Expect, v.Expect)
+			}
+		}
+	}
+}

@@ -2,9 +2,9 @@ package scenarios
 
 import (
 	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,13 +12,19 @@ import (
 	"time"
 
 	"github.com/lockpick/lockpick/checker"
+	"github.com/lockpick/lockpick/evidence"
 	"github.com/lockpick/lockpick/results"
 )
 
 // ErrShardsDontFit means the folders given to [Merge] are not the shards of
 // one run: a shard is missing or given twice, or they differ in scenario,
-// lockpick version, seed, trial count or shard count.
+// lockpick build, seed, trial count or shard count.
 var ErrShardsDontFit = errors.New("shards do not fit together")
+
+// ErrRecordDiffers means a shard's verdict.json is not what its trials'
+// histories give when [Merge] checks them again: a trial's observation or
+// anomaly counts, or the verdict's sum of its trials.
+var ErrRecordDiffers = errors.New("a shard's recorded verdict differs from its histories")
 
 // A Merged is one run or comparison put back together by [Merge].
 type Merged struct {
@@ -34,10 +40,13 @@ type Merged struct {
 // Merge puts the shard folders of sharded runs and comparisons (made with
 // [Options].Shard) back together, one merged folder under out per run or
 // comparison, with the verdicts one unsharded run with the same seed would
-// have written (wall times aside). Shards are grouped by scenario; a group
-// whose shards do not fit yields an error wrapping [ErrShardsDontFit] that
-// names the folders or the missing shards, and no folder is written. A
-// failure to write returns the groups merged before it with the error.
+// have written (wall times aside). Every trial's history is checked again
+// by this binary's checker. Shards are grouped by scenario; a group whose
+// shards do not fit yields an error wrapping [ErrShardsDontFit] that names
+// the folders or the missing shards, a shard whose verdict.json differs
+// from its histories one wrapping [ErrRecordDiffers] that names the trial,
+// and then no folder is written. A failure to write returns the groups
+// merged before it with the error.
 func Merge(dirs []string, out string) ([]Merged, error) {
 	groups, order, err := groupShards(dirs)
 	if err != nil {
@@ -45,6 +54,11 @@ func Merge(dirs []string, out string) ([]Merged, error) {
 	}
 	for _, key := range order {
 		if err := fits(groups[key]); err != nil {
+			return nil, err
+		}
+	}
+	for _, key := range order {
+		if err := groups[key].recheck(); err != nil {
 			return nil, err
 		}
 	}
@@ -80,6 +94,10 @@ type shardDir struct {
 	path string
 	m    *results.Manifest
 	c    *results.Comparison // a compare shard's compare.json
+	// v is a run shard's verdict.json and checks its trials' histories
+	// checked again, in v's order; recheck fills them.
+	v      *results.Verdict
+	checks []checker.Result
 }
 
 // A shardGroup is the shards of one run or comparison.
@@ -180,6 +198,10 @@ func sameRun(a, b shardDir) error {
 		return fmt.Errorf("%s and %s differ in %s: %v and %v", a.path, b.path, what, u, v)
 	}
 	switch {
+	case x.Build == "" || y.Build == "":
+		return fmt.Errorf("%s records no lockpick build (shard.json has no lockpick_build: made by an older lockpick, or its executable was unreadable); run every shard again with one build", pick(x.Build == "", a.path, b.path))
+	case x.Build != y.Build:
+		return fmt.Errorf("%s and %s were run by different lockpick builds (%s and %s, lockpick_build in shard.json, versions %s and %s): run every shard with one executable", a.path, b.path, short(x.Build), short(y.Build), x.Version, y.Version)
 	case x.Version != y.Version:
 		return differ("lockpick version", x.Version, y.Version)
 	case x.ScenarioSHA256 != y.ScenarioSHA256:
@@ -195,6 +217,17 @@ func sameRun(a, b shardDir) error {
 	}
 	return nil
 }
+
+// pick returns a when first, else b.
+func pick(first bool, a, b string) string {
+	if first {
+		return a
+	}
+	return b
+}
+
+// short abbreviates a build identity for a message.
+func short(build string) string { return build[:min(len(build), len("sha256:")+12)] }
 
 // shardSet reports a shard given twice, a missing shard, or a shard folder
 // that does not hold exactly its trials.
@@ -227,8 +260,9 @@ func shardSet(shards []shardDir) error {
 	return nil
 }
 
-// mergeRun copies the trials of the run shards into dir and writes the
-// whole run's verdict, history and report there.
+// mergeRun copies the trials of the run shards (checked again by
+// [shardGroup.recheck]) into dir and writes the whole run's verdict,
+// history and report there.
 func mergeRun(shards []shardDir, dir *results.RunDir) (*results.Verdict, error) {
 	s, err := RunScenario(shards[0].path)
 	if err != nil {
@@ -237,29 +271,28 @@ func mergeRun(shards []shardDir, dir *results.RunDir) (*results.Verdict, error) 
 	if err := dir.WriteJSON("scenario.json", s); err != nil {
 		return nil, err
 	}
-	var trials []results.Trial
+	type checked struct {
+		t results.Trial
+		r checker.Result
+	}
+	var all []checked
 	for _, sd := range shards {
-		var v results.Verdict
-		if err := readRunFile(sd.path, "verdict.json", &v); err != nil {
-			return nil, err
-		}
-		for _, t := range v.TrialResults {
+		for i, t := range sd.v.TrialResults {
 			if err := os.CopyFS(dir.Path(t.Dir), os.DirFS(filepath.Join(sd.path, t.Dir))); err != nil {
 				return nil, fmt.Errorf("merge: copy %s: %w", filepath.Join(sd.path, t.Dir), err)
 			}
-			trials = append(trials, t)
+			// the merged folder keeps this binary's check, not the shard's
+			if err := dir.WriteJSON(filepath.Join(t.Dir, "check.json"), sd.checks[i]); err != nil {
+				return nil, err
+			}
+			all = append(all, checked{t, sd.checks[i]})
 		}
 	}
-	slices.SortFunc(trials, func(a, b results.Trial) int { return cmp.Compare(a.Trial, b.Trial) })
-	checks := make([]checker.Result, len(trials))
-	for i, t := range trials {
-		b, err := os.ReadFile(dir.Path(filepath.Join(t.Dir, "check.json")))
-		if err == nil {
-			err = json.Unmarshal(b, &checks[i])
-		}
-		if err != nil {
-			return nil, fmt.Errorf("merge: trial %d: %w", t.Trial, err)
-		}
+	slices.SortFunc(all, func(a, b checked) int { return cmp.Compare(a.t.Trial, b.t.Trial) })
+	trials := make([]results.Trial, len(all))
+	checks := make([]checker.Result, len(all))
+	for i, c := range all {
+		trials[i], checks[i] = c.t, c.r
 	}
 	v := newVerdict(s, shards[0].m.Seed, trials, checks)
 	shown := shownTrial(trials)
@@ -271,6 +304,130 @@ func mergeRun(shards []shardDir, dir *results.RunDir) (*results.Verdict, error) 
 		return nil, err
 	}
 	return v, nil
+}
+
+// recheck checks every trial history of g's shards again with this
+// binary's checker, and refuses a shard whose verdict.json says otherwise.
+func (g *shardGroup) recheck() error {
+	groups := [][]shardDir{g.shards}
+	if g.compare {
+		groups = g.arms
+	}
+	for _, shards := range groups {
+		for i := range shards {
+			if err := shards[i].recheck(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// recheck reads the run shard's verdict.json and checks each trial's
+// history again: the observation it gives (with the trial's recorded
+// evidence of what the faults did) and its anomaly counts must be the
+// trial's, and the verdict must sum up its trials as [newVerdict] does.
+func (sd *shardDir) recheck() error {
+	s, err := RunScenario(sd.path)
+	if err != nil {
+		return err
+	}
+	var v results.Verdict
+	if err := readRunFile(sd.path, "verdict.json", &v); err != nil {
+		return err
+	}
+	if got, want := len(v.TrialResults), len(sd.m.Covered); got != want {
+		return fmt.Errorf("%w: %s: verdict.json lists %d trials, shard.json %d", ErrRecordDiffers, sd.path, got, want)
+	}
+	checks := make([]checker.Result, len(v.TrialResults))
+	for i, t := range v.TrialResults {
+		if t.Trial != sd.m.Covered[i] {
+			return fmt.Errorf("%w: %s: verdict.json lists trial %d where shard.json has trial %d", ErrRecordDiffers, sd.path, t.Trial, sd.m.Covered[i])
+		}
+		if checks[i], err = recheckTrial(sd.path, s, t); err != nil {
+			return err
+		}
+	}
+	want := newVerdict(s, v.Seed, v.TrialResults, checks)
+	if d := verdictDiff(&v, want); d != "" {
+		return fmt.Errorf("%w: %s says %s", ErrRecordDiffers, filepath.Join(sd.path, "verdict.json"), d)
+	}
+	sd.v, sd.checks = &v, checks
+	return nil
+}
+
+// recheckTrial checks trial t's history in run folder dir again and returns
+// the result, or an error naming the trial when its record differs.
+func recheckTrial(dir string, s Scenario, t results.Trial) (checker.Result, error) {
+	where := fmt.Sprintf("%s: trial %d", dir, t.Trial)
+	h, err := checker.ReadFile(filepath.Join(dir, t.Dir, checker.HistoryFile))
+	if err != nil {
+		return checker.Result{}, fmt.Errorf("%w: %s: %v", ErrRecordDiffers, where, err)
+	}
+	r := checker.CheckTimeout(h, CheckOptions(s), checkTimeout)
+	if len(r.TimedOut) > 0 {
+		return r, fmt.Errorf("%w: %s could not be checked again: the linearizability search timed out (%s)", ErrRecordDiffers, where, strings.Join(r.TimedOut, ", "))
+	}
+	obs, _ := evidence.Observe(r, t.Evidence, s.Tolerate)
+	if got := anomalyCounts(r); obs != t.Observed || !maps.Equal(got, nonZero(t.Anomalies)) {
+		return r, fmt.Errorf("%w: %s is recorded %s (%s) in verdict.json; its history checks %s (%s)", ErrRecordDiffers, where, t.Observed, countsText(t.Anomalies), obs, countsText(got))
+	}
+	return r, nil
+}
+
+// anomalyCounts returns r's anomaly counts keyed as verdict.json keys them.
+func anomalyCounts(r checker.Result) map[string]int {
+	m := map[string]int{}
+	for k, n := range r.Counts() {
+		m[string(k)] += n
+	}
+	return m
+}
+
+// nonZero returns m without its zero counts (a nil map as an empty one).
+func nonZero(m map[string]int) map[string]int {
+	out := map[string]int{}
+	for k, n := range m {
+		if n != 0 {
+			out[k] = n
+		}
+	}
+	return out
+}
+
+// countsText writes anomaly counts as "lost-update 1, stale-write 1", or
+// "no anomaly".
+func countsText(m map[string]int) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(nonZero(m))) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+	}
+	if len(parts) == 0 {
+		return "no anomaly"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// verdictDiff names the first field in which recorded differs from want;
+// "" when they agree.
+func verdictDiff(recorded, want *results.Verdict) string {
+	for _, f := range []struct {
+		name string
+		r, w any
+	}{
+		{"expect", recorded.Expect, want.Expect},
+		{"observed", recorded.Observed, want.Observed},
+		{"matched", recorded.Matched, want.Matched},
+		{"trials", recorded.Trials, want.Trials},
+		{"trials_with_anomaly", recorded.TrialsWithAnomaly, want.TrialsWithAnomaly},
+		{"trials_inconclusive", recorded.TrialsInconclusive, want.TrialsInconclusive},
+		{"anomalies", countsText(recorded.Anomalies), countsText(want.Anomalies)},
+	} {
+		if f.r != f.w {
+			return fmt.Sprintf("%s is %v; its trials give %v", f.name, f.r, f.w)
+		}
+	}
+	return ""
 }
 
 // mergeCompare merges every arm of the compare shards g into one

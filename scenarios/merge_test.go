@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,22 +103,48 @@ func TestMerge_EqualsUnshardedRun(t *testing.T) {
 
 	// Shards that do not fit are refused, naming why, and write nothing.
 	refused := filepath.Join(out, "refused")
+	unsafeTrial := func(v *results.Verdict) int { // the first unsafe trial, made safe
+		for i, tr := range v.TrialResults {
+			if tr.Observed == "unsafe" {
+				v.TrialResults[i].Observed, v.TrialResults[i].Anomalies = "safe", nil
+				return tr.Trial
+			}
+		}
+		t.Fatalf("%s: no unsafe trial to edit", v.Scenario)
+		return 0
+	}
+	var edTrial int
+	safeTrial := editedVerdict(t, shards[2], "overrun", func(v *results.Verdict) { edTrial = unsafeTrial(v) })
+	safeVerdict := editedVerdict(t, shards[2], "overrun", func(v *results.Verdict) {
+		unsafeTrial(v)
+		v.Observed, v.Matched, v.TrialsWithAnomaly, v.Anomalies = "safe", false, 0, nil
+	})
+	safeSum := editedVerdict(t, shards[2], "overrun", func(v *results.Verdict) { v.Observed = "safe" })
 	for _, tc := range []struct {
 		name string
 		dirs []string
 		want string
+		err  error
 	}{
-		{"missing", shards[:2], "shard 3/3 is missing"},
-		{"twice", []string{shards[0], shards[1], shards[2], shards[1]}, "shard 2/3 given twice"},
-		{"not a shard", []string{filepath.Dir(wholeArm(t, out))}, "not a shard"},
-		{"other seed", []string{shards[0], shards[1], edited(t, shards[2], func(m *results.Manifest) { m.Seed++ })}, "differ in seed"},
-		{"other build", []string{shards[0], shards[1], edited(t, shards[2], func(m *results.Manifest) { m.Version += "x" })}, "differ in lockpick version"},
-		{"other file", []string{shards[0], shards[1], edited(t, shards[2], func(m *results.Manifest) { m.ScenarioSHA256 = "0" })}, "different scenario files"},
-		{"other trial count", []string{shards[0], shards[1], edited(t, shards[2], func(m *results.Manifest) { m.Trials++ })}, "differ in trial count"},
+		{"missing", shards[:2], "shard 3/3 is missing", nil},
+		{"twice", []string{shards[0], shards[1], shards[2], shards[1]}, "shard 2/3 given twice", nil},
+		{"not a shard", []string{filepath.Dir(wholeArm(t, out))}, "not a shard", nil},
+		{"other seed", []string{shards[0], shards[1], edited(t, shards[2], func(m *results.Manifest) { m.Seed++ })}, "differ in seed", nil},
+		{"other version", []string{shards[0], shards[1], edited(t, shards[2], func(m *results.Manifest) { m.Version += "x" })}, "differ in lockpick version", nil},
+		{"other build", []string{shards[0], shards[1], edited(t, shards[2], func(m *results.Manifest) { m.Build += "0" })}, "different lockpick builds", nil},
+		{"no build", []string{shards[0], shards[1], edited(t, shards[2], func(m *results.Manifest) { m.Build = "" })}, "records no lockpick build", nil},
+		{"trial edited", []string{shards[0], shards[1], safeTrial}, fmt.Sprintf("trial %d is recorded safe", edTrial), scenarios.ErrRecordDiffers},
+		{"trial and verdict edited", []string{shards[0], shards[1], safeVerdict}, fmt.Sprintf("trial %d is recorded safe", edTrial), scenarios.ErrRecordDiffers},
+		{"verdict edited", []string{shards[0], shards[1], safeSum}, "observed is safe; its trials give unsafe", scenarios.ErrRecordDiffers},
+		{"other file", []string{shards[0], shards[1], edited(t, shards[2], func(m *results.Manifest) { m.ScenarioSHA256 = "0" })}, "different scenario files", nil},
+		{"other trial count", []string{shards[0], shards[1], edited(t, shards[2], func(m *results.Manifest) { m.Trials++ })}, "differ in trial count", nil},
 	} {
+		if tc.err == nil {
+			tc.err = scenarios.ErrShardsDontFit
+		}
 		_, err := scenarios.Merge(tc.dirs, refused)
-		if !errors.Is(err, scenarios.ErrShardsDontFit) || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: err = %v, want ErrShardsDontFit with %q", tc.name, err, tc.want)
+		if !errors.Is(err, tc.err) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want %v with %q", tc.name, err, tc.err, tc.want)
 		}
 	}
 	if entries, _ := os.ReadDir(refused); len(entries) > 0 {
@@ -153,6 +180,23 @@ func edited(t *testing.T, dir string, edit func(*results.Manifest)) string {
 		if err := os.WriteFile(p, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+	return cp
+}
+
+// editedVerdict copies a compare shard folder and edits the verdict.json
+// of its arm.
+func editedVerdict(t *testing.T, dir, arm string, edit func(*results.Verdict)) string {
+	t.Helper()
+	cp := filepath.Join(t.TempDir(), filepath.Base(dir))
+	if err := os.CopyFS(cp, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	v := readVerdict(t, cp, arm)
+	edit(&v)
+	b, _ := json.Marshal(&v)
+	if err := os.WriteFile(filepath.Join(cp, arm, "verdict.json"), b, 0o644); err != nil {
+		t.Fatal(err)
 	}
 	return cp
 }

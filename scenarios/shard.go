@@ -11,7 +11,7 @@ func writeManifest(dir *results.RunDir, scenario, arm string, o Options, trials 
 	if err != nil {
 		return err
 	}
-	m := results.Manifest{Version: results.Version(), Scenario: scenario, Arm: arm, ScenarioSHA256: sum,
+	m := results.Manifest{Version: results.Version(), Build: results.Build(), Scenario: scenario, Arm: arm, ScenarioSHA256: sum,
 		Seed: o.Seed, Trials: o.Trials, Shard: o.Shard}
 	for _, t := range trials {
 		m.Covered = append(m.Covered, t.Trial)

@@ -7,11 +7,13 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/results"
 	"github.com/lockpick/lockpick/scenarios"
 )
 
@@ -27,7 +29,11 @@ YAML, e.g. restart delay 0, restart delay ≥ TTL, appendfsync always) for
 interval, and a Fisher exact test of the first arm against each other arm.
 Rates count conclusive trials only; a trial that proves nothing (a fault
 that did not fire, a lock that was never granted, a dead worker) is counted
-apart as inconclusive, and any inconclusive trial makes compare exit 1.
+apart as inconclusive. Each arm is also judged against its own expect: (an
+arm without one takes the scenario's) as a run is; compare exits 1 when an
+arm did not match, which an arm with an inconclusive trial never does.
+With --shard, the counts and verdicts are the shard's own (partial) and no
+Fisher test is made: lockpick merge makes the comparison.
 The run folder holds one folder per arm and compare.json.`,
 		Example: "  lockpick compare redlock-crash-restart --trials 100 --parallel 4\n  lockpick compare --file my-scenario.yaml --trials 20",
 		Args:    cobra.MaximumNArgs(1),
@@ -81,10 +87,23 @@ func compare(ctx context.Context, out io.Writer, name string, arms []string, f r
 		return err
 	}
 	fmt.Fprintf(out, "results: %s\n", dir)
-	if n := c.Inconclusive(); n > 0 {
-		return mismatch("%d trials were inconclusive and left out of the rates; their reasons are in each arm's verdict.json and report", n)
+	return compareFailure(c)
+}
+
+// compareFailure is the exit of a comparison: a mismatch when an arm did
+// not match its own expectation (an arm with an inconclusive trial never
+// does), as its verdict.json, its report, the JUnit file and the summary
+// say.
+func compareFailure(c *results.Comparison) error {
+	bad := c.Unmatched()
+	if len(bad) == 0 {
+		return nil
 	}
-	return nil
+	msg := fmt.Sprintf("%d of %d arms did not match their expectation: %s", len(bad), len(c.Arms), strings.Join(bad, "; "))
+	if n := c.Inconclusive(); n > 0 {
+		msg += fmt.Sprintf("; %d trials were inconclusive and left out of the rates (reasons in each arm's verdict.json and report)", n)
+	}
+	return mismatch("%s", msg)
 }
 
 // loadScenario returns the scenario from the single file given, else the

@@ -26,7 +26,9 @@ func newMergeCmd() *cobra.Command {
 		Short: "Merge the folders of a sharded run or compare into the verdict one machine would have written",
 		Long: `Merge takes the run (or compare) folders written by --shard i/n on several
 machines, checks that they are exactly the shards of one run (same scenario
-file, lockpick version, seed, trial and shard counts; every shard once), and
+file, lockpick build, seed, trial and shard counts; every shard once),
+checks every trial's history again with this binary's checker (a shard whose
+verdict.json differs from its histories is refused, naming the trial), and
 writes one merged folder per scenario under --out: every trial's folder,
 verdict.json (or compare.json), history.jsonl and report.html, with the
 same per-trial seeds and counts as an unsharded run with the same seed.
@@ -39,9 +41,10 @@ machine time.
 --junit and --summary cover runs and every arm of a comparison (the summary
 also holds the comparison tables).
 
-Exit codes: 0 every merged verdict matched (compare: no inconclusive trial),
-1 a verdict did not match, 2 shards that do not fit together (a missing or
-repeated shard is named) or bad usage, 3 a folder could not be written.`,
+Exit codes: 0 every merged verdict matched (compare: every arm's, each
+against its own expectation), 1 a verdict did not match, 2 shards that do not fit together (a missing or
+repeated shard is named), a shard whose record differs from its histories,
+or bad usage, 3 a folder could not be written.`,
 		Example: "  lockpick merge results/runs\n  lockpick merge a/ b/ c/ d/ --junit junit.xml --summary summary.md",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -65,7 +68,7 @@ func merge(out io.Writer, args []string, f mergeFlags) error {
 	}
 	merged, err := scenarios.Merge(dirs, f.out)
 	switch {
-	case errors.Is(err, scenarios.ErrShardsDontFit):
+	case errors.Is(err, scenarios.ErrShardsDontFit), errors.Is(err, scenarios.ErrRecordDiffers):
 		return usageError("merge: " + err.Error())
 	case err != nil:
 		for _, m := range merged {
@@ -83,7 +86,8 @@ func merge(out io.Writer, args []string, f mergeFlags) error {
 				return infraError(err)
 			}
 			fmt.Fprintf(out, "results: %s\n", m.Dir)
-			if m.Comparison.Inconclusive() > 0 {
+			if err := compareFailure(m.Comparison); err != nil {
+				fmt.Fprintln(out, err)
 				failed++
 			}
 			for i, v := range m.Arms { // each arm's verdict goes into the JUnit file and the summary
@@ -105,7 +109,7 @@ func merge(out io.Writer, args []string, f mergeFlags) error {
 		return err
 	}
 	if failed > 0 {
-		return mismatch("%d of %d merged runs did not match their expectation or had inconclusive trials", failed, len(merged))
+		return mismatch("%d of %d merged runs or comparisons did not match their expectation (a comparison: one of its arms)", failed, len(merged))
 	}
 	return nil
 }
