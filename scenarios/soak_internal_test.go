@@ -256,3 +256,54 @@ func TestPeakOf(t *testing.T) {
 		t.Errorf("peak %d MB, want 40 (getrusage's)", got>>20)
 	}
 }
+
+// TestSoakLog_LostUpdatesCountedAsCheckDoes: a round in which two clients
+// write the same value four times has four lost updates; the stream proves
+// one and says only the whole history counts them, so the round is
+// checked whole and counts what `lockpick check` of its window counts, and
+// the check note says so.
+func TestSoakLog_LostUpdatesCountedAsCheckDoes(t *testing.T) {
+	sc := newSoakScript(t, soakTestScenario)
+	rw := func(p int, f string, at, v int64) {
+		sc.log.Record(checker.Event{Process: p, Type: checker.Invoke, F: f, Key: "counter", Value: writeValue(f, v), Time: base + at*ms})
+		sc.log.Record(checker.Event{Process: p, Type: checker.OK, F: f, Key: "counter", Value: checker.IntValue(v), Time: base + (at+5)*ms})
+	}
+	var h checker.History
+	sc.round(1, 0, func() {
+		for i := int64(0); i < 4; i++ {
+			at := i * 100
+			rw(1, checker.FRead, at, i)
+			rw(2, checker.FRead, at+10, i)
+			rw(1, checker.FWrite, at+20, i+1)
+			rw(2, checker.FWrite, at+30, i+1)
+		}
+		h = slices.Clone(sc.log.rounds[0].history)
+	})
+	out, _ := sc.close()
+	whole := checker.Check(h, sc.log.opt).Counts()[checker.LostUpdate]
+	st := checker.NewStream(sc.log.opt)
+	for _, e := range h {
+		if err := st.Add(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	streamed, _ := st.Close()
+	if whole <= streamed.Counts()[checker.LostUpdate] {
+		t.Fatalf("the whole history has %d lost updates, the stream %d; want more in the whole", whole, streamed.Counts()[checker.LostUpdate])
+	}
+	if got := kinds(out[0].check)[checker.LostUpdate]; got != whole {
+		t.Errorf("round 1 counts %d lost updates; want the whole round's %d", got, whole)
+	}
+	sc.checkWindow(out[0])
+	if note := strings.Join(sc.log.notes, "; "); !strings.Contains(note, "round 1 was checked whole") {
+		t.Errorf("check note %q; want it to name round 1", note)
+	}
+}
+
+// writeValue is the value an invoke of f carries: a write's, none for a read.
+func writeValue(f string, v int64) []byte {
+	if f == checker.FWrite {
+		return checker.IntValue(v)
+	}
+	return nil
+}
