@@ -44,7 +44,8 @@ type SoakOptions struct {
 	Name string
 	// Backend makes the backend. default: [ProcessBackend].
 	Backend BackendFactory
-	// StopOnAnomaly ends the soak at the first anomaly found (a partial verdict).
+	// StopOnAnomaly ends the soak at the first anomaly found that the
+	// scenario does not tolerate (a partial verdict).
 	StopOnAnomaly bool
 	// Progress, if set, is called about once a second.
 	Progress func(SoakProgress)
@@ -62,8 +63,8 @@ type SoakProgress struct {
 	PeakRSS        int64 // bytes, of this process
 }
 
-// A SoakAnomaly is an anomaly found during a soak, with its round (the
-// round its first operation was recorded in) and when it was found.
+// A SoakAnomaly is an anomaly found during a soak, with its round and
+// when it was found.
 type SoakAnomaly struct {
 	Round   int
 	Found   time.Duration // since the soak began
@@ -75,9 +76,11 @@ type SoakAnomaly struct {
 // start their script, the fault schedule plays, every fault is healed at
 // its end), then the soak waits until no lease of the round can still be
 // held and puts the topology back ([cluster.Cluster.Restore]), so every
-// round starts as the first did. The history is checked as it is recorded
-// and written to history.jsonl.gz; a round with an anomaly also gets its
-// own history (round-NNN/history.jsonl) and the report shows the first.
+// round starts as the first did. Each round is checked alone, as it is
+// recorded, so its verdict is that of `lockpick check` of its own events;
+// every event is written to history.jsonl.gz, a round with an anomaly also
+// gets its own history (round-NNN/history.jsonl) and the report shows the
+// first.
 // verdict.json has one trial result per round and a soak section.
 // Isolated clients get a new process each round; their events are checked
 // when the round ends. A cancelled ctx ends the soak with a partial
