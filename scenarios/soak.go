@@ -179,7 +179,7 @@ func soak(ctx context.Context, s Scenario, o Options, opt SoakOptions, dir *resu
 	end := memorySample(time.Since(r.start))
 	sum := &results.Soak{PlannedSeconds: opt.For.Seconds(), WallSeconds: time.Since(began).Seconds(),
 		Rounds: len(out), Events: log.events, Partial: stopped != "", Stopped: stopped,
-		CheckNote: strings.Join(log.notes, "; "), EverySeconds: opt.Every.Seconds(), Restored: r.restored,
+		CheckNote: log.checkNote(), EverySeconds: opt.Every.Seconds(), Restored: r.restored,
 		Memory: append(log.memory, end)}
 	sum.PeakRSSBytes = peakOf(peakRSS(), sum.Memory)
 	return writeSoak(dir, s, o.Seed, out, sum)
@@ -533,6 +533,7 @@ type soakLog struct {
 	events int
 	werr   error    // the first write error
 	notes  []string // what qualifies the check (check_note)
+	whole  []wholeCheck
 
 	rounds   []*soakRound // not yet summed up, in order
 	done     []*soakRound // summed up
@@ -624,6 +625,43 @@ func (l *soakLog) add(e checker.Event) {
 	r.history = append(r.history, e)
 }
 
+// A wholeCheck is the rounds checked whole for one reason.
+type wholeCheck struct {
+	why    string
+	rounds []int
+}
+
+// checkedWhole notes that round k was checked whole because of err; l.mu
+// is held.
+func (l *soakLog) checkedWhole(k int, err error) {
+	why := strings.TrimPrefix(err.Error(), checker.ErrNeedHistory.Error()+": ")
+	i := slices.IndexFunc(l.whole, func(w wholeCheck) bool { return w.why == why })
+	if i < 0 {
+		l.whole = append(l.whole, wholeCheck{why: why})
+		i = len(l.whole) - 1
+	}
+	l.whole[i].rounds = append(l.whole[i].rounds, k)
+}
+
+// checkNote is what qualifies the soak's check, "" if nothing does.
+func (l *soakLog) checkNote() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	notes := slices.Clone(l.notes)
+	for _, w := range l.whole {
+		rounds := make([]string, len(w.rounds))
+		for i, k := range w.rounds {
+			rounds[i] = strconv.Itoa(k)
+		}
+		what := "round " + rounds[0] + " was checked whole, as lockpick check checks its window"
+		if len(rounds) > 1 {
+			what = "rounds " + strings.Join(rounds, ", ") + " were checked whole, as lockpick check checks their windows"
+		}
+		notes = append(notes, what+" ("+w.why+")")
+	}
+	return strings.Join(notes, "; ")
+}
+
 // note adds a note on the check, once; l.mu is held.
 func (l *soakLog) note(text string) {
 	if !slices.Contains(l.notes, text) {
@@ -685,7 +723,7 @@ func (l *soakLog) closeRound(r *soakRound) {
 	}
 	if err != nil {
 		res = checker.CheckTimeout(r.history, l.opt, checkTimeout)
-		l.note(fmt.Sprintf("round %d was checked whole, as lockpick check checks its window (%v)", r.round, err))
+		l.checkedWhole(r.round, err)
 	}
 	r.check = res
 	l.queue(r.round, res.Anomalies)

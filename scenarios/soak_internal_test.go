@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -295,7 +296,7 @@ func TestSoakLog_LostUpdatesCountedAsCheckDoes(t *testing.T) {
 		t.Errorf("round 1 counts %d lost updates; want the whole round's %d", got, whole)
 	}
 	sc.checkWindow(out[0])
-	if note := strings.Join(sc.log.notes, "; "); !strings.Contains(note, "round 1 was checked whole") {
+	if note := sc.log.checkNote(); !strings.Contains(note, "round 1 was checked whole") || !strings.Contains(note, "lost update") {
 		t.Errorf("check note %q; want it to name round 1", note)
 	}
 }
@@ -306,4 +307,17 @@ func writeValue(f string, v int64) []byte {
 		return checker.IntValue(v)
 	}
 	return nil
+}
+
+// TestSoakLog_CheckNoteNamesRounds: rounds checked whole for one reason
+// share one note that names them.
+func TestSoakLog_CheckNoteNamesRounds(t *testing.T) {
+	l := &soakLog{}
+	err := fmt.Errorf("%w: a lost update on %q: only the whole history explains it", checker.ErrNeedHistory, "counter")
+	l.checkedWhole(2, err)
+	l.checkedWhole(5, err)
+	want := `rounds 2, 5 were checked whole, as lockpick check checks their windows (a lost update on "counter": only the whole history explains it)`
+	if got := l.checkNote(); got != want {
+		t.Errorf("check note %q, want %q", got, want)
+	}
 }
