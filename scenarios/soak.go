@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -43,7 +44,8 @@ type SoakOptions struct {
 	Name string
 	// Backend makes the backend. default: [ProcessBackend].
 	Backend BackendFactory
-	// StopOnAnomaly ends the soak at the first anomaly found (a partial verdict).
+	// StopOnAnomaly ends the soak at the first anomaly found that the
+	// scenario does not tolerate (a partial verdict).
 	StopOnAnomaly bool
 	// Progress, if set, is called about once a second.
 	Progress func(SoakProgress)
@@ -61,8 +63,8 @@ type SoakProgress struct {
 	PeakRSS        int64 // bytes, of this process
 }
 
-// A SoakAnomaly is an anomaly found during a soak, with its round (the
-// round its first operation was recorded in) and when it was found.
+// A SoakAnomaly is an anomaly found during a soak, with its round and
+// when it was found.
 type SoakAnomaly struct {
 	Round   int
 	Found   time.Duration // since the soak began
@@ -74,9 +76,11 @@ type SoakAnomaly struct {
 // start their script, the fault schedule plays, every fault is healed at
 // its end), then the soak waits until no lease of the round can still be
 // held and puts the topology back ([cluster.Cluster.Restore]), so every
-// round starts as the first did. The history is checked as it is recorded
-// and written to history.jsonl.gz; a round with an anomaly also gets its
-// own history (round-NNN/history.jsonl) and the report shows the first.
+// round starts as the first did. Each round is checked alone, as it is
+// recorded, so its verdict is that of `lockpick check` of its own events;
+// every event is written to history.jsonl.gz, a round with an anomaly also
+// gets its own history (round-NNN/history.jsonl) and the report shows the
+// first.
 // verdict.json has one trial result per round and a soak section.
 // Isolated clients get a new process each round; their events are checked
 // when the round ends. A cancelled ctx ends the soak with a partial
@@ -112,9 +116,6 @@ func soak(ctx context.Context, s Scenario, o Options, opt SoakOptions, dir *resu
 		return nil, &InfraError{Err: err}
 	}
 	defer backend.Close()
-	// Heals and the wind-up run even when ctx is cancelled: an interrupted
-	// soak still heals, checks and writes what it has.
-	hctx := context.WithoutCancel(ctx)
 	c, err := cluster.Start(ctx, backend, s.Topology.cluster())
 	if err != nil {
 		return nil, &InfraError{Err: err}
@@ -127,217 +128,343 @@ func soak(ctx context.Context, s Scenario, o Options, opt SoakOptions, dir *resu
 		return nil, &InfraError{Err: err}
 	}
 	defer res.close()
-
-	// A lease lasts at most hold + TTL, so its double grant is proven at
-	// most that long after its round: keep the rounds that long, plus one.
-	keep := 1 + int((s.Hold.D()+s.Lock.TTL.D()+opt.Every-1)/opt.Every)
-	log, err := newSoakLog(dir, s, keep)
+	log, err := newSoakLog(dir, s)
 	if err != nil {
 		return nil, &InfraError{Err: err}
 	}
 	defer log.abort()
-	env := &trialEnv{c: c, pids: map[int]int{}, key: s.Lock.Key, clients: s.Clients}
-	problems := &problemLog{}
-	var workers []*worker
-	views := map[int]View{} // of the isolated clients
-	var procs []*workerProc // the round's isolated clients
-	defer func() {
-		for _, p := range procs {
-			p.wait(0) // only reached with work left on an error path
-		}
-	}()
-	for p := 1; p <= s.Clients; p++ {
-		view, err := clientView(c, s, res, p)
-		if err != nil {
-			return nil, &InfraError{Err: err}
-		}
-		if slices.Contains(s.Isolate, p) {
-			views[p] = view // its process is started each round
-			continue
-		}
-		tgt := newTarget(view)
-		defer tgt.close()
-		w := newWorker(p, s, tgt, func(e checker.Event) { log.Record(e) }, problems)
-		w.res = &resourceClient{addr: view.Resource}
-		workers = append(workers, w)
-	}
-	if err := alignStart(ctx, s.AlignStart.D()); err != nil {
+	// Heals and the wind-up run even when ctx is cancelled: an interrupted
+	// soak still heals, checks and writes what it has.
+	r := &soakRun{s: s, opt: opt, c: c, hctx: context.WithoutCancel(ctx), log: log, problems: &problemLog{},
+		env: &trialEnv{c: c, pids: map[int]int{}, key: s.Lock.Key, clients: s.Clients}, views: map[int]View{},
+		rng: rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15))}
+	defer r.waitProcs() // only with work left on an error path
+	closeTargets, err := r.startClients(res)
+	defer closeTargets()
+	if err != nil {
 		return nil, err
 	}
 
-	d, every := s.Duration.D(), opt.Every
-	planned := max(int(opt.For/every), 1)
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
-	stopped := ""
-	var stopOnce sync.Once
+	stop := &soakStop{on: opt.StopOnAnomaly, tolerate: s.Tolerate, stop: stopRun}
 	found := func(a SoakAnomaly) {
 		if opt.Anomaly != nil {
 			opt.Anomaly(a)
 		}
-		if opt.StopOnAnomaly {
-			stopOnce.Do(func() { stopped = "anomaly"; stopRun() })
-		}
+		stop.found(a.Anomaly)
 	}
-	start := time.Now()
+	r.start = alignUp(time.Now(), s.AlignStart.D())
 	watchDone := make(chan struct{})
 	var watch sync.WaitGroup
-	watch.Go(func() { log.watch(watchDone, start, found, opt.Progress, opt.For, planned) })
+	watch.Go(func() { log.watch(watchDone, r.start, found, opt.Progress, opt.For, max(int(opt.For/opt.Every), 1)) })
 	stopWatch := sync.OnceFunc(func() { close(watchDone); watch.Wait() })
 	defer stopWatch() // on an error path too: it must not write into an aborted folder
 
-	rng := rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15))
-	copt := CheckOptions(s)
-	seenProblems, restored := 0, 0
-	pending := "" // why the next round cannot start from the start layout
-rounds:
-	for k := 0; runCtx.Err() == nil; k++ {
-		at := start.Add(time.Duration(k) * every)
-		if now := time.Now(); now.After(at) {
-			at = now // the round before, its leases or the restore took longer
-		}
-		if k > 0 && !at.Before(start.Add(opt.For)) {
-			break
-		}
-		// An isolated client that does not start makes its round
-		// inconclusive; the soak goes on.
-		var failed []string
-		for _, p := range s.Isolate {
-			delete(env.pids, p) // last round's process is gone
-			wp, err := startWorker(workerSpec{Process: p, Scenario: s, View: views[p]}, log, os.Stderr)
-			if err != nil {
-				failed = append(failed, fmt.Sprintf("client %d's process did not start: %v", p, err))
-				continue
-			}
-			procs = append(procs, wp)
-			env.pids[p] = wp.pid()
-		}
-		for _, wp := range procs {
-			if err := wp.waitReady(10 * time.Second); err != nil {
-				failed = append(failed, fmt.Sprintf("client %d's process: %v", wp.process, err))
-			}
-		}
-		if !sleep(runCtx, time.Until(at)) {
-			break
-		}
-		if now := time.Now(); now.After(at) {
-			at = now // starting the clients' processes took longer
-		}
-		startMono := monoNow()
-		log.begin(k+1, startMono)
-		for _, wp := range procs {
-			if err := wp.start(startMono); err != nil {
-				failed = append(failed, fmt.Sprintf("client %d's process did not take the start: %v", wp.process, err))
-			}
-		}
-		for _, f := range failed {
-			problems.add("%s", f)
-		}
-		if pending != "" {
-			problems.add("%s", pending) // this round's, not the one before
-			pending = ""
-		}
-		nem, err := newNemesis(env, s.Faults, log)
-		if err != nil {
-			return nil, err
-		}
-		roundCtx, cancel := context.WithDeadline(runCtx, at.Add(d))
-		play(roundCtx, hctx, workers, nem, rng, at)
-		cancel()
-		nem.healAll(hctx)
-		killed, paused := nem.killedClients(), nem.pausedClients()
-		for _, wp := range procs {
-			if err := wp.finish(s, killed[wp.process], problems); err != nil && !killed[wp.process] && !paused[wp.process] {
-				problems.add("client %d: %v", wp.process, err)
-			}
-		}
-		procs = nil
-		log.flush()
-		faults, notes := nem.evidence()
-		all := problems.all()
-		cut := runCtx.Err() != nil
-		log.end(k+1, faults, notes, all[seenProblems:], cut)
-		seenProblems = len(all)
-		next := start.Add(time.Duration(k+1) * every)
-		if now := time.Now(); now.After(next) {
-			next = now
-		}
-		if cut || !next.Before(start.Add(opt.For)) {
-			break // no round after this one
-		}
-		did, err := rest(runCtx, c, log, k+1, copt, next.Add(-restoreLead), start.Add(opt.For))
-		switch {
-		case runCtx.Err() != nil:
-		case errors.Is(err, errSoakOver):
-			break rounds // the leases outlast the soak: no round may start
-		case err != nil:
-			// The next round would not start from the topology its
-			// schedule was written for: it proves nothing.
-			pending = fmt.Sprintf("the topology could not be put back after round %d: %v", k+1, err)
-		case did != "":
-			restored++
-			log.addNote(k+1, "topology put back after the round: "+did)
-		}
+	if err := r.rounds(runCtx); err != nil {
+		return nil, err
 	}
+	stop.over() // an anomaly found from now on is of a soak played to its end
 	stopRun()
-	for _, w := range workers {
-		if err := w.finish(); err != nil {
-			problems.add("%v", err)
-		}
-	}
-	if all := problems.all(); len(all) > seenProblems {
-		log.addProblems(all[seenProblems:])
-	}
+	r.windUp()
 	stopWatch()
+	stopped := stop.why
 	if ctx.Err() != nil && stopped == "" {
 		stopped = "interrupted"
 	}
-	out, err := log.close()
+	out, err := log.close(r.start, found)
 	if err != nil {
 		return nil, &InfraError{Err: err}
 	}
+	end := memorySample(time.Since(r.start))
+	sum := &results.Soak{PlannedSeconds: opt.For.Seconds(), WallSeconds: time.Since(began).Seconds(),
+		Rounds: len(out), Events: log.events, Partial: stopped != "", Stopped: stopped,
+		CheckNote: log.checkNote(), EverySeconds: opt.Every.Seconds(), Restored: r.restored,
+		Memory: append(log.memory, end)}
+	sum.PeakRSSBytes = peakOf(peakRSS(), sum.Memory)
+	return writeSoak(dir, s, o.Seed, out, sum)
+}
+
+// A soakRun is a soak under way: its topology, its clients, its log and
+// where its rounds stand.
+type soakRun struct {
+	s        Scenario
+	opt      SoakOptions
+	c        *cluster.Cluster
+	hctx     context.Context // for heals and the wind-up: never cancelled
+	log      *soakLog
+	env      *trialEnv
+	problems *problemLog
+	workers  []*worker
+	views    map[int]View  // of the isolated clients
+	procs    []*workerProc // the round's isolated clients
+	rng      *rand.Rand
+	start    time.Time // when round 1 is due
+	seen     int       // problems already given to a round
+	restored int
+	pending  string // why the next round cannot start from the start layout
+}
+
+// startClients makes the in-process clients, kept for the whole soak; an
+// isolated client gets a process each round. The returned func closes
+// their targets.
+func (r *soakRun) startClients(res *resource) (func(), error) {
+	var closers []func()
+	closeAll := func() {
+		for _, f := range closers {
+			f()
+		}
+	}
+	for p := 1; p <= r.s.Clients; p++ {
+		view, err := clientView(r.c, r.s, res, p)
+		if err != nil {
+			return closeAll, &InfraError{Err: err}
+		}
+		if slices.Contains(r.s.Isolate, p) {
+			r.views[p] = view // its process is started each round
+			continue
+		}
+		tgt := newTarget(view)
+		closers = append(closers, tgt.close)
+		w := newWorker(p, r.s, tgt, func(e checker.Event) { r.log.Record(e) }, r.problems)
+		w.res = &resourceClient{addr: view.Resource}
+		r.workers = append(r.workers, w)
+	}
+	return closeAll, nil
+}
+
+// rounds plays round after round until the soak's length is reached or
+// ctx ends. Round k (from 0) is due k × every after the first, or as soon
+// as round k-1 has been played, waited out and put back, if that is later;
+// it starts on the scenario's align_start grid, as a trial does.
+func (r *soakRun) rounds(ctx context.Context) error {
+	end := r.start.Add(r.opt.For)
+	align := r.s.AlignStart.D()
+	due := func(k int) time.Time { return r.start.Add(time.Duration(k) * r.opt.Every) }
+	for k := 0; ctx.Err() == nil; k++ {
+		at := roundAt(due(k), time.Now(), align)
+		if k > 0 && !at.Before(end) {
+			return nil
+		}
+		failed := r.startIsolated()
+		at = roundAt(at, time.Now(), align) // starting the clients' processes took longer
+		if !sleep(ctx, time.Until(at)) {
+			return nil
+		}
+		if err := r.play(ctx, k+1, at, failed); err != nil {
+			return err
+		}
+		next := roundAt(due(k+1), time.Now(), align)
+		if ctx.Err() != nil || !next.Before(end) {
+			return nil // no round after this one
+		}
+		if over := r.rest(ctx, k+1, next.Add(-restoreLead), end); over {
+			return nil
+		}
+	}
+	return nil
+}
+
+// startIsolated starts this round's process of each isolated client and
+// waits until they are ready. A process that does not start makes its
+// round inconclusive (the returned reasons); the soak goes on.
+func (r *soakRun) startIsolated() []string {
+	var failed []string
+	for _, p := range r.s.Isolate {
+		delete(r.env.pids, p) // last round's process is gone
+		wp, err := startWorker(workerSpec{Process: p, Scenario: r.s, View: r.views[p]}, r.log, os.Stderr)
+		if err != nil {
+			failed = append(failed, fmt.Sprintf("client %d's process did not start: %v", p, err))
+			continue
+		}
+		r.procs = append(r.procs, wp)
+		r.env.pids[p] = wp.pid()
+	}
+	for _, wp := range r.procs {
+		if err := wp.waitReady(10 * time.Second); err != nil {
+			failed = append(failed, fmt.Sprintf("client %d's process: %v", wp.process, err))
+		}
+	}
+	return failed
+}
+
+// play plays round k from at: the clients' script and the fault schedule
+// for the scenario's duration, then every fault is healed, the isolated
+// clients wound up and the round ended in the log.
+func (r *soakRun) play(ctx context.Context, k int, at time.Time, failed []string) error {
+	startMono := monoNow()
+	r.log.begin(k, startMono)
+	for _, wp := range r.procs {
+		if err := wp.start(startMono); err != nil {
+			failed = append(failed, fmt.Sprintf("client %d's process did not take the start: %v", wp.process, err))
+		}
+	}
+	for _, f := range failed {
+		r.problems.add("%s", f)
+	}
+	if r.pending != "" {
+		r.problems.add("%s", r.pending) // this round's, not the one before
+		r.pending = ""
+	}
+	nem, err := newNemesis(r.env, r.s.Faults, r.log)
+	if err != nil {
+		return err
+	}
+	roundCtx, cancel := context.WithDeadline(ctx, at.Add(r.s.Duration.D()))
+	play(roundCtx, r.hctx, r.workers, nem, r.rng, at)
+	cancel()
+	nem.healAll(r.hctx)
+	killed, paused := nem.killedClients(), nem.pausedClients()
+	for _, wp := range r.procs {
+		if err := wp.finish(r.s, killed[wp.process], r.problems); err != nil && !killed[wp.process] && !paused[wp.process] {
+			r.problems.add("client %d: %v", wp.process, err)
+		}
+	}
+	r.procs = nil
+	r.log.flush()
+	faults, notes := nem.evidence()
+	all := r.problems.all()
+	r.log.end(k, faults, notes, all[r.seen:], ctx.Err() != nil)
+	r.seen = len(all)
+	return nil
+}
+
+// rest waits out round k's leases and puts the topology back at restoreAt
+// (see the package-level rest). It reports whether the soak is over: the
+// leases outlast it.
+func (r *soakRun) rest(ctx context.Context, k int, restoreAt, end time.Time) bool {
+	did, err := rest(ctx, r.c, r.log, k, r.log.opt, restoreAt, end)
+	switch {
+	case ctx.Err() != nil:
+	case errors.Is(err, errSoakOver):
+		return true // the leases outlast the soak: no round may start
+	case err != nil:
+		// The next round would not start from the topology its
+		// schedule was written for: it proves nothing.
+		r.pending = fmt.Sprintf("the topology could not be put back after round %d: %v", k, err)
+	case did != "":
+		r.restored++
+		r.log.addNote(k, "topology put back after the round: "+did)
+	}
+	return false
+}
+
+// windUp stops the in-process clients; what they report goes to the last
+// round.
+func (r *soakRun) windUp() {
+	for _, w := range r.workers {
+		if err := w.finish(); err != nil {
+			r.problems.add("%v", err)
+		}
+	}
+	if all := r.problems.all(); len(all) > r.seen {
+		r.log.addProblems(all[r.seen:])
+	}
+}
+
+// waitProcs waits for the isolated clients' processes left running.
+func (r *soakRun) waitProcs() {
+	for _, p := range r.procs {
+		p.wait(0)
+	}
+}
+
+// writeSoak writes the verdict of the rounds out, with the soak section
+// sum, and the report, opened on the first round with an anomaly.
+func writeSoak(dir *results.RunDir, s Scenario, seed uint64, out []*soakRound, sum *results.Soak) (*results.Verdict, error) {
 	trials := make([]results.Trial, len(out))
 	checks := make([]checker.Result, len(out))
 	shown := 0
 	for i, r := range out {
-		trials[i] = results.Trial{Trial: r.round, Seed: o.Seed, Observed: r.observed, Reason: r.reason,
-			WallSeconds: d.Seconds(), Evidence: r.ev, Dir: r.window}
+		trials[i] = results.Trial{Trial: r.round, Seed: seed, Observed: r.observed, Reason: r.reason,
+			WallSeconds: s.Duration.D().Seconds(), Evidence: r.ev, Dir: r.window}
 		checks[i] = r.check
 		if r.history != nil && (out[shown].history == nil || len(out[shown].check.Anomalies) == 0) {
 			shown = i // the first anomalous round kept, else the last kept
 		}
 	}
-	v := newVerdict(s, o.Seed, trials, checks)
+	v := newVerdict(s, seed, trials, checks)
 	for i, e := range v.Examples {
 		v.Examples[i] = "round" + strings.TrimPrefix(e, "trial")
 	}
-	v.Soak = &results.Soak{PlannedSeconds: opt.For.Seconds(), WallSeconds: time.Since(began).Seconds(),
-		Rounds: len(out), Events: log.events, Anomalies: map[string]int{}, PeakRSSBytes: peakRSS(),
-		Partial: stopped != "", Stopped: stopped, CheckNote: log.note, EverySeconds: every.Seconds(),
-		Restored: restored, Memory: append(log.memory, memorySample(time.Since(start)))}
-	for k, n := range v.Anomalies {
-		v.Soak.Anomalies[k] = n
-	}
+	// The soak's wall time, not the sum of its rounds' durations.
+	v.WallSeconds = sum.WallSeconds
+	v.WallSecondsPerTrial = sum.WallSeconds / float64(max(len(out), 1))
+	sum.Anomalies = maps.Clone(v.Anomalies)
 	for _, r := range out {
 		if len(r.check.Anomalies) > 0 {
-			v.Soak.FirstAnomaly = r.round
+			sum.FirstAnomaly = r.round
 			if r.window != "" {
-				v.Soak.Window = filepath.Join(r.window, checker.HistoryFile)
+				sum.Window = filepath.Join(r.window, checker.HistoryFile)
 			}
 			break
 		}
 	}
+	v.Soak = sum
 	if err := dir.WriteJSON("verdict.json", v); err != nil {
 		return nil, &InfraError{Err: err}
 	}
 	if len(out) > 0 {
 		r := out[shown]
-		tr := TrialResult{Seed: o.Seed, History: r.history, Check: r.check, Evidence: r.ev, Observed: r.observed, Reason: r.reason}
+		tr := TrialResult{Seed: seed, History: r.history, Check: r.check, Evidence: r.ev, Observed: r.observed, Reason: r.reason}
 		if err := writeReport(dir, s, v, tr, trials[shown]); err != nil {
 			return nil, &InfraError{Err: err}
 		}
 	}
 	return v, nil
+}
+
+// A soakStop ends a soak at the first anomaly its scenario does not
+// tolerate, when on (--stop-on-anomaly): a tolerated anomaly does not
+// change the verdict, so it is no reason to stop.
+type soakStop struct {
+	on       bool
+	tolerate []string
+	stop     func()
+	once     sync.Once
+	why      string // "anomaly" once stopped
+}
+
+// found stops the soak if a is an anomaly to stop on.
+func (st *soakStop) found(a checker.Anomaly) {
+	if st.on && !slices.Contains(st.tolerate, string(a.Kind)) {
+		st.once.Do(func() { st.why = "anomaly"; st.stop() })
+	}
+}
+
+// over says the rounds are over: an anomaly found later stops nothing.
+func (st *soakStop) over() { st.once.Do(func() {}) }
+
+// roundAt is when a round due at due starts: then, or now if that is
+// later, on the align_start grid (the next multiple of align on the wall
+// clock; align 0: no grid).
+func roundAt(due, now time.Time, align time.Duration) time.Time {
+	if now.After(due) {
+		due = now
+	}
+	return alignUp(due, align)
+}
+
+// alignUp returns t, or the first multiple of d after it on the wall clock.
+func alignUp(t time.Time, d time.Duration) time.Time {
+	if d <= 0 {
+		return t
+	}
+	if down := t.Truncate(d); !down.Equal(t) {
+		return down.Add(d)
+	}
+	return t
+}
+
+// peakOf is the peak resident memory: getrusage's, or a sample's if that is
+// higher (the kernel updates its high-water mark lazily, so a sample read
+// later may see more).
+func peakOf(rusage int64, samples []results.MemorySample) int64 {
+	peak := rusage
+	for _, m := range samples {
+		peak = max(peak, m.RSSBytes)
+	}
+	return peak
 }
 
 // errSoakOver is rest's answer when the soak ends before the next round.
@@ -371,18 +498,20 @@ func rest(ctx context.Context, c *cluster.Cluster, log *soakLog, k int, copt *ch
 	return c.Restore(ctx)
 }
 
-// A soakRound is one round's record while its anomalies may still come.
+// A soakRound is one round's record until it is summed up.
 type soakRound struct {
-	round      int
-	first      int   // index of its first event
-	startMono  int64 // when its schedule starts
-	history    checker.History
-	ended, cut bool
-	faults     []evidence.Fault
-	notes      []string
-	problems   []string
+	round     int
+	first     int   // index of its first event
+	startMono int64 // when its schedule starts
+	history   checker.History
+	stream    *checker.Stream // its check, nil once closed
+	ended     bool
+	cut       bool
+	faults    []evidence.Fault
+	notes     []string
+	problems  []string
 
-	check    checker.Result
+	check    checker.Result // once its stream is closed
 	ev       evidence.Evidence
 	observed string
 	reason   string
@@ -390,28 +519,31 @@ type soakRound struct {
 }
 
 // A soakLog records a soak's events: it stamps them, writes them to the
-// gzipped history, feeds them to a checker.Stream and keeps the events of
-// the rounds whose evidence is not final yet. It is an [eventLog].
+// gzipped history and feeds each round's events to that round's own
+// checker.Stream, so that every rule judges a round alone, as `lockpick
+// check` judges the round's window. It keeps the events of the rounds not
+// summed up yet. It is an [eventLog].
 type soakLog struct {
 	mu     sync.Mutex
 	f      *os.File
 	zw     *gzip.Writer
 	bw     *bufio.Writer
 	enc    *json.Encoder
-	stream *checker.Stream
+	opt    *checker.Options
 	events int
-	werr   error // the first write error
-	note   string
+	werr   error    // the first write error
+	notes  []string // what qualifies the check (check_note)
+	whole  []wholeCheck
 
-	rounds    []*soakRound // not yet evaluated, in order
-	done      []*soakRound // evaluated
-	reported  map[string]bool
-	byRound   map[int][]checker.Anomaly // anomalies of rounds not yet evaluated
-	prevented map[int][]checker.Anomaly // and their prevented ones
-	keep      int                       // ended rounds kept open for late anomalies
-	findings  int
-	require   []evidence.Requirement
-	tolerate  []string
+	rounds   []*soakRound // not yet summed up, in order
+	done     []*soakRound // summed up
+	cur      *soakRound   // the round whose stream is open, if any
+	stray    int          // events recorded with no round open
+	reported map[string]bool
+	fresh    []SoakAnomaly // found, not yet reported
+	findings int
+	require  []evidence.Requirement
+	tolerate []string
 
 	// With isolated clients, whose events come late, events wait in
 	// pending until their round is flushed (ordered).
@@ -420,16 +552,15 @@ type soakLog struct {
 
 	dir     *results.RunDir // where rounds with an anomaly get their history
 	windows []window        // to write once the lock is let go
-	kept    *soakRound      // the last round evaluated without an anomaly, history kept for the report
+	kept    *soakRound      // the last round summed up without an anomaly, history kept for the report
 	shown   bool            // a round with an anomaly keeps its history for the report
 	memory  []results.MemorySample
 }
 
 var _ eventLog = (*soakLog)(nil)
 
-// newSoakLog writes the history of a soak of s into dir. A round's
-// evidence is final once keep more rounds have ended.
-func newSoakLog(dir *results.RunDir, s Scenario, keep int) (*soakLog, error) {
+// newSoakLog writes the history of a soak of s into dir.
+func newSoakLog(dir *results.RunDir, s Scenario) (*soakLog, error) {
 	f, err := os.Create(dir.Path(checker.HistoryFileGz))
 	if err != nil {
 		return nil, err
@@ -438,10 +569,8 @@ func newSoakLog(dir *results.RunDir, s Scenario, keep int) (*soakLog, error) {
 	bw := bufio.NewWriterSize(zw, 64<<10)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
-	return &soakLog{f: f, zw: zw, bw: bw, enc: enc, stream: checker.NewStream(CheckOptions(s)),
-		require: s.Require, tolerate: s.Tolerate, keep: keep, reported: map[string]bool{}, byRound: map[int][]checker.Anomaly{},
-		prevented: map[int][]checker.Anomaly{},
-		dir:       dir, ordered: len(s.Isolate) > 0}, nil
+	return &soakLog{f: f, zw: zw, bw: bw, enc: enc, opt: CheckOptions(s), require: s.Require, tolerate: s.Tolerate,
+		dir: dir, ordered: len(s.Isolate) > 0}, nil
 }
 
 // Record stamps e as a [checker.Recorder] does (the next index, the time
@@ -475,24 +604,74 @@ func (l *soakLog) flush() {
 	l.pending = nil
 }
 
-// add indexes e, writes it, checks it and keeps it with its round; l.mu is
-// held.
+// add indexes e, writes it, and gives it to the open round; l.mu is held.
+// Every event is recorded between a round's begin and its end (the clients
+// and the nemesis act within play), so an event with no round open is only
+// counted, and the check note says so.
 func (l *soakLog) add(e checker.Event) {
 	e.Index = l.events
 	l.events++
 	if err := l.enc.Encode(&e); err != nil && l.werr == nil {
 		l.werr = err
 	}
-	if err := l.stream.Add(e); err != nil && l.note == "" {
-		l.note = err.Error() // events come in time order, so it cannot happen
+	r := l.cur
+	if r == nil {
+		l.stray++
+		return
 	}
-	if n := len(l.rounds); n > 0 {
-		l.rounds[n-1].history = append(l.rounds[n-1].history, e)
+	if err := r.stream.Add(e); err != nil {
+		l.note(fmt.Sprintf("round %d: %v", r.round, err)) // events come in time order, so it cannot happen
+	}
+	r.history = append(r.history, e)
+}
+
+// A wholeCheck is the rounds checked whole for one reason.
+type wholeCheck struct {
+	why    string
+	rounds []int
+}
+
+// checkedWhole notes that round k was checked whole because of err; l.mu
+// is held.
+func (l *soakLog) checkedWhole(k int, err error) {
+	why := strings.TrimPrefix(err.Error(), checker.ErrNeedHistory.Error()+": ")
+	i := slices.IndexFunc(l.whole, func(w wholeCheck) bool { return w.why == why })
+	if i < 0 {
+		l.whole = append(l.whole, wholeCheck{why: why})
+		i = len(l.whole) - 1
+	}
+	l.whole[i].rounds = append(l.whole[i].rounds, k)
+}
+
+// checkNote is what qualifies the soak's check, "" if nothing does.
+func (l *soakLog) checkNote() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	notes := slices.Clone(l.notes)
+	for _, w := range l.whole {
+		rounds := make([]string, len(w.rounds))
+		for i, k := range w.rounds {
+			rounds[i] = strconv.Itoa(k)
+		}
+		what := "round " + rounds[0] + " was checked whole, as lockpick check checks its window"
+		if len(rounds) > 1 {
+			what = "rounds " + strings.Join(rounds, ", ") + " were checked whole, as lockpick check checks their windows"
+		}
+		notes = append(notes, what+" ("+w.why+")")
+	}
+	return strings.Join(notes, "; ")
+}
+
+// note adds a note on the check, once; l.mu is held.
+func (l *soakLog) note(text string) {
+	if !slices.Contains(l.notes, text) {
+		l.notes = append(l.notes, text)
 	}
 }
 
-// History returns the events of the rounds kept (the current one and a few
-// before it): enough for the nemesis to tell who holds the lock.
+// History returns the events of the rounds not summed up (the current one,
+// and the one before until it is): enough for the nemesis to tell who
+// holds the lock.
 func (l *soakLog) History() checker.History {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -505,20 +684,65 @@ func (l *soakLog) History() checker.History {
 	return append(h, pending...)
 }
 
-// begin starts round k, whose schedule starts at startMono.
+// begin starts round k, whose schedule starts at startMono, with a check of
+// its own: a round starts with no lease held and no operation open, so its
+// events alone are a complete history.
 func (l *soakLog) begin(k int, startMono int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.rounds = append(l.rounds, &soakRound{round: k, first: l.events, startMono: startMono})
+	r := &soakRound{round: k, first: l.events, startMono: startMono, stream: checker.NewStream(l.opt)}
+	l.rounds = append(l.rounds, r)
+	l.cur = r
+	l.reported = map[string]bool{}
 }
 
-// end closes round k with the nemesis's record, and evaluates the rounds
-// that ended long enough ago that no anomaly can still be traced to them.
+// end closes round k with the nemesis's record and closes its check: all
+// its events are in (flush was called).
 func (l *soakLog) end(k int, faults []evidence.Fault, notes, problems []string, cut bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if r := findRound(l.rounds, k); r != nil {
 		r.ended, r.cut, r.faults, r.notes, r.problems = true, cut, faults, notes, problems
+		l.closeRound(r)
+	}
+}
+
+// closeRound closes r's stream and keeps its result; l.mu is held. When
+// the stream cannot give the exact result (a lost update to explain), the
+// round's history is checked whole, as `lockpick check` checks its window,
+// and the check note names the round. The anomalies not reported yet are
+// queued for the next report.
+func (l *soakLog) closeRound(r *soakRound) {
+	if r.stream == nil {
+		return
+	}
+	res, err := r.stream.Close()
+	r.stream = nil
+	if l.cur == r {
+		l.cur = nil
+	}
+	if err != nil {
+		res = checker.CheckTimeout(r.history, l.opt, checkTimeout)
+		l.checkedWhole(r.round, err)
+	}
+	r.check = res
+	l.queue(r.round, res.Anomalies)
+}
+
+// queue adds the anomalies of round k not reported yet to the next
+// report; l.mu is held. A lost update the stream reported on a key is not
+// reported again when the round's whole history explains it (its
+// operations may differ); the verdict counts those of the whole history.
+func (l *soakLog) queue(k int, list []checker.Anomaly) {
+	for _, a := range list {
+		id := fmt.Sprint(a.Kind, a.Ops)
+		if l.reported[id] || (a.Kind == checker.LostUpdate && l.reported[fmt.Sprint(a.Kind, " ", a.Key)]) {
+			continue
+		}
+		l.reported[id] = true
+		l.reported[fmt.Sprint(a.Kind, " ", a.Key)] = true
+		l.findings++
+		l.fresh = append(l.fresh, SoakAnomaly{Round: k, Anomaly: a})
 	}
 }
 
@@ -550,45 +774,27 @@ func (l *soakLog) addNote(k int, text string) {
 	}
 }
 
-// poll reports the anomalies proven since the last poll, each with its
-// round, and evaluates the rounds that can no longer get one.
+// poll queues the anomalies the open round's stream has proven since the
+// last poll, then reports every anomaly queued, each with its round.
 func (l *soakLog) poll(since time.Time, found func(SoakAnomaly)) {
 	l.mu.Lock()
-	var fresh []SoakAnomaly
-	l.stream.Decide()
-	l.tracePrevented(l.stream.Prevented())
-	for _, a := range l.stream.Anomalies() {
-		id := fmt.Sprint(a.Kind, a.Ops)
-		if l.reported[id] {
-			continue
-		}
-		l.reported[id] = true
-		r := l.roundOf(a)
-		l.attach(r, a)
-		l.findings++
-		fresh = append(fresh, SoakAnomaly{Round: r, Found: time.Since(since), Anomaly: a})
+	if r := l.cur; r != nil {
+		r.stream.Decide()
+		l.queue(r.round, r.stream.Anomalies())
 	}
 	l.mu.Unlock()
-	for _, a := range fresh {
-		found(a)
-	}
+	l.report(since, found)
 }
 
-// tracePrevented traces the prevented anomalies not seen yet to their
-// rounds; they are evidence (a fenced write refused), not anomalies.
-func (l *soakLog) tracePrevented(list []checker.Anomaly) {
-	for _, a := range list {
-		id := fmt.Sprint("prevented ", a.Kind, a.Ops)
-		if l.reported[id] {
-			continue
-		}
-		l.reported[id] = true
-		k := l.roundOf(a)
-		if r := findRound(l.done, k); r != nil {
-			r.check.Prevented = append(r.check.Prevented, a) // too late for its requirements
-			continue
-		}
-		l.prevented[k] = append(l.prevented[k], a)
+// report calls found with every anomaly queued, outside the lock.
+func (l *soakLog) report(since time.Time, found func(SoakAnomaly)) {
+	l.mu.Lock()
+	fresh := l.fresh
+	l.fresh = nil
+	l.mu.Unlock()
+	for _, a := range fresh {
+		a.Found = time.Since(since)
+		found(a)
 	}
 }
 
@@ -602,68 +808,28 @@ func findRound(rounds []*soakRound, k int) *soakRound {
 	return nil
 }
 
-// attach adds a to round k's anomalies: kept for its evaluation, or added
-// to a round already evaluated (a lease that outlived the rounds kept).
-func (l *soakLog) attach(k int, a checker.Anomaly) {
-	if r := findRound(l.done, k); r != nil {
-		r.check.Anomalies = append(r.check.Anomalies, a)
-		r.check.Verdict = checker.Illegal
-		r.observed, r.reason = evidence.Observe(r.check, r.ev, l.tolerate)
-		return
-	}
-	l.byRound[k] = append(l.byRound[k], a)
-}
-
-// roundOf is the round the first operation of a was recorded in.
-func (l *soakLog) roundOf(a checker.Anomaly) int {
-	first := slices.Min(append([]int{l.events}, a.Ops...))
-	k := 1
-	for _, r := range slices.Concat(l.done, l.rounds) {
-		if r.first <= first {
-			k = r.round
-		}
-	}
-	return k
-}
-
-// settle evaluates ended rounds while more than l.keep ended rounds are
-// kept: a lease that began in a round ends (and its double grant is proven)
-// within a few rounds.
+// settle sums up the rounds that ended before the last round began: their
+// evidence and observation are final (their checks were closed at their
+// end), and their events are let go (written to their window if they have
+// an anomaly, kept for the report if one is to be shown). The last round
+// stays open to what the soak's end adds (the clients' problems).
 func (l *soakLog) settle() {
 	defer l.writeWindows()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	// Fenced writes are evidence: a round is not summed up before the
-	// stream has judged its last events.
-	l.stream.Decide()
-	l.tracePrevented(l.stream.Prevented())
-	ended := 0
-	for _, r := range l.rounds {
-		if r.ended {
-			ended++
-		}
-	}
-	for ended > l.keep && len(l.rounds) > 0 && l.rounds[0].ended {
-		l.evaluate(l.rounds[0], checker.Result{})
+	for len(l.rounds) > 1 && l.rounds[0].ended {
+		l.closeRound(l.rounds[0])
+		l.evaluate(l.rounds[0])
 		l.done = append(l.done, l.rounds[0])
 		l.rounds = l.rounds[1:]
-		ended--
 	}
 }
 
-// evaluate sums up round r with the anomalies traced to it; final is the
-// stream's closing result, for what only the end can tell.
-func (l *soakLog) evaluate(r *soakRound, final checker.Result) {
-	res := checker.Result{Origin: final.Origin, Anomalies: l.byRound[r.round], Prevented: l.prevented[r.round]}
-	delete(l.byRound, r.round)
-	delete(l.prevented, r.round)
-	res.Verdict = checker.Ok
-	if len(res.Anomalies) > 0 {
-		res.Verdict = checker.Illegal
-	}
+// evaluate sums up round r from its check.
+func (l *soakLog) evaluate(r *soakRound) {
+	res := r.check
 	r.ev = evidence.Evaluate(evidence.Input{History: r.history, Result: res, Start: r.startMono,
 		Faults: r.faults, Require: l.require, Notes: r.notes, Problems: r.problems})
-	r.check = res
 	r.observed, r.reason = evidence.Observe(res, r.ev, l.tolerate)
 	if len(res.Anomalies) > 0 {
 		// A round starts with no lease held and no operation open, so its
@@ -749,27 +915,25 @@ func (l *soakLog) watch(done <-chan struct{}, start time.Time, found func(SoakAn
 	}
 }
 
-// close ends the stream, traces its last anomalies to their rounds,
-// evaluates every round left, writes the end of the history and returns
-// the rounds of the verdict: every round played, and a round cut short
-// only if it has an anomaly. The history file stays in place.
-func (l *soakLog) close() ([]*soakRound, error) {
+// close closes the check of every round left, reports the anomalies not
+// reported yet (the last round's among them) to found, sums up every round
+// left, writes the end of the history and returns the rounds of the
+// verdict: every round played, and a round cut short only if it has an
+// anomaly. The history file stays in place.
+func (l *soakLog) close(since time.Time, found func(SoakAnomaly)) ([]*soakRound, error) {
 	l.flush() // nothing should be left; nothing may be lost either
-	res, cerr := l.stream.Close()
 	l.mu.Lock()
-	l.tracePrevented(res.Prevented)
-	for _, a := range res.Anomalies {
-		id := fmt.Sprint(a.Kind, a.Ops)
-		if !l.reported[id] {
-			l.reported[id] = true
-			l.attach(l.roundOf(a), a)
-		}
-	}
-	if cerr != nil && l.note == "" {
-		l.note = cerr.Error()
-	}
 	for _, r := range l.rounds {
-		l.evaluate(r, res)
+		l.closeRound(r)
+	}
+	if l.stray > 0 {
+		l.note(fmt.Sprintf("%d events were recorded outside every round and were not checked", l.stray))
+	}
+	l.mu.Unlock()
+	l.report(since, found)
+	l.mu.Lock()
+	for _, r := range l.rounds {
+		l.evaluate(r)
 	}
 	all := append(l.done, l.rounds...)
 	l.rounds, l.done = nil, nil

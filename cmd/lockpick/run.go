@@ -285,6 +285,7 @@ func runSoak(ctx context.Context, out io.Writer, s scenarios.Scenario, nb scenar
 		}
 		fmt.Fprintf(out, "  memory (RSS): %s\n", strings.Join(marks, ", "))
 	}
+	printCheckNote(out, sk)
 	if sk.FirstAnomaly > 0 {
 		fmt.Fprintf(out, "  first anomaly: round %d", sk.FirstAnomaly)
 		if sk.Window != "" {
