@@ -70,7 +70,7 @@ for the format: every built-in scenario is written that way.`,
 	addSubjectFlags(cmd, &f.subject, &f.subjCmd, "the scenarios instead of their own: redislock, redsync, set-nx, redlock, ...")
 	cmd.Flags().DurationVar(&f.soak, "soak", 0, "soak: keep one topology up and repeat the scenario's fault schedule for this long, checking as it goes (docs/soak.md)")
 	cmd.Flags().DurationVar(&f.every, "every", 0, "with --soak: start a round this often (default: the scenario's duration; a round also waits for its leases to run out and the topology to be put back)")
-	cmd.Flags().BoolVar(&f.stopOnA, "stop-on-anomaly", false, "with --soak: stop at the first anomaly (the verdict is then partial)")
+	cmd.Flags().BoolVar(&f.stopOnA, "stop-on-anomaly", false, "with --soak: stop at the first anomaly the scenario does not tolerate (the verdict is then partial)")
 	return cmd
 }
 
