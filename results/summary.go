@@ -14,6 +14,10 @@ func WriteSummary(w io.Writer, vs []*Verdict) error {
 	b.WriteString("| scenario | expect | observed | matched | trials with anomaly | inconclusive | s per trial |\n")
 	b.WriteString("|---|---|---|---|---|---|---|\n")
 	for _, v := range vs {
+		if v.Skipped != "" {
+			fmt.Fprintf(&b, "| %s | %s | skipped: %s | — | — | — | — |\n", v.Scenario, v.Expect, strings.ReplaceAll(v.Skipped, "|", "\\|"))
+			continue
+		}
 		m := "yes"
 		if !v.Matched {
 			m = "**no**"
@@ -32,11 +36,15 @@ func WriteJUnit(w io.Writer, vs []*Verdict, dirs []string) error {
 		Message string `xml:"message,attr"`
 		Text    string `xml:",chardata"`
 	}
+	type skipped struct {
+		Message string `xml:"message,attr"`
+	}
 	type testcase struct {
 		Name      string   `xml:"name,attr"`
 		Classname string   `xml:"classname,attr"`
 		Time      float64  `xml:"time,attr"`
 		Failure   *failure `xml:"failure,omitempty"`
+		Skipped   *skipped `xml:"skipped,omitempty"`
 		SystemOut string   `xml:"system-out,omitempty"`
 	}
 	type suite struct {
@@ -44,12 +52,19 @@ func WriteJUnit(w io.Writer, vs []*Verdict, dirs []string) error {
 		Name     string     `xml:"name,attr"`
 		Tests    int        `xml:"tests,attr"`
 		Failures int        `xml:"failures,attr"`
+		Skipped  int        `xml:"skipped,attr"`
 		Time     float64    `xml:"time,attr"`
 		Cases    []testcase `xml:"testcase"`
 	}
 	s := suite{Name: "lockpick", Tests: len(vs)}
 	for i, v := range vs {
 		c := testcase{Name: v.Scenario, Classname: "lockpick.scenarios", Time: v.WallSeconds}
+		if v.Skipped != "" {
+			s.Skipped++
+			c.Skipped = &skipped{Message: v.Skipped}
+			s.Cases = append(s.Cases, c)
+			continue
+		}
 		out := fmt.Sprintf("expect %s, observed %s, %d/%d trials with an anomaly, %d inconclusive", v.Expect, v.Observed,
 			v.TrialsWithAnomaly, v.Trials, v.TrialsInconclusive)
 		for _, t := range v.TrialResults {

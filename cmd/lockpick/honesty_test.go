@@ -94,7 +94,7 @@ done
 			if code != exitMismatch {
 				t.Fatalf("exit %d, want %d; stdout %q stderr %q", code, exitMismatch, stdout, stderr)
 			}
-			if !strings.Contains(stdout, "observed inconclusive — NOT MATCHED") || !strings.Contains(stdout, "trial 1 inconclusive: ") || !strings.Contains(stdout, tc.want) {
+			if !strings.Contains(stdout, "observed inconclusive (") || !strings.Contains(stdout, "trial 1 inconclusive: ") || !strings.Contains(stdout, tc.want) {
 				t.Errorf("stdout %q, want an inconclusive trial saying %q", stdout, tc.want)
 			}
 		})
