@@ -99,7 +99,7 @@ type TrialResult struct {
 
 // readyTimeout bounds how long an isolated client may take to be ready,
 // its lock's warm-up included.
-const readyTimeout = WarmUpTimeout + 10*time.Second
+func readyTimeout() time.Duration { return warmUpTimeout() + 10*time.Second }
 
 // checkTimeout bounds each linearizability search; past it the verdict is unknown.
 const checkTimeout = 30 * time.Second
@@ -385,7 +385,7 @@ func RunTrial(ctx context.Context, s Scenario, seed uint64, dir string, nb Backe
 		return TrialResult{}, &InfraError{Err: err}
 	}
 	for _, wp := range procs {
-		if err := wp.waitReady(readyTimeout); err != nil {
+		if err := wp.waitReady(readyTimeout()); err != nil {
 			return TrialResult{}, &InfraError{Err: err}
 		}
 	}

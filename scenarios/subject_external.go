@@ -272,7 +272,12 @@ func (s *externalSubject) WarmUp(ctx context.Context) error {
 		return nil
 	}
 	_ = s.Close() // so the reader is done with what it counts
-	what := append([]string{fmt.Sprintf("answered none of its requests: not its warm-up request (op hello) within %v (%v)", timeout, err)}, s.troubles()...)
+	var oe *lockcore.OpError
+	if errors.As(err, &oe) {
+		err = oe.Err
+	}
+	s.diedEarly = false // err says so, and there was no trial yet
+	what := append([]string{fmt.Sprintf("answered none of its requests, not even its warm-up (op hello, waited up to %v): %v", timeout, err)}, s.troubles()...)
 	return fmt.Errorf("%w: %s %s%s", ErrSubjectUnusable, s.who(), strings.Join(what, "; "), s.stderr.lastLines())
 }
 

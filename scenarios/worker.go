@@ -74,8 +74,8 @@ func (t *target) pingNodes(ctx context.Context) {
 	}
 }
 
-// warmUpAll warms every worker's subject up at once; it returns their
-// errors joined.
+// warmUpAll warms every worker's subject up at once; it returns the first
+// client's error.
 func warmUpAll(ctx context.Context, workers []*worker) error {
 	errs := make([]error, len(workers))
 	var wg sync.WaitGroup
@@ -83,7 +83,12 @@ func warmUpAll(ctx context.Context, workers []*worker) error {
 		wg.Go(func() { errs[i] = w.warmUp(ctx) })
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // finish closes the worker's subject and adds what its health check says
