@@ -8,14 +8,15 @@ import (
 )
 
 // WriteSummary writes a Markdown table of verdicts: scenario, expectation,
-// observation, trials with an anomaly and inconclusive, wall time.
+// observation, trials with an anomaly and inconclusive, wall time; a
+// skipped scenario's row gives the reason in place of the observation.
 func WriteSummary(w io.Writer, vs []*Verdict) error {
 	var b strings.Builder
 	b.WriteString("| scenario | expect | observed | matched | trials with anomaly | inconclusive | s per trial |\n")
 	b.WriteString("|---|---|---|---|---|---|---|\n")
 	for _, v := range vs {
 		if v.Skipped != "" {
-			fmt.Fprintf(&b, "| %s | %s | skipped: %s | — | — | — | — |\n", v.Scenario, v.Expect, strings.ReplaceAll(v.Skipped, "|", "\\|"))
+			fmt.Fprintf(&b, "| %s | — | skipped: %s | — | — | — | — |\n", v.Scenario, strings.ReplaceAll(v.Skipped, "|", "\\|"))
 			continue
 		}
 		m := "yes"
@@ -30,7 +31,8 @@ func WriteSummary(w io.Writer, vs []*Verdict) error {
 }
 
 // WriteJUnit writes verdicts as a JUnit XML report: one test case per
-// scenario, failed when its verdict did not match the expectation.
+// scenario, failed when its verdict did not match the expectation, and
+// skipped, with the reason, when the scenario was not run.
 func WriteJUnit(w io.Writer, vs []*Verdict, dirs []string) error {
 	type failure struct {
 		Message string `xml:"message,attr"`

@@ -110,7 +110,7 @@ func TestApplySubject_SkipsWhatDoesNotFit(t *testing.T) {
 		t.Fatalf("skipped %+v, want failover-wait-replica, for its wait_replicas", skipped)
 	}
 	var buf bytes.Buffer
-	if err := results.WriteSummary(&buf, skipped); err != nil || !strings.Contains(buf.String(), "| failover-wait-replica@true | safe | skipped: ") {
+	if err := results.WriteSummary(&buf, skipped); err != nil || !strings.Contains(buf.String(), "| failover-wait-replica@true | — | skipped: ") {
 		t.Errorf("summary %q, %v: want a skipped row", buf.String(), err)
 	}
 
