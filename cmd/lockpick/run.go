@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/evidence"
 	"github.com/lockpick/lockpick/results"
 	"github.com/lockpick/lockpick/scenarios"
 )
@@ -325,7 +326,8 @@ func runSoak(ctx context.Context, out io.Writer, s scenarios.Scenario, nb scenar
 	case err != nil:
 		return infraError(err)
 	}
-	printVerdict(out, v, dir, false)
+	subject := subjectOf(f.subject, f.subjCmd) != ""
+	printVerdict(out, v, dir, subject)
 	sk := v.Soak
 	partial := ""
 	if sk.Partial {
@@ -350,7 +352,10 @@ func runSoak(ctx context.Context, out io.Writer, s scenarios.Scenario, nb scenar
 	if sk.Stopped == "interrupted" {
 		return &exitError{code: 130, err: errors.New("interrupted; every fault was healed and the partial verdict was kept in " + dir)}
 	}
-	if !v.Matched {
+	switch {
+	case subject && v.Observed == evidence.Inconclusive:
+		return mismatch("%s is inconclusive: it proves nothing about the lock under test", s.Name)
+	case !subject && !v.Matched:
 		return mismatch("%s did not match its expectation", s.Name)
 	}
 	return nil
