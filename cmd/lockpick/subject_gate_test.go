@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockpick/lockpick/internal/testredis"
 	"github.com/lockpick/lockpick/results"
 	"github.com/lockpick/lockpick/scenarios"
 )
@@ -117,5 +118,29 @@ func TestApplySubject_SkipsWhatDoesNotFit(t *testing.T) {
 	code, stdout, stderr := lockpick(t, "run", "failover-wait-replica", "--subject-cmd", "true", "--out", t.TempDir())
 	if code != exitUsage || !strings.Contains(stderr, "no scenario fits") || stdout != "" {
 		t.Errorf("every scenario skipped: exit %d, stderr %q; want %d saying no scenario fits", code, stderr, exitUsage)
+	}
+}
+
+// TestRun_SubjectSkipsWhatDoesNotFit runs two scenarios with a subject
+// that fits one: the other is skipped with its reason, in the output, the
+// JUnit file and the summary, and the run is judged on the one it ran. Not
+// parallel: a run ends with cluster.KillAll.
+func TestRun_SubjectSkipsWhatDoesNotFit(t *testing.T) {
+	testredis.Require(t, true)
+	dir := t.TempDir()
+	junit, summary := filepath.Join(dir, "junit.xml"), filepath.Join(dir, "summary.md")
+	code, stdout, stderr := lockpick(t, "run", "single-baseline", "redlock-baseline", "--subject", "redislock",
+		"--junit", junit, "--summary", summary, "--out", filepath.Join(dir, "runs"), "-q")
+	if code != exitOK {
+		t.Fatalf("exit %d; stdout %q stderr %q", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "redlock-baseline@redislock: skipped: it is a single-instance lock") || !strings.Contains(stdout, "single-baseline@redislock: observed safe") {
+		t.Errorf("stdout %q: want redlock-baseline skipped and single-baseline run", stdout)
+	}
+	if b, _ := os.ReadFile(junit); !bytes.Contains(b, []byte(`skipped="1"`)) || !bytes.Contains(b, []byte(`<skipped message="it is a single-instance lock`)) {
+		t.Errorf("JUnit without the skipped case:\n%s", b)
+	}
+	if b, _ := os.ReadFile(summary); !bytes.Contains(b, []byte("| redlock-baseline@redislock | — | skipped: it is a single-instance lock")) {
+		t.Errorf("summary without the skipped row:\n%s", b)
 	}
 }
