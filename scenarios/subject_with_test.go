@@ -139,6 +139,7 @@ func TestCatalogue_AttackMustMeetTheLock(t *testing.T) {
 		{"gc-pause", "pause-client", "c1"},
 		{"gc-pause-fenced", "pause-client", "c1"},
 		{"redlock-gc-pause", "pause-client", "c1"},
+		{"watchdog-pause", "pause-client", "c1"},
 	} {
 		t.Run(tc.scenario, func(t *testing.T) {
 			s, err := scenarios.Lookup(tc.scenario)
