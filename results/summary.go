@@ -8,12 +8,17 @@ import (
 )
 
 // WriteSummary writes a Markdown table of verdicts: scenario, expectation,
-// observation, trials with an anomaly and inconclusive, wall time.
+// observation, trials with an anomaly and inconclusive, wall time; a
+// skipped scenario's row gives the reason in place of the observation.
 func WriteSummary(w io.Writer, vs []*Verdict) error {
 	var b strings.Builder
 	b.WriteString("| scenario | expect | observed | matched | trials with anomaly | inconclusive | s per trial |\n")
 	b.WriteString("|---|---|---|---|---|---|---|\n")
 	for _, v := range vs {
+		if v.Skipped != "" {
+			fmt.Fprintf(&b, "| %s | — | skipped: %s | — | — | — | — |\n", v.Scenario, strings.ReplaceAll(v.Skipped, "|", "\\|"))
+			continue
+		}
 		m := "yes"
 		if !v.Matched {
 			m = "**no**"
@@ -26,17 +31,22 @@ func WriteSummary(w io.Writer, vs []*Verdict) error {
 }
 
 // WriteJUnit writes verdicts as a JUnit XML report: one test case per
-// scenario, failed when its verdict did not match the expectation.
+// scenario, failed when its verdict did not match the expectation, and
+// skipped, with the reason, when the scenario was not run.
 func WriteJUnit(w io.Writer, vs []*Verdict, dirs []string) error {
 	type failure struct {
 		Message string `xml:"message,attr"`
 		Text    string `xml:",chardata"`
+	}
+	type skipped struct {
+		Message string `xml:"message,attr"`
 	}
 	type testcase struct {
 		Name      string   `xml:"name,attr"`
 		Classname string   `xml:"classname,attr"`
 		Time      float64  `xml:"time,attr"`
 		Failure   *failure `xml:"failure,omitempty"`
+		Skipped   *skipped `xml:"skipped,omitempty"`
 		SystemOut string   `xml:"system-out,omitempty"`
 	}
 	type suite struct {
@@ -44,12 +54,19 @@ func WriteJUnit(w io.Writer, vs []*Verdict, dirs []string) error {
 		Name     string     `xml:"name,attr"`
 		Tests    int        `xml:"tests,attr"`
 		Failures int        `xml:"failures,attr"`
+		Skipped  int        `xml:"skipped,attr"`
 		Time     float64    `xml:"time,attr"`
 		Cases    []testcase `xml:"testcase"`
 	}
 	s := suite{Name: "lockpick", Tests: len(vs)}
 	for i, v := range vs {
 		c := testcase{Name: v.Scenario, Classname: "lockpick.scenarios", Time: v.WallSeconds}
+		if v.Skipped != "" {
+			s.Skipped++
+			c.Skipped = &skipped{Message: v.Skipped}
+			s.Cases = append(s.Cases, c)
+			continue
+		}
 		out := fmt.Sprintf("expect %s, observed %s, %d/%d trials with an anomaly, %d inconclusive", v.Expect, v.Observed,
 			v.TrialsWithAnomaly, v.Trials, v.TrialsInconclusive)
 		for _, t := range v.TrialResults {

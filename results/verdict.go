@@ -37,6 +37,9 @@ type Verdict struct {
 	Examples []string `json:"examples,omitempty"`
 	// TrialResults has one entry per trial (per round, for a soak).
 	TrialResults []Trial `json:"trial_results"`
+	// Skipped, when set, says why the scenario was not run (it does not
+	// fit the lock under test); such a verdict has no trials and no folder.
+	Skipped string `json:"skipped,omitempty"`
 	// Soak is set for a soak run (lockpick run --soak), whose trials are
 	// the rounds of one long run.
 	Soak *Soak `json:"soak,omitempty"`

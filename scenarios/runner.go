@@ -97,6 +97,10 @@ type TrialResult struct {
 	checkOptions *checker.Options
 }
 
+// readyTimeout bounds how long an isolated client may take to be ready,
+// its lock's warm-up included.
+func readyTimeout() time.Duration { return warmUpTimeout() + 10*time.Second }
+
 // checkTimeout bounds each linearizability search; past it the verdict is unknown.
 const checkTimeout = 30 * time.Second
 
@@ -369,9 +373,19 @@ func RunTrial(ctx context.Context, s Scenario, seed uint64, dir string, nb Backe
 	if err != nil {
 		return TrialResult{}, err
 	}
-	// The trial's clock starts once every isolated client is up.
+	// The trial's clock starts once every client's lock is up: lock
+	// programs answered their warm-up, isolated clients (which warm up
+	// their own) said they are ready.
+	defer func() {
+		for _, w := range inproc {
+			closeSubject(w.subj) // on the paths that do not reach finish
+		}
+	}()
+	if err := warmUpAll(ctx, inproc); err != nil {
+		return TrialResult{}, &InfraError{Err: err}
+	}
 	for _, wp := range procs {
-		if err := wp.waitReady(10 * time.Second); err != nil {
+		if err := wp.waitReady(readyTimeout()); err != nil {
 			return TrialResult{}, &InfraError{Err: err}
 		}
 	}
@@ -401,19 +415,13 @@ func RunTrial(ctx context.Context, s Scenario, seed uint64, dir string, nb Backe
 	if err := ctx.Err(); err != nil {
 		return TrialResult{}, err
 	}
-	if len(silent) == clients {
-		return TrialResult{}, &InfraError{Err: silent[0].err}
-	}
-	paused := nem.pausedClients()
-	for _, c := range silent {
-		if !paused[c.process] && !killed[c.process] {
-			problems.add("%s, while the other clients' locks answered", strings.TrimPrefix(c.err.Error(), ErrSubjectUnusable.Error()+": "))
-		}
+	faults, notes := nem.evidence()
+	if err := silent.judge(clients, nem.pausedClients(), killed, faults, problems); err != nil {
+		return TrialResult{}, &InfraError{Err: err}
 	}
 	h := inTimeOrder(rec.History())
 	copt := CheckOptions(s)
 	r := checker.CheckTimeout(h, copt, checkTimeout)
-	faults, notes := nem.evidence()
 	ev := evidence.Evaluate(evidence.Input{History: h, Result: r, Start: startMono, Faults: faults,
 		Require: s.Require, Notes: notes, Problems: problems.all()})
 	obs, why := evidence.Observe(r, ev, s.Tolerate)
@@ -465,6 +473,46 @@ func (c *clientErrors) add(process int, err error) {
 	if err != nil {
 		*c = append(*c, clientError{process, err})
 	}
+}
+
+// judge judges each silent client by its cause. A client that a fault
+// stopped for good (paused without a for, or killed) is explained. Every
+// other silence makes the trial inconclusive (a problem), naming the
+// faults fired on the trial, which may have kept the lock from answering.
+// Only a lock that never answered anything, not even a warm-up, for every
+// one of the trial's clients, with no fault fired, is a harness failure:
+// the returned error.
+func (c clientErrors) judge(clients int, paused, killed map[int]bool, faults []evidence.Fault, problems *problemLog) error {
+	var fired []string
+	for _, f := range faults {
+		if f.Fired != nil && f.Error == "" {
+			fired = append(fired, f.Desc)
+		}
+	}
+	unusable := 0
+	for _, e := range c {
+		if errors.Is(e.err, ErrSubjectUnusable) {
+			unusable++
+		}
+	}
+	if unusable > 0 && unusable == clients && len(fired) == 0 {
+		return c[0].err
+	}
+	cause := "with no fault on the trial"
+	if len(fired) > 0 {
+		cause = "while faults were on the trial that may have kept it from answering: " + strings.Join(fired, ", ")
+	}
+	for _, e := range c {
+		if paused[e.process] || killed[e.process] {
+			continue
+		}
+		msg := e.err.Error()
+		for _, prefix := range []error{ErrSubjectUnusable, ErrSubjectSilent} {
+			msg = strings.TrimPrefix(msg, prefix.Error()+": ")
+		}
+		problems.add("%s; %s", msg, cause)
+	}
+	return nil
 }
 
 // CheckOptions returns the checker options for histories of s, the same

@@ -49,6 +49,15 @@ type HealthReporter interface {
 	Health() error
 }
 
+// A Warmer is a Subject that must be started before the trial's clock
+// starts, such as a lock program. It is optional.
+type Warmer interface {
+	// WarmUp starts the subject and waits until it answers. An error
+	// wrapping [ErrSubjectUnusable] means it never did (the trial fails as
+	// an infrastructure error before its clock starts).
+	WarmUp(ctx context.Context) error
+}
+
 // A SubjectConfig is what building one client's Subject takes.
 type SubjectConfig struct {
 	// Lock is the scenario's lock section.

@@ -39,8 +39,9 @@ func closeSubject(s Subject) {
 // The external subject drives a lock living in another program, written in
 // any language, through the worker protocol: one JSON request per line on
 // the program's stdin, one JSON reply per line on its stdout. Every client
-// starts its own copy of the program (lock.command) on its first acquire;
-// it ends with the client. README "Bring your own lock" documents it.
+// starts its own copy of the program (lock.command) and warms it up before
+// the trial's clock starts (see [externalSubject.WarmUp]); it ends with the
+// client. docs/worker-protocol.md documents it.
 func init() {
 	RegisterSubject("external", func(c SubjectConfig) Subject { return &externalSubject{cfg: c} })
 }
@@ -48,7 +49,7 @@ func init() {
 // An extRequest is one line lockpick writes to the program.
 type extRequest struct {
 	ID int64  `json:"id"`
-	Op string `json:"op"` // acquire, release or extend
+	Op string `json:"op"` // acquire, release, extend, or hello (the warm-up)
 	// Key is the lock's key.
 	Key string `json:"key"`
 	// TTLMS is the lease time to live, in milliseconds.
@@ -106,6 +107,24 @@ var errExited = errors.New("external subject exited")
 // closeGrace is how long Close lets the program exit after end of input.
 const closeGrace = time.Second
 
+// WarmUpTimeout bounds how long a lock program may take to answer its
+// warm-up request, start-up included (a JVM, an interpreter loading its
+// libraries), unless $LOCKPICK_WARMUP_TIMEOUT (a Go duration) says
+// otherwise; see [warmUpTimeout].
+const WarmUpTimeout = 30 * time.Second
+
+// WarmUpEnv names the environment variable that overrides [WarmUpTimeout].
+const WarmUpEnv = "LOCKPICK_WARMUP_TIMEOUT"
+
+// warmUpTimeout returns $LOCKPICK_WARMUP_TIMEOUT if it is a positive
+// duration, else [WarmUpTimeout].
+func warmUpTimeout() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv(WarmUpEnv)); err == nil && d > 0 {
+		return d
+	}
+	return WarmUpTimeout
+}
+
 // An externalSubject is one client's copy of the program.
 type externalSubject struct {
 	cfg SubjectConfig
@@ -126,6 +145,7 @@ type externalSubject struct {
 	// What Health reports, written by call and read (and by read's
 	// goroutine before exited closes).
 	calls, answered int
+	warm            bool   // it answered its warm-up request
 	notReplies      int    // lines that are not JSON replies
 	notReply        string // the first of them
 	noDeadline      int    // grants without a usable deadline
@@ -138,6 +158,7 @@ var (
 	_ Subject        = (*externalSubject)(nil)
 	_ Extender       = (*externalSubject)(nil)
 	_ HealthReporter = (*externalSubject)(nil)
+	_ Warmer         = (*externalSubject)(nil)
 	_ io.Closer      = (*externalSubject)(nil)
 )
 
@@ -231,6 +252,37 @@ func (s *externalSubject) grant(r extReply, sent time.Time, node string) Grant {
 // may have acted (no reply in time, it exited, or it said unknown), and a
 // plain error when the request never reached it.
 func (s *externalSubject) call(ctx context.Context, req extRequest) (extReply, time.Time, error) {
+	return s.exchange(ctx, req, s.cfg.Lock.TTL.D())
+}
+
+// WarmUp starts the program and sends it a hello request, which it answers
+// like any op it does not support (any reply proves it is up); it waits
+// for the answer for at most [warmUpTimeout]. The runner calls it before
+// the trial's clock starts, so the program's start-up does not eat into
+// the fault schedule. A program that does not answer is closed, and its
+// error wraps [ErrSubjectUnusable]. The hello is not counted in Health.
+func (s *externalSubject) WarmUp(ctx context.Context) error {
+	calls, answered := s.calls, s.answered
+	timeout := warmUpTimeout()
+	_, _, err := s.exchange(ctx, extRequest{Op: "hello", Master: s.cfg.tgt.view.Nodes[0].Addr}, timeout)
+	up := s.answered > answered
+	s.calls, s.answered = calls, answered
+	if up {
+		s.warm = true
+		return nil
+	}
+	_ = s.Close() // so the reader is done with what it counts
+	var oe *lockcore.OpError
+	if errors.As(err, &oe) {
+		err = oe.Err
+	}
+	s.diedEarly = false // err says so, and there was no trial yet
+	what := append([]string{fmt.Sprintf("answered none of its requests, not even its warm-up (op hello, waited up to %v): %v", timeout, err)}, s.troubles()...)
+	return fmt.Errorf("%w: %s %s%s", ErrSubjectUnusable, s.who(), strings.Join(what, "; "), s.stderr.lastLines())
+}
+
+// exchange is call with timeout in place of the TTL.
+func (s *externalSubject) exchange(ctx context.Context, req extRequest, timeout time.Duration) (extReply, time.Time, error) {
 	if err := s.start(); err != nil {
 		// Nothing ran: the program did not start.
 		return extReply{}, time.Time{}, &lockcore.OpError{Op: req.Op, Key: s.cfg.Lock.Key, Err: err}
@@ -252,7 +304,6 @@ func (s *externalSubject) call(ctx context.Context, req extRequest) (extReply, t
 	if len(view.Sentinels) > 0 {
 		req.Sentinels, req.SentinelMaster = view.Sentinels, cluster.MasterName
 	}
-	timeout := s.cfg.Lock.TTL.D()
 	if dl, ok := ctx.Deadline(); ok {
 		timeout = min(timeout, time.Until(dl))
 	}
@@ -365,14 +416,38 @@ func (s *externalSubject) read(out io.Reader) {
 }
 
 // Health reports a program that never answered (wrapping
-// [ErrSubjectUnusable]), and one that wrote lines that are not replies,
+// [ErrSubjectUnusable], or [ErrSubjectSilent] if it answered its warm-up),
+// and one that wrote lines that are not replies,
 // granted a lock without a deadline, or exited before the end of the trial.
 // Call it after Close.
 func (s *externalSubject) Health() error {
 	if s.cmd == nil && s.startErr == nil {
 		return nil // never asked anything
 	}
-	who := fmt.Sprintf("lock program %s (client %d)", strings.Join(s.cfg.Lock.Command, " "), s.cfg.Process)
+	what := s.troubles()
+	if (s.answered == 0 && s.calls > 0) || s.startErr != nil {
+		// Up since its warm-up, its silence is the trial's doing.
+		kind, after := ErrSubjectUnusable, ""
+		if s.warm {
+			kind, after = ErrSubjectSilent, " after answering its warm-up"
+		}
+		what = append([]string{fmt.Sprintf("answered none of %d requests%s", s.calls, after)}, what...)
+		return fmt.Errorf("%w: %s %s%s", kind, s.who(), strings.Join(what, "; "), s.stderr.lastLines())
+	}
+	if len(what) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s %s%s", s.who(), strings.Join(what, "; "), s.stderr.lastLines())
+}
+
+// who names the program and its client, for messages.
+func (s *externalSubject) who() string {
+	return fmt.Sprintf("lock program %s (client %d)", strings.Join(s.cfg.Lock.Command, " "), s.cfg.Process)
+}
+
+// troubles lists how the program misbehaved, for Health; call it after
+// Close.
+func (s *externalSubject) troubles() []string {
 	var what []string
 	if s.startErr != nil {
 		what = append(what, s.startErr.Error())
@@ -389,14 +464,7 @@ func (s *externalSubject) Health() error {
 	if s.noToken > 0 {
 		what = append(what, fmt.Sprintf("granted %d locks without a token", s.noToken))
 	}
-	if (s.answered == 0 && s.calls > 0) || s.startErr != nil {
-		what = append([]string{fmt.Sprintf("answered none of %d requests", s.calls)}, what...)
-		return fmt.Errorf("%w: %s %s%s", ErrSubjectUnusable, who, strings.Join(what, "; "), s.stderr.lastLines())
-	}
-	if len(what) == 0 {
-		return nil
-	}
-	return fmt.Errorf("%s %s%s", who, strings.Join(what, "; "), s.stderr.lastLines())
+	return what
 }
 
 func trim(s string, n int) string {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/evidence"
 	"github.com/lockpick/lockpick/internal/testredis"
 	"github.com/lockpick/lockpick/lockcore"
 )
@@ -221,5 +222,84 @@ func TestServed_Outcome(t *testing.T) {
 	_, plain := SubjectConfig{tgt: newTarget(View{})}.Served(context.Background(), "n1")
 	if err := plain.Outcome("acquire", "lock", refused); lockcore.MayHaveRun(err) || plain.Node() != "n1" {
 		t.Fatalf("outside a cluster: %v, %q", err, plain.Node())
+	}
+}
+
+// replier answers every request ok, with a token naming the request.
+const replier = `while read -r l; do id=${l#*\"id\":}; id=${id%%,*}; printf '{"id":%s,"ok":true,"token":"t%s"}\n' "$id" "$id"; done`
+
+func TestExternalSubject_WarmUp(t *testing.T) {
+	t.Parallel()
+	// It takes a second to start, as a JVM does; the warm-up waits for it.
+	s := external(t, extConfig(t, noRedis, 1, "sh", "-c", "sleep 1; "+replier))
+	if err := s.WarmUp(context.Background()); err != nil {
+		t.Fatalf("warm-up of a program that starts in 1s: %v", err)
+	}
+	began := time.Now()
+	if _, err := s.Acquire(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(began); took > 500*time.Millisecond {
+		t.Errorf("first acquire after the warm-up took %v: the program was not up", took)
+	}
+	_ = s.Close()
+	if err := s.Health(); err != nil {
+		t.Errorf("health: %v", err)
+	}
+
+	gone := external(t, extConfig(t, noRedis, 1, "sh", "-c", "echo broken >&2; exit 3"))
+	err := gone.WarmUp(context.Background())
+	if !errors.Is(err, ErrSubjectUnusable) || !strings.Contains(err.Error(), "warm-up") || !strings.Contains(err.Error(), "broken") {
+		t.Errorf("warm-up of a program that exits: %v; want ErrSubjectUnusable naming the warm-up and quoting its stderr", err)
+	}
+}
+
+// TestExternalSubject_SilentAfterWarmUp: a program that answered its
+// warm-up and then nothing is silent (judged by the trial's faults), not
+// unusable (a harness failure).
+func TestExternalSubject_SilentAfterWarmUp(t *testing.T) {
+	t.Parallel()
+	// Answers its first request only.
+	s := external(t, extConfig(t, noRedis, 1, "sh", "-c", `read -r l; printf '{"id":1,"ok":false,"error":"unsupported"}\n'; exec cat >/dev/null`))
+	if err := s.WarmUp(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, _ = s.Acquire(ctx)
+	_ = s.Close()
+	if err := s.Health(); !errors.Is(err, ErrSubjectSilent) || errors.Is(err, ErrSubjectUnusable) {
+		t.Errorf("health: %v, want ErrSubjectSilent", err)
+	}
+}
+
+func TestClientErrors_Judge(t *testing.T) {
+	at := 0.2
+	pause := evidence.Fault{Fault: "pause-client", Target: "c1", Desc: "pause-client for 1s c1", Fired: &at}
+	never := fmt.Errorf("%w: lock program x (client 1) answered none of 1 requests", ErrSubjectUnusable)
+	silent := fmt.Errorf("%w: lock program x (client 2) answered none of 3 requests after answering its warm-up", ErrSubjectSilent)
+
+	// Every client silent, nothing on the trial: the lock never worked.
+	var p problemLog
+	if err := (clientErrors{{1, never}}).judge(1, nil, nil, []evidence.Fault{{Fault: "pause-client", Desc: "not fired"}}, &p); err == nil {
+		t.Error("a lock that answered nothing with no fault fired: no harness failure")
+	}
+	// The same with a pause on it: the fault explains it, the trial proves nothing.
+	p = problemLog{}
+	if err := (clientErrors{{1, never}}).judge(1, nil, nil, []evidence.Fault{pause}, &p); err != nil {
+		t.Errorf("a lock a pause kept from answering ended the run: %v", err)
+	}
+	if got := p.all(); len(got) != 1 || !strings.Contains(got[0], "pause-client for 1s c1") || strings.Contains(got[0], "scenarios:") {
+		t.Errorf("problems %q, want one naming the pause", got)
+	}
+	// Up since its warm-up, silent with no fault: inconclusive, not a harness failure.
+	p = problemLog{}
+	if err := (clientErrors{{2, silent}}).judge(1, nil, nil, nil, &p); err != nil || len(p.all()) != 1 {
+		t.Errorf("silent after its warm-up: %v, problems %q; want no error and one problem", err, p.all())
+	}
+	// Paused for good: explained, no problem.
+	p = problemLog{}
+	if err := (clientErrors{{2, silent}}).judge(2, map[int]bool{2: true}, nil, []evidence.Fault{pause}, &p); err != nil || len(p.all()) != 0 {
+		t.Errorf("paused for good: %v, problems %q; want neither", err, p.all())
 	}
 }

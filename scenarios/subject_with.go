@@ -80,10 +80,11 @@ func (s Scenario) settings() []string {
 // kind, for `lockpick run --subject`, named "<scenario>@<subject>" and
 // without arms (they name locks of their own). command runs the external
 // subject and is nil for every other kind. Where the subject cannot be put
-// through s it returns an error wrapping [ErrBadScenario] that says why: an
-// unknown kind, a topology of the wrong shape (a Redlock-style lock needs
+// through s it returns a *[MisfitError] (wrapping [ErrBadScenario]) that
+// says why: a topology of the wrong shape (a Redlock-style lock needs
 // independent masters, a single-instance lock one master), or a setting of
-// the scenario's lock the subject does not honour.
+// the scenario's lock the subject does not honour. An unknown kind is a
+// plain error wrapping [ErrBadScenario].
 func (s Scenario) WithSubject(kind string, command []string) (Scenario, error) {
 	s = s.withDefaults()
 	if !knownLock(kind) {
@@ -93,7 +94,7 @@ func (s Scenario) WithSubject(kind string, command []string) (Scenario, error) {
 		return s, nil
 	}
 	doesNotFit := func(format string, a ...any) error {
-		return fmt.Errorf("%w: subject %s does not fit %s: %s", ErrBadScenario, kind, s.Name, fmt.Sprintf(format, a...))
+		return &MisfitError{Subject: kind, Scenario: s.Name, Reason: fmt.Sprintf(format, a...)}
 	}
 	if tr, ok := traits[kind]; ok {
 		masters := max(s.Topology.Masters, 1)
@@ -123,6 +124,18 @@ func (s Scenario) WithSubject(kind string, command []string) (Scenario, error) {
 	}
 	return v, nil
 }
+
+// A MisfitError says why a subject cannot be put through a scenario; it
+// wraps [ErrBadScenario].
+type MisfitError struct {
+	Subject, Scenario, Reason string
+}
+
+func (e *MisfitError) Error() string {
+	return fmt.Sprintf("%v: subject %s does not fit %s: %s", ErrBadScenario, e.Subject, e.Scenario, e.Reason)
+}
+
+func (e *MisfitError) Unwrap() error { return ErrBadScenario }
 
 // honouredBy lists the subjects that honour a lock setting.
 func honouredBy(setting string) string {

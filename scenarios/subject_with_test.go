@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/lockpick/lockpick/checker"
+	"github.com/lockpick/lockpick/evidence"
 	"github.com/lockpick/lockpick/internal/testredis"
 	"github.com/lockpick/lockpick/scenarios"
 )
@@ -123,5 +124,52 @@ func wantFailoverDoubleGrant(t *testing.T, tr scenarios.TrialResult) {
 	a := first(t, tr, checker.DoubleGrant)
 	if len(a.Windows) != 2 || a.Windows[0].Node != "n1" || a.Windows[1].Node != "n2" {
 		t.Errorf("double grant %+v, want leases on n1 (old master) then n2 (promoted replica)", a.Windows)
+	}
+}
+
+// TestCatalogue_AttackMustMeetTheLock: in the scenarios whose attack is a
+// kill of the node holding the key or a pause of the holder, a trial in
+// which the attack met no lock (a slow lock program still starting, a
+// holder not yet granted) proves nothing: inconclusive, never safe.
+func TestCatalogue_AttackMustMeetTheLock(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ scenario, attack, target string }{
+		{"failover-lock-loss", "kill", "n1"},
+		{"cluster-failover-lock-loss", "kill", "n2"},
+		{"gc-pause", "pause-client", "c1"},
+		{"gc-pause-fenced", "pause-client", "c1"},
+		{"redlock-gc-pause", "pause-client", "c1"},
+		{"watchdog-pause", "pause-client", "c1"},
+	} {
+		t.Run(tc.scenario, func(t *testing.T) {
+			s, err := scenarios.Lookup(tc.scenario)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Two grants one after the other, and every step fired with
+			// its effect; the attack found the key absent.
+			const sec = int64(1e9)
+			var h checker.History
+			for i, p := range []int{1, 2} {
+				at := int64(i+1) * sec
+				h = append(h, checker.Event{Index: len(h), Process: p, Type: checker.Invoke, F: checker.FAcquire, Key: "lock", Time: at},
+					checker.Event{Index: len(h) + 1, Process: p, Type: checker.OK, F: checker.FAcquire, Key: "lock", Time: at + 1e7, ValidUntil: at + sec/2, Node: "n1"})
+			}
+			fired := 0.3
+			var faults []evidence.Fault
+			for i, st := range s.Faults {
+				f := evidence.Fault{Step: i, Fault: st.Fault, Target: st.Node, Desc: st.Fault, Fired: &fired, Effect: "seen"}
+				if st.Fault == tc.attack {
+					f.Target, f.KeyBefore = tc.target, evidence.KeyAbsent
+				}
+				faults = append(faults, f)
+			}
+			r := checker.Check(h, scenarios.CheckOptions(s))
+			ev := evidence.Evaluate(evidence.Input{History: h, Result: r, Faults: faults, Require: s.Require})
+			obs, why := evidence.Observe(r, ev, s.Tolerate)
+			if obs != evidence.Inconclusive || !strings.Contains(why, "key held when it hit") {
+				t.Errorf("observed %s (%s); want inconclusive: the %s met no lock", obs, why, tc.attack)
+			}
+		})
 	}
 }

@@ -50,8 +50,50 @@ func (w *worker) renewed(r lockcore.Renewal) {
 	w.emit(e)
 }
 
+// warmUp starts the worker's subject and waits until it answers, if it is
+// a [Warmer]; see [Warmer.WarmUp].
+func (w *worker) warmUp(ctx context.Context) error {
+	if wu, ok := w.subj.(Warmer); ok {
+		return wu.WarmUp(ctx)
+	}
+	return nil
+}
+
+// pingNodes opens the target's connection to each node with a PING, so an
+// isolated client's first acquire does not pay for the dial and handshake
+// (a cold process's first round trip took 300 ms on a busy host, after a
+// pause meant for the holder had hit). Errors are the trial's to see.
+func (t *target) pingNodes(ctx context.Context) {
+	if t.view.Cluster {
+		return // newTarget warmed its cluster client up
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	for _, n := range t.view.Nodes {
+		_ = t.client(n.Addr).Ping(ctx).Err()
+	}
+}
+
+// warmUpAll warms every worker's subject up at once; it returns the first
+// client's error.
+func warmUpAll(ctx context.Context, workers []*worker) error {
+	errs := make([]error, len(workers))
+	var wg sync.WaitGroup
+	for i, w := range workers {
+		wg.Go(func() { errs[i] = w.warmUp(ctx) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // finish closes the worker's subject and adds what its health check says
-// to the problems; it returns the error of a subject that never worked.
+// to the problems; it returns the error of a subject that never answered
+// (see [clientErrors.judge]).
 func (w *worker) finish() error {
 	closeSubject(w.subj)
 	h, ok := w.subj.(HealthReporter)
@@ -60,7 +102,7 @@ func (w *worker) finish() error {
 	}
 	err := h.Health()
 	switch {
-	case errors.Is(err, ErrSubjectUnusable):
+	case errors.Is(err, ErrSubjectUnusable), errors.Is(err, ErrSubjectSilent):
 		return err
 	case err != nil:
 		w.problems.add("%v", err)

@@ -49,16 +49,7 @@ func ServeWorker(ctx context.Context, in io.Reader, w io.Writer) error {
 	if err := json.Unmarshal([]byte(os.Getenv(WorkerEnv)), &spec); err != nil {
 		return fmt.Errorf("worker: bad spec: %w", err)
 	}
-	if _, err := fmt.Fprintln(w, "ready"); err != nil {
-		return err
-	}
-	if _, err := fmt.Fscanf(in, "go %d\n", &spec.StartMono); err != nil {
-		return fmt.Errorf("worker: no start signal: %w", err)
-	}
 	s := spec.Scenario.withDefaults()
-	left := s.Duration.D() - time.Duration(monoNow()-spec.StartMono)
-	ctx, cancel := context.WithTimeout(ctx, left)
-	defer cancel()
 	tgt := newTarget(spec.View)
 	defer tgt.close()
 	var mu sync.Mutex
@@ -73,6 +64,21 @@ func ServeWorker(ctx context.Context, in io.Reader, w io.Writer) error {
 		}
 	}
 	wk := newWorker(spec.Process, s, tgt, emit, &problemLog{})
+	defer closeSubject(wk.subj) // on the paths that do not reach finish
+	tgt.pingNodes(ctx)
+	if err := wk.warmUp(ctx); err != nil {
+		_, _ = fmt.Fprintln(w, notReadyLine+oneLine(err.Error()))
+		return err
+	}
+	if _, err := fmt.Fprintln(w, "ready"); err != nil {
+		return err
+	}
+	if _, err := fmt.Fscanf(in, "go %d\n", &spec.StartMono); err != nil {
+		return fmt.Errorf("worker: no start signal: %w", err)
+	}
+	left := s.Duration.D() - time.Duration(monoNow()-spec.StartMono)
+	ctx, cancel := context.WithTimeout(ctx, left)
+	defer cancel()
 	wk.late = time.Duration(monoNow() - spec.StartMono)
 	if spec.View.Resource != "" {
 		wk.res = &resourceClient{addr: spec.View.Resource}
@@ -96,6 +102,13 @@ func ServeWorker(ctx context.Context, in io.Reader, w io.Writer) error {
 	return err
 }
 
+// notReadyLine starts the line an isolated client writes instead of
+// "ready" when its lock did not answer its warm-up, with the reason.
+const notReadyLine = "not ready: "
+
+// oneLine joins the lines of s with " / ".
+func oneLine(s string) string { return strings.Join(strings.Split(s, "\n"), " / ") }
+
 // doneLine starts the last line an isolated client writes, after its
 // events: its problems as JSON. A worker that exits without it died.
 const doneLine = "done "
@@ -118,6 +131,7 @@ type workerProc struct {
 
 	// Set by the reader before done closes.
 	report    *workerDone // its last words; nil if it died
+	notReady  string      // why it could not start, if it said so
 	badLines  int         // lines that are not events
 	badLine   string
 	exitErr   error
@@ -162,8 +176,12 @@ func startWorker(spec workerSpec, rec recorder, stderr io.Writer) (*workerProc, 
 		defer close(p.done)
 		sc := bufio.NewScanner(out)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		if sc.Scan() && sc.Text() == "ready" {
-			close(p.ready)
+		if sc.Scan() {
+			if sc.Text() == "ready" {
+				close(p.ready)
+			} else if why, ok := strings.CutPrefix(sc.Text(), notReadyLine); ok {
+				p.notReady = why
+			}
 		}
 		for sc.Scan() {
 			if rest, ok := strings.CutPrefix(sc.Text(), doneLine); ok && p.report == nil {
@@ -252,6 +270,9 @@ func (p *workerProc) waitReady(timeout time.Duration) error {
 	case <-p.ready:
 		return nil
 	case <-p.done:
+		if p.notReady != "" {
+			return fmt.Errorf("client %d: %s", p.process, p.notReady)
+		}
 		return errors.New("worker exited before it was ready")
 	case <-time.After(timeout):
 		return errors.New("worker not ready in time")

@@ -131,9 +131,12 @@ func runExplore(ctx context.Context, out io.Writer, args []string, f exploreFlag
 	if err != nil {
 		return usageError(err.Error())
 	}
-	list, err := applySubject([]scenarios.Scenario{s}, f.subject, f.subjCmd)
+	list, skipped, err := applySubject([]scenarios.Scenario{s}, f.subject, f.subjCmd)
 	if err != nil {
 		return err
+	}
+	if len(skipped) > 0 {
+		return usageError(fmt.Sprintf("explore: --subject: %s: %s", skipped[0].Scenario, skipped[0].Skipped))
 	}
 	s = list[0]
 	if o.Backend, err = backendFactory(f.backend, ""); err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/lockpick/lockpick/internal/testredis"
+	"github.com/lockpick/lockpick/scenarios"
 )
 
 // These tests drive lock programs that misbehave on purpose, and scenario
@@ -34,10 +35,12 @@ func buildExtlock(t *testing.T) string {
 	return bin
 }
 
-// A lock program that cannot start or never answers is an infrastructure
-// error, exit 3, naming the program and the last lines of its stderr.
+// A lock program that cannot start or never answers (not even its
+// warm-up) is an infrastructure error, exit 3, naming the program and the
+// last lines of its stderr.
 func TestRun_DeadLockProgramIsExit3(t *testing.T) {
 	testredis.Require(t, true)
+	t.Setenv(scenarios.WarmUpEnv, "2s") // the mute program takes all of it
 	for _, tc := range []struct {
 		name, body string
 		want       []string
@@ -91,7 +94,7 @@ done
 			if code != exitMismatch {
 				t.Fatalf("exit %d, want %d; stdout %q stderr %q", code, exitMismatch, stdout, stderr)
 			}
-			if !strings.Contains(stdout, "observed inconclusive — NOT MATCHED") || !strings.Contains(stdout, "trial 1 inconclusive: ") || !strings.Contains(stdout, tc.want) {
+			if !strings.Contains(stdout, "observed inconclusive (") || !strings.Contains(stdout, "trial 1 inconclusive: ") || !strings.Contains(stdout, tc.want) {
 				t.Errorf("stdout %q, want an inconclusive trial saying %q", stdout, tc.want)
 			}
 		})
@@ -99,10 +102,10 @@ done
 }
 
 // muteFor2 returns a lock program that runs extlock, except for client 2,
-// which reads its requests and never answers.
+// which answers its warm-up, then reads its requests and never answers.
 func muteFor2(extlock string) string {
 	return `read -r line
-case "$line" in *'"process":2'*) cat >/dev/null; exit 0;; esac
+case "$line" in *'"process":2'*) echo '{"id":1,"ok":false,"error":"unsupported op"}'; cat >/dev/null; exit 0;; esac
 { printf '%s\n' "$line"; cat; } | ` + extlock + "\n"
 }
 

@@ -95,7 +95,7 @@ func merge(out io.Writer, args []string, f mergeFlags) error {
 			}
 			continue
 		}
-		printVerdict(out, m.Verdict, m.Dir)
+		printVerdict(out, m.Verdict, m.Dir, false)
 		verdicts, runDirs = append(verdicts, m.Verdict), append(runDirs, m.Dir)
 		if !m.Verdict.Matched {
 			failed++

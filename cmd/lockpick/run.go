@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/evidence"
 	"github.com/lockpick/lockpick/results"
 	"github.com/lockpick/lockpick/scenarios"
 )
@@ -35,6 +36,8 @@ type runFlags struct {
 	summary  string
 	subject  string
 	subjCmd  string
+	baseline string
+	update   string
 	shard    shardFlags
 	soak     time.Duration
 	every    time.Duration
@@ -68,6 +71,8 @@ for the format: every built-in scenario is written that way.`,
 	cmd.Flags().StringVar(&f.summary, "summary", "", "also write a Markdown table of the verdicts to this file")
 	cmd.Flags().StringVar(&f.junit, "junit", "", "also write a JUnit XML report to this file, for CI systems")
 	addSubjectFlags(cmd, &f.subject, &f.subjCmd, "the scenarios instead of their own: redislock, redsync, set-nx, redlock, ...")
+	cmd.Flags().StringVar(&f.baseline, "baseline", "", "with a subject: compare with this baseline and fail only on a change for the worse (docs/verdicts.md)")
+	cmd.Flags().StringVar(&f.update, "update-baseline", "", "with a subject: write the run's verdicts to this baseline file")
 	cmd.Flags().DurationVar(&f.soak, "soak", 0, "soak: keep one topology up and repeat the scenario's fault schedule for this long, checking as it goes (docs/soak.md)")
 	cmd.Flags().DurationVar(&f.every, "every", 0, "with --soak: start a round this often (default: the scenario's duration; a round also waits for its leases to run out and the topology to be put back)")
 	cmd.Flags().BoolVar(&f.stopOnA, "stop-on-anomaly", false, "with --soak: stop at the first anomaly the scenario does not tolerate (the verdict is then partial)")
@@ -122,8 +127,28 @@ func runScenarios(ctx context.Context, out io.Writer, names []string, f runFlags
 		}
 		list = append(list, s)
 	}
-	if list, err = applySubject(list, f.subject, f.subjCmd); err != nil {
+	list, skipped, err := applySubject(list, f.subject, f.subjCmd)
+	if err != nil {
 		return err
+	}
+	subject := subjectOf(f.subject, f.subjCmd)
+	if (f.baseline != "" || f.update != "") && (subject == "" || f.soak > 0) {
+		return usageError("run: --baseline and --update-baseline go with --subject or --subject-cmd, and not with --soak")
+	}
+	if len(list) == 0 {
+		var why []string
+		for _, v := range skipped {
+			why = append(why, v.Scenario+": "+v.Skipped)
+		}
+		return usageError("run: --subject: no scenario fits the subject: " + strings.Join(why, "; "))
+	}
+	var base *results.Baseline
+	if f.baseline != "" {
+		b, err := results.ReadBaseline(f.baseline)
+		if err != nil {
+			return usageError("run: --baseline: " + err.Error())
+		}
+		base = &b
 	}
 	if ctx == nil {
 		ctx = context.Background()
@@ -138,6 +163,7 @@ func runScenarios(ctx context.Context, out io.Writer, names []string, f runFlags
 		return runSoak(ctx, out, list[0], nb, f)
 	}
 
+	printSkipped(out, skipped)
 	failed := 0
 	var verdicts []*results.Verdict
 	var dirs []string
@@ -154,17 +180,42 @@ func runScenarios(ctx context.Context, out io.Writer, names []string, f runFlags
 		case err != nil:
 			return infraError(err)
 		}
-		printVerdict(out, v, dir)
+		printVerdict(out, v, dir, subject != "")
 		verdicts, dirs = append(verdicts, v), append(dirs, dir)
 		if !v.Matched {
 			failed++
 		}
+	}
+	if subject != "" {
+		return finishSubjectRun(out, f, subject, base, verdicts, dirs, skipped)
 	}
 	if err := writeReports(f.junit, f.summary, verdicts, dirs, ""); err != nil {
 		return err
 	}
 	if failed > 0 {
 		return mismatch("%d of %d scenarios did not match their expectation", failed, len(list))
+	}
+	return nil
+}
+
+// finishSubjectRun judges a run of the user's own lock (see gateSubject),
+// writes the reports (skipped scenarios last) and the baseline if asked.
+func finishSubjectRun(out io.Writer, f runFlags, subject string, base *results.Baseline, vs []*results.Verdict, dirs []string, skipped []*results.Verdict) error {
+	failed := gateSubject(out, subject, vs, base, f.baseline)
+	if err := writeReports(f.junit, f.summary, append(vs, skipped...), dirs, ""); err != nil {
+		return err
+	}
+	if f.update != "" {
+		if err := results.NewBaseline(subject, vs).WriteFile(f.update); err != nil {
+			return infraError(fmt.Errorf("run: --update-baseline: %w", err))
+		}
+		fmt.Fprintf(out, "baseline written: %s\n", f.update)
+	}
+	switch {
+	case failed > 0 && base != nil:
+		return mismatch("%d of %d scenarios are inconclusive or worse than the baseline", failed, len(vs))
+	case failed > 0:
+		return mismatch("%d of %d scenarios are inconclusive: they prove nothing about %s", failed, len(vs), subject)
 	}
 	return nil
 }
@@ -187,10 +238,15 @@ func isTerminal(f *os.File) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-func printVerdict(w io.Writer, v *results.Verdict, dir string) {
-	status := "MATCHED"
-	if !v.Matched {
-		status = "NOT MATCHED"
+// printVerdict prints a run's verdict; with subject, the verdict of the
+// user's own lock, which no expectation of the scenario's judges.
+func printVerdict(w io.Writer, v *results.Verdict, dir string, subject bool) {
+	head := fmt.Sprintf("expect %s, observed %s — MATCHED", v.Expect, v.Observed)
+	switch {
+	case subject:
+		head = "observed " + v.Observed
+	case !v.Matched:
+		head = fmt.Sprintf("expect %s, observed %s — NOT MATCHED", v.Expect, v.Observed)
 	}
 	inconclusive := ""
 	if v.TrialsInconclusive > 0 {
@@ -204,8 +260,8 @@ func printVerdict(w io.Writer, v *results.Verdict, dir string) {
 	if v.Soak != nil {
 		unit, each = "round", fmt.Sprintf(", one every %.0f s", v.Soak.EverySeconds)
 	}
-	fmt.Fprintf(w, "%s: expect %s, observed %s — %s (%d/%d %ss with an anomaly%s%s%s)\n",
-		v.Scenario, v.Expect, v.Observed, status, v.TrialsWithAnomaly, v.Trials, unit, inconclusive, each, shard)
+	fmt.Fprintf(w, "%s: %s (%d/%d %ss with an anomaly%s%s%s)\n",
+		v.Scenario, head, v.TrialsWithAnomaly, v.Trials, unit, inconclusive, each, shard)
 	for _, t := range v.TrialResults {
 		if t.Reason != "" {
 			fmt.Fprintf(w, "  %s %d inconclusive: %s\n", unit, t.Trial, wrap(t.Reason, 96, "    "))
@@ -270,7 +326,8 @@ func runSoak(ctx context.Context, out io.Writer, s scenarios.Scenario, nb scenar
 	case err != nil:
 		return infraError(err)
 	}
-	printVerdict(out, v, dir)
+	subject := subjectOf(f.subject, f.subjCmd) != ""
+	printVerdict(out, v, dir, subject)
 	sk := v.Soak
 	partial := ""
 	if sk.Partial {
@@ -296,7 +353,10 @@ func runSoak(ctx context.Context, out io.Writer, s scenarios.Scenario, nb scenar
 	if sk.Stopped == "interrupted" {
 		return &exitError{code: 130, err: errors.New("interrupted; every fault was healed and the partial verdict was kept in " + dir)}
 	}
-	if !v.Matched {
+	switch {
+	case subject && v.Observed == evidence.Inconclusive:
+		return mismatch("%s is inconclusive: it proves nothing about the lock under test", s.Name)
+	case !subject && !v.Matched:
 		return mismatch("%s did not match its expectation", s.Name)
 	}
 	return nil

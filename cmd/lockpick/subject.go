@@ -1,12 +1,17 @@
 package main
 
 import (
+	"errors"
+	"fmt"
+	"io"
 	"os/exec"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/lockpick/lockpick/evidence"
+	"github.com/lockpick/lockpick/results"
 	"github.com/lockpick/lockpick/scenarios"
 )
 
@@ -22,10 +27,11 @@ func addSubjectFlags(cmd *cobra.Command, subject, command *string, what string) 
 // command line of a program speaking the worker protocol, which implies
 // --subject external. A scenario the subject does not fit (a Redlock
 // topology for a single-instance lock, a failover topology for Redlock, a
-// lock setting the subject ignores) is a usage error that says why.
-func applySubject(list []scenarios.Scenario, subject string, external string) ([]scenarios.Scenario, error) {
+// lock setting the subject ignores) is skipped: it comes back as a verdict
+// that says why (results.Verdict.Skipped). Bad flags are usage errors.
+func applySubject(list []scenarios.Scenario, subject string, external string) ([]scenarios.Scenario, []*results.Verdict, error) {
 	if subject == "" && external == "" {
-		return list, nil
+		return list, nil, nil
 	}
 	var command []string
 	if external != "" {
@@ -33,11 +39,11 @@ func applySubject(list []scenarios.Scenario, subject string, external string) ([
 			subject = "external"
 		}
 		if subject != "external" {
-			return nil, usageError("run: --subject-cmd runs an external subject; it does not go with --subject " + subject)
+			return nil, nil, usageError("run: --subject-cmd runs an external subject; it does not go with --subject " + subject)
 		}
 		command = strings.Fields(external)
 		if len(command) == 0 {
-			return nil, usageError("run: --subject-cmd is empty")
+			return nil, nil, usageError("run: --subject-cmd is empty")
 		}
 		// An absolute path, so isolated clients find it too; and a
 		// missing program is a usage error now, not a failed trial.
@@ -46,17 +52,94 @@ func applySubject(list []scenarios.Scenario, subject string, external string) ([
 			path, err = filepath.Abs(path)
 		}
 		if err != nil {
-			return nil, usageError("run: --subject-cmd: " + err.Error())
+			return nil, nil, usageError("run: --subject-cmd: " + err.Error())
 		}
 		command[0] = path
 	}
 	out := make([]scenarios.Scenario, 0, len(list))
+	var skipped []*results.Verdict
 	for _, s := range list {
 		v, err := s.WithSubject(subject, command)
-		if err != nil {
-			return nil, usageError("run: --subject: " + err.Error())
+		var misfit *scenarios.MisfitError
+		switch {
+		case errors.As(err, &misfit):
+			skipped = append(skipped, &results.Verdict{Scenario: s.Name + "@" + subjectName(subject, command), Skipped: misfit.Reason})
+		case err != nil:
+			return nil, nil, usageError("run: --subject: " + err.Error())
+		default:
+			out = append(out, v)
 		}
-		out = append(out, v)
 	}
-	return out, nil
+	return out, skipped, nil
+}
+
+// subjectName names the subject as run folders do: the kind, or an
+// external program's file name.
+func subjectName(kind string, command []string) string {
+	if kind == "external" && len(command) > 0 {
+		return filepath.Base(command[0])
+	}
+	return kind
+}
+
+// subjectOf returns the subject's name from --subject and --subject-cmd,
+// "" without a subject.
+func subjectOf(subject, external string) string {
+	if f := strings.Fields(external); len(f) > 0 {
+		return filepath.Base(f[0])
+	}
+	return subject
+}
+
+// printSkipped prints one line per skipped scenario.
+func printSkipped(w io.Writer, skipped []*results.Verdict) {
+	for _, v := range skipped {
+		fmt.Fprintf(w, "%s: skipped: %s\n", v.Scenario, wrap(v.Skipped, 96, "    "))
+	}
+}
+
+// gateSubject judges a run of the user's own lock (docs/verdicts.md, "A
+// lock of your own"): never by the scenarios' expectations, which are
+// about lockpick's locks. A verdict fails when it is inconclusive, or,
+// with a baseline, when it is worse than the baseline's; each change is
+// printed. It sets each verdict's Expect and Matched to the gate's, for
+// the JUnit file and the summary, and returns how many failed.
+func gateSubject(w io.Writer, subject string, vs []*results.Verdict, base *results.Baseline, from string) int {
+	worse := map[string]string{}
+	if base != nil {
+		changes := base.Compare(subject, vs)
+		if len(changes) == 0 {
+			fmt.Fprintf(w, "baseline %s: no change\n", from)
+		}
+		for _, c := range changes {
+			mark, who := "", c.Scenario+": "
+			if c.Worse {
+				mark, worse[c.Scenario] = " — WORSE", c.What
+			}
+			if c.Scenario == "" {
+				who = ""
+			}
+			fmt.Fprintf(w, "baseline %s: %s%s%s\n", from, who, c.What, mark)
+		}
+	}
+	failed := 0
+	for _, v := range vs {
+		if v.Skipped != "" {
+			continue
+		}
+		name := results.BaseName(v.Scenario)
+		v.Expect, v.Matched = "conclusive", v.Observed != evidence.Inconclusive
+		if base != nil {
+			if e, ok := base.Scenarios[name]; ok {
+				v.Expect = "no worse than " + e.Observed
+			}
+			if _, bad := worse[name]; bad {
+				v.Matched = false
+			}
+		}
+		if !v.Matched {
+			failed++
+		}
+	}
+	return failed
 }

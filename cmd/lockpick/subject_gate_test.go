@@ -1,0 +1,146 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lockpick/lockpick/internal/testredis"
+	"github.com/lockpick/lockpick/results"
+	"github.com/lockpick/lockpick/scenarios"
+)
+
+// verdict is a run's verdict of the subject extlock, as a test builds it.
+func verdict(name, observed string, anomalies ...string) *results.Verdict {
+	v := &results.Verdict{Scenario: name + "@extlock", Expect: "unsafe", Observed: observed, Matched: true, Trials: 1, Anomalies: map[string]int{}}
+	for _, a := range anomalies {
+		v.Anomalies[a]++
+	}
+	return v
+}
+
+// exitCode returns the exit code an error of runScenarios ends with.
+func exitCode(err error) int {
+	var e *exitError
+	if errors.As(err, &e) {
+		return e.code
+	}
+	if err != nil {
+		return -1
+	}
+	return exitOK
+}
+
+// TestSubjectRun_Baseline: a subject is judged by its own baseline, not the
+// scenario's expectation: worse is exit 1, printed; better is exit 0, printed.
+func TestSubjectRun_Baseline(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "baseline.json")
+	// It was safe in single-baseline and showed a double grant in
+	// failover-lock-loss; skipped scenarios stay out of the baseline.
+	skipped := []*results.Verdict{{Scenario: "failover-wait-replica@extlock", Skipped: "sets wait_replicas"}}
+	f := runFlags{update: file, junit: filepath.Join(dir, "first.xml")}
+	var out bytes.Buffer
+	err := finishSubjectRun(&out, f, "extlock", nil, []*results.Verdict{verdict("single-baseline", "safe"),
+		verdict("failover-lock-loss", "unsafe", "double-grant")}, nil, skipped)
+	if exitCode(err) != exitOK || !strings.Contains(out.String(), "baseline written: "+file) {
+		t.Fatalf("writing the baseline: %v; %q", err, out.String())
+	}
+	b, err := results.ReadBaseline(file)
+	if err != nil || len(b.Scenarios) != 2 || b.Scenarios["failover-lock-loss"].Observed != "unsafe" || b.Subject != "extlock" {
+		t.Fatalf("baseline %+v, %v", b, err)
+	}
+	if junit, _ := os.ReadFile(f.junit); !bytes.Contains(junit, []byte(`<skipped message="sets wait_replicas">`)) {
+		t.Errorf("JUnit has no skipped test case:\n%s", junit)
+	}
+
+	// Now single-baseline shows a double grant, and failover-lock-loss is safe.
+	f = runFlags{baseline: file, junit: filepath.Join(dir, "second.xml")}
+	out.Reset()
+	now := []*results.Verdict{verdict("single-baseline", "unsafe", "double-grant"), verdict("failover-lock-loss", "safe")}
+	err = finishSubjectRun(&out, f, "extlock", &b, now, nil, nil)
+	if exitCode(err) != exitMismatch {
+		t.Errorf("a baseline that got worse: exit %d (%v), want %d", exitCode(err), err, exitMismatch)
+	}
+	for _, want := range []string{"single-baseline: safe → unsafe (new: double-grant) — WORSE", "failover-lock-loss: unsafe → safe (gone: double-grant)\n"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output %q does not say %q", out.String(), want)
+		}
+	}
+	if junit, _ := os.ReadFile(f.junit); bytes.Count(junit, []byte("<failure")) != 1 || !bytes.Contains(junit, []byte(`failures="1"`)) {
+		t.Errorf("JUnit: want one failure, single-baseline's:\n%s", junit)
+	}
+
+	// Better only is exit 0; inconclusive is never ok, baseline or not.
+	out.Reset()
+	err = finishSubjectRun(&out, runFlags{}, "extlock", &b, []*results.Verdict{verdict("failover-lock-loss", "safe")}, nil, nil)
+	if exitCode(err) != exitOK {
+		t.Errorf("an improvement: exit %d (%v), want 0; %q", exitCode(err), err, out.String())
+	}
+	err = finishSubjectRun(&out, runFlags{}, "extlock", nil, []*results.Verdict{verdict("failover-lock-loss", "inconclusive")}, nil, nil)
+	if exitCode(err) != exitMismatch {
+		t.Errorf("an inconclusive verdict without a baseline: exit %d, want %d", exitCode(err), exitMismatch)
+	}
+}
+
+// TestApplySubject_SkipsWhatDoesNotFit: a suite run with a subject skips,
+// with the reason, the scenarios the subject does not fit; if none fits,
+// the run is a usage error.
+func TestApplySubject_SkipsWhatDoesNotFit(t *testing.T) {
+	t.Parallel()
+	var list []scenarios.Scenario
+	for _, n := range []string{"single-baseline", "failover-wait-replica"} {
+		s, err := scenarios.Lookup(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		list = append(list, s)
+	}
+	run, skipped, err := applySubject(list, "", "true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run) != 1 || run[0].Name != "single-baseline@true" {
+		t.Errorf("run %d scenarios, want single-baseline@true only", len(run))
+	}
+	if len(skipped) != 1 || skipped[0].Scenario != "failover-wait-replica@true" || !strings.Contains(skipped[0].Skipped, "wait_replicas") {
+		t.Fatalf("skipped %+v, want failover-wait-replica, for its wait_replicas", skipped)
+	}
+	var buf bytes.Buffer
+	if err := results.WriteSummary(&buf, skipped); err != nil || !strings.Contains(buf.String(), "| failover-wait-replica@true | — | skipped: ") {
+		t.Errorf("summary %q, %v: want a skipped row", buf.String(), err)
+	}
+
+	code, stdout, stderr := lockpick(t, "run", "failover-wait-replica", "--subject-cmd", "true", "--out", t.TempDir())
+	if code != exitUsage || !strings.Contains(stderr, "no scenario fits") || stdout != "" {
+		t.Errorf("every scenario skipped: exit %d, stderr %q; want %d saying no scenario fits", code, stderr, exitUsage)
+	}
+}
+
+// TestRun_SubjectSkipsWhatDoesNotFit runs two scenarios with a subject
+// that fits one: the other is skipped with its reason, in the output, the
+// JUnit file and the summary, and the run is judged on the one it ran. Not
+// parallel: a run ends with cluster.KillAll.
+func TestRun_SubjectSkipsWhatDoesNotFit(t *testing.T) {
+	testredis.Require(t, true)
+	dir := t.TempDir()
+	junit, summary := filepath.Join(dir, "junit.xml"), filepath.Join(dir, "summary.md")
+	code, stdout, stderr := lockpick(t, "run", "single-baseline", "redlock-baseline", "--subject", "redislock",
+		"--junit", junit, "--summary", summary, "--out", filepath.Join(dir, "runs"), "-q")
+	if code != exitOK {
+		t.Fatalf("exit %d; stdout %q stderr %q", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "redlock-baseline@redislock: skipped: it is a single-instance lock") || !strings.Contains(stdout, "single-baseline@redislock: observed safe") {
+		t.Errorf("stdout %q: want redlock-baseline skipped and single-baseline run", stdout)
+	}
+	if b, _ := os.ReadFile(junit); !bytes.Contains(b, []byte(`skipped="1"`)) || !bytes.Contains(b, []byte(`<skipped message="it is a single-instance lock`)) {
+		t.Errorf("JUnit without the skipped case:\n%s", b)
+	}
+	if b, _ := os.ReadFile(summary); !bytes.Contains(b, []byte("| redlock-baseline@redislock | — | skipped: it is a single-instance lock")) {
+		t.Errorf("summary without the skipped row:\n%s", b)
+	}
+}

@@ -1,0 +1,194 @@
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/lockpick/lockpick/evidence"
+)
+
+// A Baseline is what a lock under test (`lockpick run --subject`) showed,
+// scenario by scenario: `--update-baseline FILE` writes it, `--baseline
+// FILE` compares a later run with it, as snapshot tests do.
+// docs/verdicts.md documents the file.
+type Baseline struct {
+	// Version is the file format's version, 1.
+	Version int `json:"version"`
+	// Subject names the lock the baseline was written for, e.g. "redsync"
+	// or "extlock" (an external program's file name).
+	Subject string `json:"subject"`
+	// Scenarios maps a scenario's name (without "@subject") to what the
+	// subject showed in it.
+	Scenarios map[string]BaselineEntry `json:"scenarios"`
+}
+
+// A BaselineEntry is one scenario's verdict in a [Baseline].
+type BaselineEntry struct {
+	// Observed is safe, unsafe, stuck, starves or inconclusive.
+	Observed string `json:"observed"`
+	// Anomalies lists the kinds of anomaly found, sorted.
+	Anomalies []string `json:"anomalies,omitempty"`
+}
+
+// baselineVersion is the format [Baseline.Version] this code writes.
+const baselineVersion = 1
+
+// BaseName returns a run's scenario name without its "@subject" suffix.
+func BaseName(scenario string) string {
+	name, _, _ := strings.Cut(scenario, "@")
+	return name
+}
+
+// NewBaseline records the verdicts vs of subject; skipped ones are left out.
+func NewBaseline(subject string, vs []*Verdict) Baseline {
+	b := Baseline{Version: baselineVersion, Subject: subject, Scenarios: map[string]BaselineEntry{}}
+	for _, v := range vs {
+		if v.Skipped == "" {
+			b.Scenarios[BaseName(v.Scenario)] = entryOf(v)
+		}
+	}
+	return b
+}
+
+func entryOf(v *Verdict) BaselineEntry {
+	var kinds []string
+	for k, n := range v.Anomalies {
+		if n > 0 {
+			kinds = append(kinds, k)
+		}
+	}
+	slices.Sort(kinds)
+	return BaselineEntry{Observed: v.Observed, Anomalies: kinds}
+}
+
+// ReadBaseline reads a baseline file.
+func ReadBaseline(path string) (Baseline, error) {
+	var b Baseline
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return b, err
+	}
+	if err := json.Unmarshal(data, &b); err != nil {
+		return b, fmt.Errorf("%s: %w", path, err)
+	}
+	if b.Version != baselineVersion {
+		return b, fmt.Errorf("%s: baseline version %d, this lockpick reads %d", path, b.Version, baselineVersion)
+	}
+	return b, nil
+}
+
+// WriteFile writes b to path atomically: a reader sees the old file or the
+// new one, never half of one.
+func (b Baseline) WriteFile(path string) error {
+	data, err := json.MarshalIndent(b, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // after the rename, there is nothing to remove
+	if _, err := tmp.Write(append(data, '\n')); err != nil {
+		_ = tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		_ = tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// A Change is how one scenario's verdict differs from its baseline.
+type Change struct {
+	Scenario string
+	// Worse says the change is for the worse (the run fails on it);
+	// otherwise it is an improvement or a note.
+	Worse bool
+	// What says what changed, e.g. "safe → unsafe (new: double-grant)".
+	What string
+}
+
+// severity orders conclusive verdicts from best to worst.
+var severity = map[string]int{evidence.Safe: 0, evidence.Starves: 1, evidence.Stuck: 2, evidence.Unsafe: 3}
+
+// Compare lists how the verdicts vs differ from b, in their order: a
+// verdict worse than its baseline's (safe → unsafe, stuck or starves, or
+// any move up that order; conclusive → inconclusive; a kind of anomaly the
+// baseline did not have) is Worse; the reverse is an improvement; a
+// scenario the baseline does not have, or a verdict for another subject,
+// is a note. Skipped verdicts are left out.
+func (b Baseline) Compare(subject string, vs []*Verdict) []Change {
+	var out []Change
+	if subject != b.Subject {
+		out = append(out, Change{What: fmt.Sprintf("the baseline was written for %s, this run puts %s through the scenarios", b.Subject, subject)})
+	}
+	for _, v := range vs {
+		if v.Skipped != "" {
+			continue
+		}
+		name := BaseName(v.Scenario)
+		was, ok := b.Scenarios[name]
+		if !ok {
+			out = append(out, Change{Scenario: name, What: fmt.Sprintf("not in the baseline; observed %s", v.Observed)})
+			continue
+		}
+		if c, changed := compareEntry(was, entryOf(v)); changed {
+			c.Scenario = name
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// compareEntry says how now differs from was, if it does.
+func compareEntry(was, now BaselineEntry) (Change, bool) {
+	added := without(now.Anomalies, was.Anomalies)
+	gone := without(was.Anomalies, now.Anomalies)
+	if was.Observed == now.Observed && len(added) == 0 && len(gone) == 0 {
+		return Change{}, false
+	}
+	var worse bool
+	switch {
+	case now.Observed == evidence.Inconclusive:
+		worse = was.Observed != evidence.Inconclusive
+	case was.Observed == evidence.Inconclusive:
+		worse = false
+	default:
+		worse = severity[now.Observed] > severity[was.Observed]
+	}
+	worse = worse || len(added) > 0
+	what := was.Observed + " → " + now.Observed
+	if was.Observed == now.Observed {
+		what = now.Observed + ", anomalies changed"
+	}
+	if len(added) > 0 {
+		what += " (new: " + strings.Join(added, ", ") + ")"
+	}
+	if len(gone) > 0 {
+		what += " (gone: " + strings.Join(gone, ", ") + ")"
+	}
+	return Change{Worse: worse, What: what}, true
+}
+
+// without returns the elements of a that are not in b.
+func without(a, b []string) []string {
+	var out []string
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}

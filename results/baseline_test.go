@@ -1,0 +1,73 @@
+package results_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/lockpick/lockpick/results"
+)
+
+func TestBaseline_Compare(t *testing.T) {
+	t.Parallel()
+	b := results.Baseline{Version: 1, Subject: "mylock", Scenarios: map[string]results.BaselineEntry{
+		"a": {Observed: "safe"},
+		"b": {Observed: "unsafe", Anomalies: []string{"double-grant"}},
+		"c": {Observed: "stuck", Anomalies: []string{"stuck-lock"}},
+	}}
+	v := func(name, observed string, kinds ...string) *results.Verdict {
+		m := map[string]int{}
+		for _, k := range kinds {
+			m[k] = 1
+		}
+		return &results.Verdict{Scenario: name + "@mylock", Observed: observed, Anomalies: m}
+	}
+	for _, tc := range []struct {
+		name  string
+		now   *results.Verdict
+		worse bool
+		what  string
+	}{
+		{"safe to inconclusive", v("a", "inconclusive"), true, "safe → inconclusive"},
+		{"a new kind, same verdict", v("b", "unsafe", "double-grant", "stale-write"), true, "unsafe, anomalies changed (new: stale-write)"},
+		{"stuck to unsafe", v("c", "unsafe", "double-grant"), true, "stuck → unsafe (new: double-grant) (gone: stuck-lock)"},
+		{"unsafe to safe", v("b", "safe"), false, "unsafe → safe (gone: double-grant)"},
+		{"not in the baseline", v("d", "unsafe", "double-grant"), false, "not in the baseline; observed unsafe"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := b.Compare("mylock", []*results.Verdict{tc.now})
+			if len(got) != 1 || got[0].Worse != tc.worse || got[0].What != tc.what {
+				t.Errorf("changes %+v, want one, worse %v, %q", got, tc.worse, tc.what)
+			}
+		})
+	}
+	if got := b.Compare("mylock", []*results.Verdict{v("a", "safe"), v("b", "unsafe", "double-grant")}); len(got) != 0 {
+		t.Errorf("no change, yet %+v", got)
+	}
+	if got := b.Compare("otherlock", nil); len(got) != 1 || got[0].Worse {
+		t.Errorf("another subject: %+v, want one note", got)
+	}
+}
+
+func TestBaseline_WriteFileReplacesAtomically(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "baseline.json")
+	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := results.NewBaseline("mylock", []*results.Verdict{{Scenario: "a@mylock", Observed: "safe"}, {Scenario: "b@mylock", Skipped: "no fit"}})
+	if err := b.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	got, err := results.ReadBaseline(path)
+	if err != nil || len(got.Scenarios) != 1 || got.Scenarios["a"].Observed != "safe" {
+		t.Fatalf("read back %+v, %v", got, err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("%d files in the folder, want the baseline alone (no temporary left)", len(entries))
+	}
+	if err := b.WriteFile(filepath.Join(dir, "no-such-dir", "b.json")); err == nil {
+		t.Error("writing into a missing folder succeeded")
+	}
+}
