@@ -108,7 +108,7 @@ func TestEvaluate(t *testing.T) {
 				Require: []evidence.Requirement{{Grants: intp(2), After: "sentinel-failover"}}},
 			reasons: []string{"found 1 grant"}},
 		{name: "a heal that came late",
-			in: evidence.Input{History: history(ok(1)), Faults: []evidence.Fault{{Fault: "restart", Target: "n3", Desc: "restart n3", Fired: secs(0.3), Effect: "back", HealDue: secs(0.6), Healed: secs(2.3), HealLate: "began 1.7s late: its inject took until then"}}},
+			in:      evidence.Input{History: history(ok(1)), Faults: []evidence.Fault{{Fault: "restart", Target: "n3", Desc: "restart n3", Fired: secs(0.3), Effect: "back", HealDue: secs(0.6), Healed: secs(2.3), HealLate: "began 1.7s late: its inject took until then"}}},
 			reasons: []string{"fault 1 (restart n3) was due to heal at +0.600s but began 1.7s late: its inject took until then; healed at +2.300s"}},
 		{name: "anomaly on the wrong nodes",
 			in: evidence.Input{History: history(ok(1), ok(2)), Result: checker.Result{Anomalies: []checker.Anomaly{{Kind: checker.DoubleGrant, Nodes: []string{"n1,n2,n3", "n2,n4,n5"}}}},
