@@ -91,7 +91,7 @@ func TestEvaluate(t *testing.T) {
 		{name: "restarted node kept the key",
 			in: evidence.Input{History: history(ok(1)), Faults: []evidence.Fault{{Fault: "restart", Target: "n3", Desc: "restart n3", Fired: secs(0.35), KeyBefore: "held", KeyAfter: "held"}},
 				Require: []evidence.Requirement{{Fault: "restart", Node: "n3", KeyAfter: "absent"}}},
-			reasons: []string{"required restart n3: key absent once back; found key held when it hit, held once back"}},
+			reasons: []string{"required restart n3: key absent after it; found key held when it hit, held after it"}},
 		{name: "a requirement on an aimed target matches what it resolved to",
 			in: evidence.Input{History: history(ok(1), ok(2)), Faults: []evidence.Fault{{Fault: "kill", Target: "n2", Aim: "@master", Desc: "kill n2 (@master)", Fired: secs(0.35), KeyBefore: "held"}},
 				Require: []evidence.Requirement{{Fault: "kill", Node: "@master", KeyBefore: "held"}, {Grants: intp(1), After: "kill n2"}}}},

@@ -138,7 +138,7 @@ func (r Requirement) String() string {
 			want = append(want, "key "+r.KeyBefore+" when it hit")
 		}
 		if r.KeyAfter != "" {
-			want = append(want, "key "+r.KeyAfter+" once back")
+			want = append(want, "key "+r.KeyAfter+" after it")
 		}
 		return fmt.Sprintf("%s: %s", strings.TrimSpace(r.Fault+" "+r.Node), strings.Join(want, ", "))
 	case r.Anomaly != "" && r.Min > 0:
@@ -205,7 +205,7 @@ func (in *Input) check(r Requirement) Check {
 		case f.Fired == nil:
 			c.Found = "the fault never fired"
 		default:
-			c.Found = fmt.Sprintf("key %s when it hit, %s once back", orUnknown(f.KeyBefore), orUnknown(f.KeyAfter))
+			c.Found = fmt.Sprintf("key %s when it hit, %s after it", orUnknown(f.KeyBefore), orUnknown(f.KeyAfter))
 			c.Met = (r.KeyBefore == "" || r.KeyBefore == f.KeyBefore) && (r.KeyAfter == "" || r.KeyAfter == f.KeyAfter)
 		}
 	case r.Anomaly != "":
