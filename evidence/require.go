@@ -200,6 +200,8 @@ func (in *Input) check(r Requirement) Check {
 	case r.Fault != "":
 		f, ok := in.first(strings.TrimSpace(r.Fault + " " + r.Node))
 		switch {
+		case !ok && in.aimedAt(r.Fault):
+			c.Found = "no " + r.Fault + " landed on " + r.Node
 		case !ok:
 			c.Found = "no such fault in the schedule"
 		case f.Fired == nil:
@@ -300,6 +302,17 @@ func (in *Input) first(what string) (*Fault, bool) {
 		}
 	}
 	return nil, false
+}
+
+// aimedAt reports whether the schedule has a fault of this kind aimed by
+// the system's state, which may have landed elsewhere than a node named.
+func (in *Input) aimedAt(kind string) bool {
+	for _, f := range in.Faults {
+		if f.Fault == kind && f.Aim != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // firstFired returns the earliest fault matching what that fired.
