@@ -117,8 +117,18 @@ func TestPlace(t *testing.T) {
 		{"kill", cluster.Topology{Masters: 3}, "r1", "Redis node's process"},
 		{"kill", cluster.Topology{Masters: 3}, "n4", "Redis node's process"},
 		{"partition", cluster.Topology{}, "r1", ""},
+		{"partition", cluster.Topology{}, "n1", ""},
+		{"latency", cluster.Topology{Replicas: 1}, "r1", "not one"},
+		{"reset", cluster.Topology{Masters: 3}, "n1", "needs a Redis Cluster"},
 	} {
-		f, err := cluster.NewFault(tc.kind, nil)
+		var params map[string]any
+		switch tc.kind {
+		case "latency":
+			params = map[string]any{"link": "repl"}
+		case "reset":
+			params = map[string]any{"link": "bus"}
+		}
+		f, err := cluster.NewFault(tc.kind, params)
 		if err != nil {
 			t.Fatal(err)
 		}
