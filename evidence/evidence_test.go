@@ -247,6 +247,8 @@ func TestRequirement_Validate(t *testing.T) {
 	}{
 		{r: evidence.Requirement{Grants: intp(3), After: "kill n4"}, valid: true},
 		{r: evidence.Requirement{Fault: "restart", Node: "n3", KeyBefore: "held"}, valid: true},
+		{r: evidence.Requirement{Fault: "kill", Node: "@master", KeyBefore: "held"}, valid: true},
+		{r: evidence.Requirement{Grants: intp(1), Node: "@master"}, field: "node"},
 		{r: evidence.Requirement{Anomaly: "double-grant", Nodes: []string{"n1"}}, valid: true},
 		{r: evidence.Requirement{}},
 		{r: evidence.Requirement{Grants: intp(1), Refused: "acquire"}},

@@ -93,6 +93,8 @@ func (r Requirement) Validate() (field, msg string) {
 		return "prevented", fmt.Sprintf("only stale-write can be prevented, not %q", r.Prevented)
 	case r.Node != "" && r.Fault == "" && r.Grants == nil && r.Refused == "":
 		return "node", "only goes with fault, grants or refused"
+	case strings.HasPrefix(r.Node, "@") && r.Fault == "":
+		return "node", fmt.Sprintf("operations are counted on a node by name (n1..), not %q: an aim names a fault's target", r.Node)
 	case r.KeyBefore != "" && r.Fault == "":
 		return "key_before", "only goes with fault"
 	case r.KeyAfter != "" && r.Fault == "":
