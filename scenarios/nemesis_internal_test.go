@@ -7,9 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/evidence"
+	"github.com/lockpick/lockpick/internal/testredis"
 )
 
 // A slowFault takes its time to inject, and notes whether a heal came
@@ -63,4 +66,40 @@ func TestNemesis_LateHealIsRecorded(t *testing.T) {
 		t.Errorf("a trial whose heal came late is conclusive: %+v", ev)
 	}
 	t.Log(ev.Reasons)
+}
+
+// Every fault on a Redis node records the lock's key on it before it hit
+// and after: here a partition, whose node keeps its key throughout.
+func TestNemesis_PartitionRecordsKeys(t *testing.T) {
+	testredis.Require(t, true)
+	b, err := ProcessBackend(t.TempDir(), Needs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := cluster.Start(context.Background(), b, cluster.Topology{Masters: 1})
+	if err != nil {
+		_ = b.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close(); _ = b.Close() })
+	rdb := redis.NewClient(&redis.Options{Addr: c.Nodes[0].Proc.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+	if err := rdb.Set(ctx, "lock", "c1", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	steps := []Step{{Fault: "partition", Node: "n1", For: Duration(100 * time.Millisecond)}}
+	m, err := newNemesis(&trialEnv{c: c, key: "lock"}, steps, checker.NewRecorder(monoNow))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.run(ctx, ctx, rand.New(rand.NewPCG(1, 2)), time.Now())
+	faults, _ := m.evidence()
+	if r := faults[0]; r.KeyBefore != evidence.KeyHeld || r.KeyAfter != evidence.KeyHeld || r.Healed == nil || r.HealLate != "" {
+		t.Fatalf("partition n1: %+v, want the key held before and after, healed on time", r)
+	}
+	ev := evidence.Evaluate(evidence.Input{Faults: faults, Require: []evidence.Requirement{{Grants: new(int)}, {Fault: "partition", Node: "n1", KeyBefore: evidence.KeyHeld}}})
+	if !ev.Conclusive {
+		t.Fatalf("inconclusive: %q", ev.Reasons)
+	}
 }
