@@ -116,6 +116,7 @@ type nemesis struct {
 
 	seeds  []uint64 // of aimed steps' random choices
 	runCtx context.Context
+	heals  sync.WaitGroup // aimed steps' heals, which their injects start
 
 	mu       sync.Mutex
 	record   []evidence.Fault
@@ -226,6 +227,7 @@ func (m *nemesis) run(runCtx, ctx context.Context, rng *rand.Rand, start time.Ti
 		}
 	}
 	wg.Wait()
+	m.heals.Wait()
 }
 
 // since returns the seconds from the start of the trial to now.
@@ -251,15 +253,17 @@ func (m *nemesis) inject(ctx context.Context, i int) {
 		}
 		r.Target = target
 		r.Desc = strings.Replace(r.Desc, st.Node, target, 1) + " (" + how + ")"
+		at := r.At
 		m.mu.Unlock()
 		if st.For > 0 {
-			// Healed from here, so a heal can never come before its target is known.
-			defer func() {
-				due := time.Duration(m.record[i].At*float64(time.Second)) + st.For.D()
+			// Healed from here, so a heal can never come before its target
+			// is known; at its time, as a named step's, not after the checks.
+			due := time.Duration(at*float64(time.Second)) + st.For.D()
+			m.heals.Go(func() {
 				if sleep(m.runCtx, time.Until(m.start.Add(due))) {
-					m.healAt(ctx, i, due)
+					m.healDue(ctx, i, due)
 				}
-			}()
+			})
 		}
 	}
 	f, n := m.faults[i], m.nodes[i]

@@ -71,17 +71,7 @@ func TestNemesis_LateHealIsRecorded(t *testing.T) {
 // Every fault on a Redis node records the lock's key on it before it hit
 // and after: here a partition, whose node keeps its key throughout.
 func TestNemesis_PartitionRecordsKeys(t *testing.T) {
-	testredis.Require(t, true)
-	b, err := ProcessBackend(t.TempDir(), Needs{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := cluster.Start(context.Background(), b, cluster.Topology{Masters: 1})
-	if err != nil {
-		_ = b.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close(); _ = b.Close() })
+	c := startOne(t)
 	rdb := redis.NewClient(&redis.Options{Addr: c.Nodes[0].Proc.Addr()})
 	defer rdb.Close()
 	ctx := context.Background()
@@ -101,5 +91,52 @@ func TestNemesis_PartitionRecordsKeys(t *testing.T) {
 	ev := evidence.Evaluate(evidence.Input{Faults: faults, Require: []evidence.Requirement{{Grants: new(int)}, {Fault: "partition", Node: "n1", KeyBefore: evidence.KeyHeld}}})
 	if !ev.Conclusive {
 		t.Fatalf("inconclusive: %q", ev.Reasons)
+	}
+}
+
+// startOne starts a one-node topology for the test.
+func startOne(t *testing.T) *cluster.Cluster {
+	t.Helper()
+	testredis.Require(t, true)
+	b, err := ProcessBackend(t.TempDir(), Needs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := cluster.Start(context.Background(), b, cluster.Topology{Masters: 1})
+	if err != nil {
+		_ = b.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close(); _ = b.Close() })
+	return c
+}
+
+// A slowVerify fault is in place at once but takes its time to check.
+type slowVerify struct{ slowFault }
+
+func (f *slowVerify) Verify(ctx context.Context, n *cluster.Node) (string, error) {
+	time.Sleep(400 * time.Millisecond)
+	return "checked", nil
+}
+
+// An aimed step heals at its time, as a named one does, not once its
+// effect was checked: its heal waits only for the inject.
+func TestNemesis_AimedHealIsOnTime(t *testing.T) {
+	c := startOne(t)
+	steps := []Step{{Fault: "partition", Node: AimMaster, For: Duration(100 * time.Millisecond)}}
+	m, err := newNemesis(&trialEnv{c: c, key: "lock"}, steps, checker.NewRecorder(monoNow))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.faults[0] = &slowVerify{}
+	ctx := context.Background()
+	m.run(ctx, ctx, rand.New(rand.NewPCG(1, 2)), time.Now())
+	faults, _ := m.evidence()
+	r := faults[0]
+	if r.Target != "n1" || r.Aim != AimMaster || r.Effect == "" {
+		t.Fatalf("aimed step: %+v, want n1 aimed at @master, with its effect", r)
+	}
+	if r.HealLate != "" || r.Healed == nil || *r.Healed > 0.3 {
+		t.Fatalf("aimed step healed at %v (due %v, late %q), want on time at about 0.1s", r.Healed, r.HealDue, r.HealLate)
 	}
 }
