@@ -273,7 +273,7 @@ func (m *nemesis) inject(ctx context.Context, i int) {
 	var before string
 	switch {
 	case n != nil && n.Proc != nil: // a Redis node
-		before = keyOn(ctx, n, m.env.key)
+		before = keyBefore(ctx, n, m.env.key)
 	case clientFault(st.Fault):
 		before = m.clientHolds(target)
 	default:
@@ -294,10 +294,13 @@ func (m *nemesis) inject(ctx context.Context, i int) {
 	}
 	m.rec.Record(e)
 	var effect, noEffect, after string
+	var effective *float64
 	if err == nil {
 		vctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		if effect, err = cluster.Verify(vctx, f, n); err != nil {
 			effect, noEffect, err = "", err.Error(), nil
+		} else {
+			effective = m.since()
 		}
 		cancel()
 		if !keyAfterHeal(st.Fault) {
@@ -313,12 +316,9 @@ func (m *nemesis) inject(ctx context.Context, i int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r := &m.record[i]
-	r.Fired, r.Effect, r.NoEffect, r.KeyBefore, r.KeyAfter = fired, effect, noEffect, before, after
+	r.Fired, r.Effective, r.Effect, r.NoEffect, r.KeyBefore, r.KeyAfter = fired, effective, effect, noEffect, before, after
 	if err != nil && ctx.Err() == nil {
 		r.Error = err.Error()
-	}
-	if err == nil && noEffect == "" {
-		r.Effective = m.since()
 	}
 }
 
@@ -462,6 +462,15 @@ func (m *nemesis) clientHolds(target string) string {
 // answer until healed (kill, pause), so the lock's key on it is read once
 // the node is back; after any other fault on a node, once it took effect.
 func keyAfterHeal(kind string) bool { return kind == "kill" || kind == "pause" }
+
+// keyBefore is keyOn bounded by 200ms: a node that cannot answer (paused
+// by an earlier fault) leaves the key unknown rather than hold the fault
+// back from its time.
+func keyBefore(ctx context.Context, n *cluster.Node, key string) string {
+	ctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	return keyOn(ctx, n, key)
+}
 
 // keyOn reads whether key exists on node n, through its own address (not
 // its proxy, which a fault may cut): "held", "absent", or "" if the node
