@@ -46,8 +46,10 @@ type Fault struct {
 	// the schedule says, and the trial proves nothing.
 	HealLate string `json:"heal_late,omitempty"`
 	// KeyBefore and KeyAfter say whether the lock's key was on the node
-	// just before a kill or restart hit it, and once it answered again:
-	// "held", "absent", or empty when unknown.
+	// just before the fault hit it, and once it took effect (after a kill
+	// or a pause, once the node answered again): "held", "absent", or
+	// empty when unknown. For a client fault or a client's link, KeyBefore
+	// says whether that client held the lock.
 	KeyBefore string `json:"key_before,omitempty"`
 	KeyAfter  string `json:"key_after,omitempty"`
 }

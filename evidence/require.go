@@ -49,7 +49,7 @@ type Requirement struct {
 	// occurrence on that node (resolved, or as aimed: "@master"). KeyBefore
 	// and KeyAfter ("held" or "absent") say whether the lock's key was on
 	// the node just before the fault hit it and once the fault took effect
-	// (for a kill, a pause or a client-pause, once the node is back).
+	// (for a kill or a pause, once the node is back).
 	Fault     string `json:"fault,omitempty" yaml:"fault"`
 	Node      string `json:"node,omitempty" yaml:"node"`
 	KeyBefore string `json:"key_before,omitempty" yaml:"key_before"`
