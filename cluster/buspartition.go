@@ -163,3 +163,6 @@ func (f *BusPartitionFault) sides(n *Node) (*Cluster, []string, error) {
 }
 
 func init() { RegisterFault("bus-partition", func() Fault { return new(BusPartitionFault) }) }
+
+// Place accepts the nodes of a Redis Cluster only (see [Placer]).
+func (f *BusPartitionFault) Place(t Topology, node string) error { return inRedisCluster(t, node) }

@@ -91,3 +91,6 @@ func (f *ClientPauseFault) Verify(ctx context.Context, n *Node) (string, error) 
 func (f *ClientPauseFault) Describe() string { return "client-pause write" }
 
 func init() { RegisterFault("client-pause", func() Fault { return new(ClientPauseFault) }) }
+
+// Place accepts the Redis nodes only (see [Placer]).
+func (f *ClientPauseFault) Place(t Topology, node string) error { return onRedisNode(t, node) }

@@ -102,3 +102,6 @@ func clockOf(n *Node) (*Clock, error) {
 }
 
 func init() { RegisterFault("clock-jump", func() Fault { return new(ClockJumpFault) }) }
+
+// Place accepts the Redis nodes only (see [Placer]).
+func (f *ClockJumpFault) Place(t Topology, node string) error { return onRedisNode(t, node) }

@@ -78,3 +78,6 @@ func (f *ClockRateFault) Describe() string {
 }
 
 func init() { RegisterFault("clock-rate", func() Fault { return new(ClockRateFault) }) }
+
+// Place accepts the Redis nodes only (see [Placer]).
+func (f *ClockRateFault) Place(t Topology, node string) error { return onRedisNode(t, node) }

@@ -95,3 +95,6 @@ func (f *ClusterFailoverFault) Describe() string {
 }
 
 func init() { RegisterFault("cluster-failover", func() Fault { return new(ClusterFailoverFault) }) }
+
+// Place accepts the nodes of a Redis Cluster only (see [Placer]).
+func (f *ClusterFailoverFault) Place(t Topology, node string) error { return inRedisCluster(t, node) }

@@ -53,3 +53,6 @@ func (f *DropRepliesFault) Verify(ctx context.Context, n *Node) (string, error) 
 func (f *DropRepliesFault) Describe() string { return "drop replies " + orClient(f.Link) }
 
 func init() { RegisterFault("drop-replies", func() Fault { return new(DropRepliesFault) }) }
+
+// Place checks the link it acts on (see [Placer]).
+func (f *DropRepliesFault) Place(t Topology, node string) error { return placeLink(t, node, f.Link) }

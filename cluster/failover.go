@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -15,10 +16,15 @@ import (
 // (SENTINEL FAILOVER), without waiting for it to be seen down: the fast
 // path to a promoted replica. Sentinels choose the replica; the old master
 // is demoted by them. For a failover forced by a crash, inject a
-// [KillFault] on the master and call [Cluster.WaitFailover].
+// [KillFault] on the master and call [Cluster.WaitFailover]. Its effect is
+// a change: the node it names was master when it was injected, and another
+// is after.
 type SentinelFailoverFault struct {
 	// Timeout bounds the wait for the new master. default: 10s.
 	Timeout time.Duration `json:"timeout"`
+
+	mu  sync.Mutex
+	was *Node // the master the sentinels named when Inject asked
 }
 
 var (
@@ -27,12 +33,24 @@ var (
 )
 
 // Inject asks the sentinels to fail over the master n and waits until
-// another node is master. It returns [ErrNoFailover] if none is in time.
+// another node is master. It returns [ErrNoFailover] if none is in time. If
+// the sentinels do not name n master, it asks nothing: there is nothing of
+// n to fail over, and Verify says so.
 func (f *SentinelFailoverFault) Inject(ctx context.Context, n *Node) error {
 	if n == nil || n.cluster == nil || len(n.cluster.Sentinels) == 0 {
 		return fmt.Errorf("%w: %s: no sentinels", ErrNoFailover, nodeName(n))
 	}
 	c := n.cluster
+	was, err := c.CurrentMaster(ctx)
+	if err != nil {
+		return fmt.Errorf("%w: who is master: %w", ErrNoFailover, err)
+	}
+	f.mu.Lock()
+	f.was = was
+	f.mu.Unlock()
+	if was != n {
+		return nil
+	}
 	timeout := f.Timeout
 	if timeout <= 0 {
 		timeout = 10 * time.Second
@@ -52,7 +70,7 @@ func (f *SentinelFailoverFault) Inject(ctx context.Context, n *Node) error {
 	if !asked {
 		return fmt.Errorf("%w: %w", ErrNoFailover, errors.Join(errs...))
 	}
-	_, err := c.WaitFailover(ctx, n, timeout)
+	_, err = c.WaitFailover(ctx, n, timeout)
 	return err
 }
 
@@ -62,11 +80,18 @@ func (f *SentinelFailoverFault) Heal(ctx context.Context, n *Node) error { retur
 // Verify asks every sentinel which node is master and returns e.g.
 // "sentinels now name n2 master" (or "2 of 3 sentinels ...") if an
 // answering one names a node other than n. It returns an error wrapping
-// [ErrNoEffect] if the answering sentinels all name n or unknown nodes,
-// and another error if none answers within 300ms.
+// [ErrNoEffect] if n was not master when Inject asked (a switch away from
+// it is none of its doing) or if the answering sentinels all name n or
+// unknown nodes, and another error if none answers within 300ms.
 func (f *SentinelFailoverFault) Verify(ctx context.Context, n *Node) (string, error) {
 	if n == nil || n.cluster == nil || len(n.cluster.Sentinels) == 0 {
 		return "", fmt.Errorf("%w: %s: no sentinels", ErrNoFailover, nodeName(n))
+	}
+	f.mu.Lock()
+	was := f.was
+	f.mu.Unlock()
+	if was != n {
+		return "", noEffect("%s was not master when the failover was asked (the sentinels named %s)", n.Name, nodeName(was))
 	}
 	c := n.cluster
 	var (
@@ -124,3 +149,15 @@ func askMaster(ctx context.Context, sentinelAddr string) (string, error) {
 func (f *SentinelFailoverFault) Describe() string { return "sentinel failover" }
 
 func init() { RegisterFault("sentinel-failover", func() Fault { return new(SentinelFailoverFault) }) }
+
+// Place accepts a topology with sentinels, and the nodes they watch: the
+// first master and its replicas (see [Placer]).
+func (f *SentinelFailoverFault) Place(t Topology, node string) error {
+	if t.Sentinels == 0 || t.Shards > 0 {
+		return errors.New("needs sentinels (topology.sentinels)")
+	}
+	if node != "" && node != "n1" && !t.isReplica(node) {
+		return fmt.Errorf("the sentinels watch n1 and its replicas, not %q", node)
+	}
+	return onRedisNode(t, node)
+}

@@ -2,6 +2,8 @@ package cluster_test
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,14 +34,27 @@ func TestSentinelFailoverFault_PromotesReplica(t *testing.T) {
 	t.Parallel()
 	c := startCluster(t, cluster.Topology{Replicas: 1, Sentinels: 3})
 	ctx := context.Background()
+	// Named for the replica, it is no failover: nothing is asked, no effect.
+	onReplica := &cluster.SentinelFailoverFault{Timeout: 15 * time.Second}
+	inject(t, onReplica, c.Nodes[1])
+	if effect, err := cluster.Verify(ctx, onReplica, c.Nodes[1]); !errors.Is(err, cluster.ErrNoEffect) {
+		t.Fatalf("failover named for replica n2: effect %q, %v; want ErrNoEffect", effect, err)
+	}
+	if got, err := c.CurrentMaster(ctx); err != nil || got != c.Nodes[0] {
+		t.Fatalf("after a failover named for the replica, master is %v, %v; want n1 still", got, err)
+	}
 	start := time.Now()
-	inject(t, &cluster.SentinelFailoverFault{Timeout: 15 * time.Second}, c.Nodes[0])
+	f := &cluster.SentinelFailoverFault{Timeout: 15 * time.Second}
+	inject(t, f, c.Nodes[0])
 	got, err := c.CurrentMaster(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.Name != "n2" || role(ctx, t, got) != "master" {
 		t.Fatalf("master after SENTINEL FAILOVER is %s (role %s), want n2", got.Name, role(ctx, t, got))
+	}
+	if effect, err := cluster.Verify(ctx, f, c.Nodes[0]); err != nil || !strings.Contains(effect, "n2 master") {
+		t.Fatalf("Verify after the failover = %q, %v; want n2 named master", effect, err)
 	}
 	t.Logf("SENTINEL FAILOVER took %v", time.Since(start))
 }

@@ -3,9 +3,11 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -62,6 +64,80 @@ func Verify(ctx context.Context, f Fault, n *Node) (effect string, err error) {
 		return "", fmt.Errorf("verify %s: %w", Describe(f, n), err)
 	}
 	return effect, nil
+}
+
+// A Placer is a [Fault] that can act only on some nodes, or only in some
+// topologies. Place returns why it cannot act on the node named node of t,
+// or nil; node is "" when it is chosen as the fault fires.
+type Placer interface {
+	Place(t Topology, node string) error
+}
+
+// Place reports, before anything runs, why f cannot act on the node named
+// node of t, in words that follow the fault's kind ("needs sentinels");
+// nil for a fault that is not a [Placer] or that fits.
+func Place(f Fault, t Topology, node string) error {
+	if p, ok := f.(Placer); ok {
+		return p.Place(t.withDefaults(), node)
+	}
+	return nil
+}
+
+// onRedisNode returns nil if node is "" or one of t's Redis nodes n1..nN,
+// and otherwise an error saying a process fault needs one.
+func onRedisNode(t Topology, node string) error {
+	if node == "" || t.nodeIndex(node) > 0 {
+		return nil
+	}
+	return fmt.Errorf("acts on a Redis node's process (n1..n%d), not %q", t.nodeCount(), node)
+}
+
+// inRedisCluster returns nil for a Redis node of a Redis Cluster topology.
+func inRedisCluster(t Topology, node string) error {
+	if t.Shards == 0 {
+		return errors.New("needs a Redis Cluster (topology.shards)")
+	}
+	return onRedisNode(t, node)
+}
+
+// onReplica returns nil for a node that starts as a replica of t, or "".
+func onReplica(t Topology, node string) error {
+	switch {
+	case t.Replicas == 0:
+		return errors.New("needs a topology with replicas (topology.replicas)")
+	case node != "" && !t.isReplica(node):
+		if err := onRedisNode(t, node); err != nil {
+			return err
+		}
+		return fmt.Errorf("acts on a replica, and %s starts as a master", node)
+	}
+	return nil
+}
+
+// nodeCount returns how many Redis nodes t has, n1..nN.
+func (t Topology) nodeCount() int {
+	if t.Shards > 0 {
+		return t.Shards * (1 + t.Replicas)
+	}
+	return max(t.Masters, 1) + t.Replicas
+}
+
+// nodeIndex returns i for a node name "n<i>" of t, else 0.
+func (t Topology) nodeIndex(node string) int {
+	i, err := strconv.Atoi(strings.TrimPrefix(node, "n"))
+	if err != nil || !strings.HasPrefix(node, "n") || i < 1 || i > t.nodeCount() {
+		return 0
+	}
+	return i
+}
+
+// isReplica reports whether the node named node starts as a replica in t.
+func (t Topology) isReplica(node string) bool {
+	i := t.nodeIndex(node)
+	if t.Shards > 0 {
+		return i > t.Shards
+	}
+	return i > max(t.Masters, 1)
 }
 
 var (

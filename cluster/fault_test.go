@@ -4,6 +4,7 @@ import (
 	"errors"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -91,6 +92,49 @@ func TestDescribe(t *testing.T) {
 	} {
 		if got := cluster.Describe(tc.f, nil); got != tc.want {
 			t.Errorf("Describe(%#v) = %q, want %q", tc.f, got, tc.want)
+		}
+	}
+}
+
+// Faults say where they can act: placing one off its topology is refused
+// before anything runs.
+func TestPlace(t *testing.T) {
+	for _, tc := range []struct {
+		kind string
+		topo cluster.Topology
+		node string
+		want string // a substring of the error; "" for nil
+	}{
+		{"sentinel-failover", cluster.Topology{Replicas: 1}, "", "needs sentinels"},
+		{"sentinel-failover", cluster.Topology{Replicas: 1, Sentinels: 3}, "", ""},
+		{"sentinel-failover", cluster.Topology{Replicas: 1, Sentinels: 3}, "n2", ""},
+		{"sentinel-failover", cluster.Topology{Masters: 2, Replicas: 1, Sentinels: 3}, "n2", "watch n1 and its replicas"},
+		{"bus-partition", cluster.Topology{Masters: 3}, "n1", "needs a Redis Cluster"},
+		{"bus-partition", cluster.Topology{Shards: 3}, "n1", ""},
+		{"cut-replication", cluster.Topology{}, "n1", "needs a topology with replicas"},
+		{"promote", cluster.Topology{Replicas: 1}, "n1", "starts as a master"},
+		{"promote", cluster.Topology{Replicas: 1}, "n2", ""},
+		{"kill", cluster.Topology{Masters: 3}, "r1", "Redis node's process"},
+		{"kill", cluster.Topology{Masters: 3}, "n4", "Redis node's process"},
+		{"partition", cluster.Topology{}, "r1", ""},
+		{"partition", cluster.Topology{}, "n1", ""},
+		{"latency", cluster.Topology{Replicas: 1}, "r1", "not one"},
+		{"reset", cluster.Topology{Masters: 3}, "n1", "needs a Redis Cluster"},
+	} {
+		var params map[string]any
+		switch tc.kind {
+		case "latency":
+			params = map[string]any{"link": "repl"}
+		case "reset":
+			params = map[string]any{"link": "bus"}
+		}
+		f, err := cluster.NewFault(tc.kind, params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = cluster.Place(f, tc.topo, tc.node)
+		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("Place(%s on %q of %+v) = %v, want %q", tc.kind, tc.node, tc.topo, err, tc.want)
 		}
 	}
 }

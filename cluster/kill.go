@@ -52,3 +52,6 @@ func (f *KillFault) Verify(ctx context.Context, n *Node) (string, error) {
 func (f *KillFault) Describe() string { return "kill" }
 
 func init() { RegisterFault("kill", func() Fault { return new(KillFault) }) }
+
+// Place accepts the Redis nodes only (see [Placer]).
+func (f *KillFault) Place(t Topology, node string) error { return onRedisNode(t, node) }

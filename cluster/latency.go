@@ -107,3 +107,6 @@ func ceilMillis(d time.Duration) int64 {
 }
 
 func init() { RegisterFault("latency", func() Fault { return new(LatencyFault) }) }
+
+// Place checks the link it acts on (see [Placer]).
+func (f *LatencyFault) Place(t Topology, node string) error { return placeLink(t, node, f.Link) }

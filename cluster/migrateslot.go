@@ -158,3 +158,6 @@ func (f *MigrateSlotFault) nodes(ctx context.Context, n *Node) (src, dst *Node, 
 }
 
 func init() { RegisterFault("migrate-slot", func() Fault { return new(MigrateSlotFault) }) }
+
+// Place accepts the nodes of a Redis Cluster only (see [Placer]).
+func (f *MigrateSlotFault) Place(t Topology, node string) error { return inRedisCluster(t, node) }

@@ -151,3 +151,28 @@ func onLink(link string) string {
 	}
 	return " on the " + link + " link"
 }
+
+// placeLink says whether a network fault on link can act on node of t: a
+// client link anywhere, the replication link with replicas, the bus and
+// peer links in a Redis Cluster, on a Redis node (not a service such as
+// a resource path).
+func placeLink(t Topology, node, link string) error {
+	switch link {
+	case "", ClientLink:
+		return nil
+	case ReplicationLink:
+		if t.Replicas == 0 {
+			return errors.New("link repl needs a topology with replicas (topology.replicas)")
+		}
+	case BusLink, PeerLink:
+		if t.Shards == 0 {
+			return fmt.Errorf("link %s needs a Redis Cluster (topology.shards)", link)
+		}
+	default:
+		return fmt.Errorf("link must be client, repl, bus or peer, not %q", link)
+	}
+	if node != "" && t.nodeIndex(node) == 0 {
+		return fmt.Errorf("link %s is a Redis node's, and %q is not one (n1..n%d)", link, node, t.nodeCount())
+	}
+	return nil
+}

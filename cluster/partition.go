@@ -117,3 +117,6 @@ func (f *PartitionFault) Describe() string {
 }
 
 func init() { RegisterFault("partition", func() Fault { return new(PartitionFault) }) }
+
+// Place checks the link it acts on (see [Placer]).
+func (f *PartitionFault) Place(t Topology, node string) error { return placeLink(t, node, f.Link) }

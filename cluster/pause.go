@@ -137,3 +137,6 @@ func init() {
 	RegisterFault("pause", func() Fault { return new(PauseFault) })
 	RegisterFault("pause-process", func() Fault { return new(ProcessPauseFault) })
 }
+
+// Place accepts the Redis nodes only (see [Placer]).
+func (f *PauseFault) Place(t Topology, node string) error { return onRedisNode(t, node) }

@@ -82,3 +82,6 @@ func (f *PowerLossFault) Describe() string {
 }
 
 func init() { RegisterFault("power-loss", func() Fault { return new(PowerLossFault) }) }
+
+// Place accepts the Redis nodes only (see [Placer]).
+func (f *PowerLossFault) Place(t Topology, node string) error { return onRedisNode(t, node) }

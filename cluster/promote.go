@@ -171,3 +171,7 @@ func adminDo(ctx context.Context, addr string, args ...any) error {
 }
 
 func init() { RegisterFault("promote", func() Fault { return new(PromoteFault) }) }
+
+// Place accepts the nodes that start as replicas only (see [Placer]); a
+// node chosen as the fault fires must be a replica then.
+func (f *PromoteFault) Place(t Topology, node string) error { return onReplica(t, node) }

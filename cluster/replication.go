@@ -84,3 +84,7 @@ func (f *CutReplicationFault) Verify(ctx context.Context, n *Node) (string, erro
 func (f *CutReplicationFault) Describe() string { return "cut replication" }
 
 func init() { RegisterFault("cut-replication", func() Fault { return new(CutReplicationFault) }) }
+
+// Place accepts the nodes that start as replicas only (see [Placer]); a
+// node chosen as the fault fires must be a replica then.
+func (f *CutReplicationFault) Place(t Topology, node string) error { return onReplica(t, node) }

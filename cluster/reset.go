@@ -56,3 +56,6 @@ func (f *ResetFault) Verify(ctx context.Context, n *Node) (string, error) {
 func (f *ResetFault) Describe() string { return "reset connections " + orClient(f.Link) }
 
 func init() { RegisterFault("reset", func() Fault { return new(ResetFault) }) }
+
+// Place checks the link it acts on (see [Placer]).
+func (f *ResetFault) Place(t Topology, node string) error { return placeLink(t, node, f.Link) }

@@ -117,3 +117,6 @@ func backUp(n *Node) (Proc, error) {
 	}
 	return p, nil
 }
+
+// Place accepts the Redis nodes only (see [Placer]).
+func (f *RestartFault) Place(t Topology, node string) error { return onRedisNode(t, node) }

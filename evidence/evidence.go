@@ -13,8 +13,11 @@ type Fault struct {
 	// Step is the step's index in the scenario's faults, from 0.
 	Step int `json:"step"`
 	// Fault is its kind ("kill") and Target what it hit ("n1", "c1", "r2").
+	// Aim is the target as the scenario aimed it ("@master"), which the
+	// nemesis resolved to Target as the fault fired; empty for a named one.
 	Fault  string `json:"fault"`
 	Target string `json:"target"`
+	Aim    string `json:"aim,omitempty"`
 	// Desc describes it as the history does, e.g. "restart after 2.5s n3".
 	Desc string `json:"desc"`
 	// At is when it was due, jitter included.
@@ -26,15 +29,27 @@ type Fault struct {
 	// could not be seen. Both are empty for a fault nobody can observe.
 	Effect   string `json:"effect,omitempty"`
 	NoEffect string `json:"no_effect,omitempty"`
+	// Effective is when the inject returned with its effect in place (a
+	// failover: once the new master was seen); nil without an effect.
+	// Requirements with `after:` count from here.
+	Effective *float64 `json:"effective_s,omitempty"`
 	// Error is the injection's error.
 	Error string `json:"error,omitempty"`
-	// Healed is when it was healed (at its `for`, or at the end of the
-	// trial); HealError is the heal's error.
+	// HealDue is when its `for` made the heal due; nil for a fault left to
+	// the end of the trial. Healed is when it really was healed (at its
+	// `for`, or at the end of the trial); HealError is the heal's error.
+	HealDue   *float64 `json:"heal_due_s,omitempty"`
 	Healed    *float64 `json:"healed_s,omitempty"`
 	HealError string   `json:"heal_error,omitempty"`
+	// HealLate says why the heal did not happen when it was due, e.g.
+	// "its inject was still running"; the fault then lasted longer than
+	// the schedule says, and the trial proves nothing.
+	HealLate string `json:"heal_late,omitempty"`
 	// KeyBefore and KeyAfter say whether the lock's key was on the node
-	// just before a kill or restart hit it, and once it answered again:
-	// "held", "absent", or empty when unknown.
+	// just before the fault hit it, and once it took effect (after a kill
+	// or a pause, once the node answered again): "held", "absent", or
+	// empty when unknown. For a client fault or a client's link, KeyBefore
+	// says whether that client held the lock.
 	KeyBefore string `json:"key_before,omitempty"`
 	KeyAfter  string `json:"key_after,omitempty"`
 }
@@ -131,6 +146,9 @@ func Evaluate(in Input) Evidence {
 		case f.NoEffect != "":
 			reasons = append(reasons, fmt.Sprintf("%s fired at +%.3fs but had no effect: %s", f.name(), *f.Fired, f.NoEffect))
 		}
+		if f.HealLate != "" {
+			reasons = append(reasons, fmt.Sprintf("%s was due to heal at +%.3fs but %s%s", f.name(), *f.HealDue, f.HealLate, healedAt(f.Healed)))
+		}
 		if f.HealError != "" {
 			reasons = append(reasons, fmt.Sprintf("healing %s failed: %s", f.name(), f.HealError))
 		}
@@ -153,6 +171,14 @@ func Evaluate(in Input) Evidence {
 	}
 	ev.Reasons, ev.Conclusive = reasons, len(reasons) == 0
 	return ev
+}
+
+// healedAt returns "; healed at +1.234s", or "; never healed".
+func healedAt(t *float64) string {
+	if t == nil {
+		return "; never healed"
+	}
+	return fmt.Sprintf("; healed at +%.3fs", *t)
 }
 
 // hasPlainGrants reports whether rs asks for a number of grants over the

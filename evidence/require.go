@@ -25,12 +25,14 @@ type Requirement struct {
 	// Without any grants requirement a trial needs at least one; grants: 0
 	// says the scenario's clients are never told they hold the lock.
 	Grants *int `json:"grants,omitempty" yaml:"grants"`
-	// After counts grants only from when the first fault matching it fired:
-	// a fault kind ("kill") or a kind and its target ("kill n4").
+	// After counts grants only from when the first fault matching it took
+	// effect: a fault kind ("kill") or a kind and its target ("kill n4"),
+	// which names a fault aimed at that node too once it resolved there,
+	// or an aimed target as written ("kill @master").
 	After string `json:"after,omitempty" yaml:"after"`
 	// With Grants or Refused, Node counts only the operations that node
 	// took part in (e.g. the replica a failover promoted), and After (with
-	// either) only those from when the first matching fault fired.
+	// either) only those from when the first matching fault took effect.
 	// Refused asks for an operation (acquire, release, extend, read or
 	// write) that failed, or ended unknown, with an error containing Error;
 	// "lost" counts the lock's notifications that a lease was lost.
@@ -44,9 +46,10 @@ type Requirement struct {
 	// involving the nodes (default: 0, only constraining those found).
 	Min int `json:"min,omitempty" yaml:"min"`
 	// Fault names a fault kind of the schedule; with Node, its first
-	// occurrence on that node. KeyBefore and KeyAfter ("held" or
-	// "absent") say whether the lock's key was on the node just before
-	// the fault hit it and once the node came back.
+	// occurrence on that node (resolved, or as aimed: "@master"). KeyBefore
+	// and KeyAfter ("held" or "absent") say whether the lock's key was on
+	// the node just before the fault hit it and once the fault took effect
+	// (for a kill or a pause, once the node is back).
 	Fault     string `json:"fault,omitempty" yaml:"fault"`
 	Node      string `json:"node,omitempty" yaml:"node"`
 	KeyBefore string `json:"key_before,omitempty" yaml:"key_before"`
@@ -90,6 +93,8 @@ func (r Requirement) Validate() (field, msg string) {
 		return "prevented", fmt.Sprintf("only stale-write can be prevented, not %q", r.Prevented)
 	case r.Node != "" && r.Fault == "" && r.Grants == nil && r.Refused == "":
 		return "node", "only goes with fault, grants or refused"
+	case strings.HasPrefix(r.Node, "@") && r.Fault == "":
+		return "node", fmt.Sprintf("operations are counted on a node by name (n1..), not %q: an aim names a fault's target", r.Node)
 	case r.KeyBefore != "" && r.Fault == "":
 		return "key_before", "only goes with fault"
 	case r.KeyAfter != "" && r.Fault == "":
@@ -135,7 +140,7 @@ func (r Requirement) String() string {
 			want = append(want, "key "+r.KeyBefore+" when it hit")
 		}
 		if r.KeyAfter != "" {
-			want = append(want, "key "+r.KeyAfter+" once back")
+			want = append(want, "key "+r.KeyAfter+" after it")
 		}
 		return fmt.Sprintf("%s: %s", strings.TrimSpace(r.Fault+" "+r.Node), strings.Join(want, ", "))
 	case r.Anomaly != "" && r.Min > 0:
@@ -164,7 +169,7 @@ func (in *Input) check(r Requirement) Check {
 	if r.After != "" {
 		var f *Fault
 		if f, ok = in.firstFired(r.After); ok {
-			from = in.Start + int64(*f.Fired*1e9)
+			from = in.Start + int64(*f.since()*1e9)
 		}
 	}
 	// counts tells whether e, an event of the kind asked for, is in the
@@ -197,12 +202,14 @@ func (in *Input) check(r Requirement) Check {
 	case r.Fault != "":
 		f, ok := in.first(strings.TrimSpace(r.Fault + " " + r.Node))
 		switch {
+		case !ok && in.aimedAt(r.Fault):
+			c.Found = "no " + r.Fault + " landed on " + r.Node
 		case !ok:
 			c.Found = "no such fault in the schedule"
 		case f.Fired == nil:
 			c.Found = "the fault never fired"
 		default:
-			c.Found = fmt.Sprintf("key %s when it hit, %s once back", orUnknown(f.KeyBefore), orUnknown(f.KeyAfter))
+			c.Found = fmt.Sprintf("key %s when it hit, %s after it", orUnknown(f.KeyBefore), orUnknown(f.KeyAfter))
 			c.Met = (r.KeyBefore == "" || r.KeyBefore == f.KeyBefore) && (r.KeyAfter == "" || r.KeyAfter == f.KeyAfter)
 		}
 	case r.Anomaly != "":
@@ -275,10 +282,18 @@ func splitNodes(ns []string) []string {
 }
 
 // matches reports whether f is what a requirement names: a kind, or a kind
-// and its target ("kill n4").
+// and its target ("kill n4") as resolved or as aimed ("kill @master").
 func (f *Fault) matches(what string) bool {
 	kind, target, _ := strings.Cut(what, " ")
-	return f.Fault == kind && (target == "" || f.Target == target)
+	return f.Fault == kind && (target == "" || f.Target == target || (f.Aim != "" && f.Aim == target))
+}
+
+// since returns when f took effect, or when it fired if that is unknown.
+func (f *Fault) since() *float64 {
+	if f.Effective != nil {
+		return f.Effective
+	}
+	return f.Fired
 }
 
 // first returns the first fault of the schedule matching what.
@@ -291,12 +306,23 @@ func (in *Input) first(what string) (*Fault, bool) {
 	return nil, false
 }
 
+// aimedAt reports whether the schedule has a fault of this kind aimed by
+// the system's state, which may have landed elsewhere than a node named.
+func (in *Input) aimedAt(kind string) bool {
+	for _, f := range in.Faults {
+		if f.Fault == kind && f.Aim != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // firstFired returns the earliest fault matching what that fired.
 func (in *Input) firstFired(what string) (*Fault, bool) {
 	var best *Fault
 	for i := range in.Faults {
 		f := &in.Faults[i]
-		if f.matches(what) && f.Fired != nil && (best == nil || *f.Fired < *best.Fired) {
+		if f.matches(what) && f.Fired != nil && (best == nil || *f.since() < *best.since()) {
 			best = f
 		}
 	}

@@ -3,12 +3,14 @@ package results_test
 import (
 	"bytes"
 	"encoding/xml"
+	"html"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/lockpick/lockpick/checker"
+	"github.com/lockpick/lockpick/evidence"
 	"github.com/lockpick/lockpick/results"
 )
 
@@ -107,5 +109,23 @@ func TestComparison_WriteHTML(t *testing.T) {
 	}
 	if got := strings.Count(buf.String(), `class="bar"`); got != 2 {
 		t.Errorf("%d bars, want 2", got)
+	}
+}
+
+// The fault table shows when a fault really healed, when it was due, and
+// why a heal was late.
+func TestReport_ShowsHealTimes(t *testing.T) {
+	h, r := doubleGrant(t)
+	v := &results.Verdict{Scenario: "x", Expect: "unsafe", Observed: "inconclusive", Trials: 1}
+	due, healed, fired := 0.6, 2.3, 0.3
+	ev := evidence.Evidence{Faults: []evidence.Fault{{Desc: "restart n3", At: 0.3, Fired: &fired, HealDue: &due, Healed: &healed, HealLate: "began 1.7s late"}}}
+	rep := &results.Report{Verdict: v, Trial: 1, Timeline: results.NewTimeline(h, r), Check: r, Evidence: ev}
+	var buf bytes.Buffer
+	if err := rep.WriteHTML(&buf); err != nil {
+		t.Fatal(err)
+	}
+	page := html.UnescapeString(buf.String())
+	if !strings.Contains(page, "+2.300s (due +0.600s)") || !strings.Contains(page, "late: began 1.7s late") {
+		t.Error("the fault table does not show the real heal time against the due one, and why it was late")
 	}
 }

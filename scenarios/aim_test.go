@@ -2,6 +2,7 @@ package scenarios_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/lockpick/lockpick/internal/testredis"
@@ -25,6 +26,9 @@ duration: 2500ms
 faults:
   - {at: 200ms, fault: sentinel-failover, node: '@master'}
   - {at: 1500ms, fault: cut-replication, node: '@replica', for: 300ms}
+require:
+  - {grants: 0}
+  - {fault: sentinel-failover, node: '@master', key_before: held}
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -37,8 +41,18 @@ faults:
 	if len(fs) != 2 {
 		t.Fatalf("%d faults in the evidence, want 2", len(fs))
 	}
-	if fs[0].Target != "n1" || fs[0].Error != "" || fs[0].Effect == "" {
+	if fs[0].Target != "n1" || fs[0].Error != "" || fs[0].Effect == "" || fs[0].Effective == nil {
 		t.Fatalf("failover of @master: %+v, want n1 failed over with an effect", fs[0])
+	}
+	// The requirement on @master is checked against the fault aimed there,
+	// whose key on n1 was read before it fired (whether client 1 or 2 held
+	// the lock then is chance).
+	if fs[0].Aim != "@master" || fs[0].KeyBefore == "" || fs[1].KeyBefore == "" {
+		t.Fatalf("key before the failover %q (aimed %q) and the cut %q, want both read", fs[0].KeyBefore, fs[0].Aim, fs[1].KeyBefore)
+	}
+	req := tr.Evidence.Required[1]
+	if want := "key " + fs[0].KeyBefore + " when it hit"; !strings.HasPrefix(req.Found, want) || req.Met != (fs[0].KeyBefore == "held") {
+		t.Fatalf("requirement on @master: %+v, want found %q", req, want)
 	}
 	// No node replicates right after the failover (n2 is master, n1 not yet
 	// a replica), so @replica falls back to n2, the only node with a

@@ -32,6 +32,13 @@ func TestParse_Errors(t *testing.T) {
 		{"kill on a client link", "name: x\nexpect: unsafe\nclients: 2\nfaults:\n  - {at: 1s, fault: kill, node: n1-c2}\n", 5, "faults[0].node", "only partition, latency"},
 		{"client link of no client", "name: x\nexpect: unsafe\nclients: 2\nfaults:\n  - {at: 1s, fault: partition, node: n1-c3}\n", 5, "faults[0].node", `no node "n1-c3"`},
 		{"multilock on a cluster", "name: x\nexpect: safe\ntopology: {shards: 3}\nlock: {kind: multilock}\n", 4, "lock.kind", "key per shard"},
+		{"sentinel failover without sentinels", "name: x\nexpect: unsafe\ntopology: {replicas: 1}\nfaults:\n  - {at: 1s, fault: sentinel-failover, node: \"@master\"}\n", 5, "faults[0].fault", "needs sentinels"},
+		{"sentinel failover on an unwatched master", "name: x\nexpect: unsafe\ntopology: {masters: 2, replicas: 1, sentinels: 3}\nfaults:\n  - {at: 1s, fault: sentinel-failover, node: n2}\n", 5, "faults[0].fault", "sentinels watch n1 and its replicas"},
+		{"kill on a resource path", "name: x\nexpect: unsafe\nfaults:\n  - {at: 1s, fault: kill, node: r1}\n", 4, "faults[0].fault", "Redis node's process"},
+		{"cut replication without replicas", "name: x\nexpect: unsafe\nfaults:\n  - {at: 1s, fault: cut-replication, node: n1}\n", 4, "faults[0].fault", "needs a topology with replicas"},
+		{"key on a resource path", "name: x\nexpect: unsafe\nrequire:\n  - {fault: partition, node: r1, key_before: held}\nfaults:\n  - {at: 1s, fault: partition, node: r1}\n", 4, "require[0].key_before", "holds no lock key"},
+		{"key after a client fault", "name: x\nexpect: unsafe\nisolate: [1]\nrequire:\n  - {fault: kill-client, key_after: absent}\nfaults:\n  - {at: 1s, fault: kill-client, client: 1}\n", 5, "require[0].key_after", "only key_before"},
+		{"aimed requirement names a node it cannot reach", "name: x\nexpect: unsafe\ntopology: {replicas: 1, sentinels: 3}\nrequire:\n  - {grants: 1, after: sentinel-failover n3}\nfaults:\n  - {at: 1s, fault: sentinel-failover, node: \"@master\"}\n", 5, "require[0]", `no fault "sentinel-failover n3"`},
 		{"requirement names no fault", "name: x\nexpect: safe\nrequire:\n  - {grants: 1, after: kill n4}\n", 4, "require[0]", `no fault "kill n4"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -119,5 +126,27 @@ func TestCatalogue_ArmsStateExpect(t *testing.T) {
 				t.Errorf("%s: arm %s states expect %s, its variant expects %s", s.Name, a.Name, a.Expect, v.Expect)
 			}
 		}
+	}
+}
+
+// Requirements on an aimed step are accepted whether they name the aim or
+// a node the aim can land on, and a partition's key_before is accepted.
+func TestParse_RequirementsOnAimedAndNodeFaults(t *testing.T) {
+	yaml := `name: x
+expect: unsafe
+duration: 5s
+topology: {replicas: 1, sentinels: 3}
+require:
+  - {fault: kill, node: "@master", key_before: held}
+  - {grants: 1, after: kill n2}
+  - {fault: partition, node: n1, key_before: held, key_after: held}
+  - {fault: sentinel-failover, node: "@master", key_before: held}
+faults:
+  - {at: 1s, fault: kill, node: "@master"}
+  - {at: 2s, fault: partition, node: n1, for: 300ms}
+  - {at: 3s, fault: sentinel-failover, node: "@master"}
+`
+	if _, err := scenarios.Parse("ok.yaml", []byte(yaml)); err != nil {
+		t.Fatal(err)
 	}
 }

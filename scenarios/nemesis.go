@@ -116,11 +116,13 @@ type nemesis struct {
 
 	seeds  []uint64 // of aimed steps' random choices
 	runCtx context.Context
+	heals  sync.WaitGroup // aimed steps' heals, which their injects start
 
-	mu     sync.Mutex
-	record []evidence.Fault
-	live   []bool // injected and not yet healed, by step
-	notes  []string
+	mu       sync.Mutex
+	record   []evidence.Fault
+	live     []bool          // injected and not yet healed, by step
+	injected []chan struct{} // closed once the step's inject returned
+	notes    []string
 }
 
 // An action is an inject or a heal at a point in the trial.
@@ -133,9 +135,7 @@ type action struct {
 // newNemesis builds the faults of steps; a step that names a client that
 // is not isolated or a node the topology lacks is an [ErrBadScenario].
 func newNemesis(env *trialEnv, steps []Step, rec eventLog) (*nemesis, error) {
-	m := &nemesis{env: env, steps: steps, rec: rec, faults: make([]cluster.Fault, len(steps)),
-		nodes: make([]*cluster.Node, len(steps)), record: make([]evidence.Fault, len(steps)), live: make([]bool, len(steps)),
-		seeds: make([]uint64, len(steps))}
+	m := newSchedule(env, steps, rec)
 	for i, s := range steps {
 		if s.aimed() {
 			// The target is chosen when the step fires (see aim).
@@ -147,7 +147,7 @@ func newNemesis(env *trialEnv, steps []Step, rec eventLog) (*nemesis, error) {
 				}
 				m.faults[i], desc = f, cluster.Describe(f, nil)+" "+s.Node
 			}
-			m.record[i] = evidence.Fault{Step: i, Fault: s.Fault, Target: s.Node, Desc: desc}
+			m.record[i] = evidence.Fault{Step: i, Fault: s.Fault, Target: s.Node, Aim: s.Node, Desc: desc}
 			continue
 		}
 		f, err := s.fault(env.pids)
@@ -167,6 +167,17 @@ func newNemesis(env *trialEnv, steps []Step, rec eventLog) (*nemesis, error) {
 		m.record[i] = evidence.Fault{Step: i, Fault: s.Fault, Target: s.target(), Desc: desc}
 	}
 	return m, nil
+}
+
+// newSchedule returns a nemesis for steps with nothing built yet.
+func newSchedule(env *trialEnv, steps []Step, rec eventLog) *nemesis {
+	m := &nemesis{env: env, steps: steps, rec: rec, faults: make([]cluster.Fault, len(steps)),
+		nodes: make([]*cluster.Node, len(steps)), record: make([]evidence.Fault, len(steps)), live: make([]bool, len(steps)),
+		injected: make([]chan struct{}, len(steps)), seeds: make([]uint64, len(steps))}
+	for i := range steps {
+		m.injected[i] = make(chan struct{})
+	}
+	return m
 }
 
 // setStart sets the trial's start, from which notes are timed; call it
@@ -210,12 +221,13 @@ func (m *nemesis) run(runCtx, ctx context.Context, rng *rand.Rand, start time.Ti
 			break
 		}
 		if a.heal {
-			wg.Go(func() { m.heal(ctx, a.step) })
+			wg.Go(func() { m.healDue(ctx, a.step, a.at) })
 		} else {
 			wg.Go(func() { m.inject(ctx, a.step) })
 		}
 	}
 	wg.Wait()
+	m.heals.Wait()
 }
 
 // since returns the seconds from the start of the trial to now.
@@ -224,10 +236,12 @@ func (m *nemesis) since() *float64 {
 	return &s
 }
 
-// inject injects step i, then observes its effect, and for a kill or
-// restart the lock's key on the node before and after.
+// inject injects step i, then observes its effect, and the lock's key on
+// its node before and after (see keyAfterHeal).
 func (m *nemesis) inject(ctx context.Context, i int) {
 	st := m.steps[i]
+	injected := sync.OnceFunc(func() { close(m.injected[i]) })
+	defer injected()
 	if st.aimed() {
 		target, how, err := m.aim(ctx, i, rand.New(rand.NewPCG(m.seeds[i], uint64(i))))
 		m.mu.Lock()
@@ -239,14 +253,17 @@ func (m *nemesis) inject(ctx context.Context, i int) {
 		}
 		r.Target = target
 		r.Desc = strings.Replace(r.Desc, st.Node, target, 1) + " (" + how + ")"
+		at := r.At
 		m.mu.Unlock()
 		if st.For > 0 {
-			// Healed from here, so a heal can never come before its target is known.
-			defer func() {
-				if sleep(m.runCtx, time.Until(m.start.Add(time.Duration(m.record[i].At*float64(time.Second))+st.For.D()))) {
-					m.heal(ctx, i)
+			// Healed from here, so a heal can never come before its target
+			// is known; at its time, as a named step's, not after the checks.
+			due := time.Duration(at*float64(time.Second)) + st.For.D()
+			m.heals.Go(func() {
+				if sleep(m.runCtx, time.Until(m.start.Add(due))) {
+					m.healDue(ctx, i, due)
 				}
-			}()
+			})
 		}
 	}
 	f, n := m.faults[i], m.nodes[i]
@@ -255,8 +272,8 @@ func (m *nemesis) inject(ctx context.Context, i int) {
 	m.mu.Unlock()
 	var before string
 	switch {
-	case keyFault(st.Fault):
-		before = keyOn(ctx, n, m.env.key)
+	case n != nil && n.Proc != nil: // a Redis node
+		before = keyBefore(ctx, n, m.env.key)
 	case clientFault(st.Fault):
 		before = m.clientHolds(target)
 	default:
@@ -270,23 +287,27 @@ func (m *nemesis) inject(ctx context.Context, i int) {
 	m.mu.Unlock()
 	fired := m.since()
 	err := f.Inject(ctx, n)
+	injected()
 	e := checker.Event{Process: -1, Type: checker.Info, F: checker.FNemesis, Value: checker.TextValue(desc), Node: target}
 	if err != nil {
 		e.Type, e.Error = checker.Fail, err.Error()
 	}
 	m.rec.Record(e)
 	var effect, noEffect, after string
+	var effective *float64
 	if err == nil {
 		vctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		if effect, err = cluster.Verify(vctx, f, n); err != nil {
 			effect, noEffect, err = "", err.Error(), nil
+		} else {
+			effective = m.since()
 		}
 		cancel()
-		if st.Fault == "restart" || st.Fault == "power-loss" {
+		if !keyAfterHeal(st.Fault) {
 			after = keyOn(ctx, n, m.env.key)
 		}
-		if after != "" {
-			effect = strings.TrimSpace(effect + ", lock key " + after)
+		if after != "" && noEffect == "" {
+			effect = strings.TrimPrefix(effect+", lock key "+after, ", ")
 		}
 		if effect != "" {
 			m.observe(target, target+" "+effect)
@@ -295,14 +316,41 @@ func (m *nemesis) inject(ctx context.Context, i int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r := &m.record[i]
-	r.Fired, r.Effect, r.NoEffect, r.KeyBefore, r.KeyAfter = fired, effect, noEffect, before, after
+	r.Fired, r.Effective, r.Effect, r.NoEffect, r.KeyBefore, r.KeyAfter = fired, effective, effect, noEffect, before, after
 	if err != nil && ctx.Err() == nil {
 		r.Error = err.Error()
 	}
 }
 
-// heal heals step i if it is injected and not healed yet; a kill's node is
-// asked for the lock's key once it is back.
+// healSlack is how late a heal may begin after it was due before the
+// trial no longer plays the schedule it claims.
+const healSlack = 100 * time.Millisecond
+
+// healDue heals step i at its `for`, due at due from the start of the
+// trial; a heal that comes due while the inject is still running waits for
+// it (healing half a fault undoes nothing) and is recorded as late.
+func (m *nemesis) healDue(ctx context.Context, i int, due time.Duration) {
+	<-m.injected[i]
+	m.healAt(ctx, i, due)
+}
+
+// healAt heals step i, due at due, and records when it was due and, if it
+// begins more than healSlack after that, why it is late.
+func (m *nemesis) healAt(ctx context.Context, i int, due time.Duration) {
+	dueS := due.Seconds()
+	m.mu.Lock()
+	r := &m.record[i]
+	r.HealDue = &dueS
+	if late := time.Since(m.start.Add(due)); late > healSlack {
+		r.HealLate = fmt.Sprintf("began %v late: its inject took until then", late.Round(time.Millisecond))
+	}
+	m.mu.Unlock()
+	m.heal(ctx, i)
+}
+
+// heal heals step i if it is injected and not healed yet; the node of a
+// fault that silenced it (keyAfterHeal) is asked for the lock's key once it
+// is back.
 func (m *nemesis) heal(ctx context.Context, i int) {
 	m.mu.Lock()
 	live := m.live[i]
@@ -324,7 +372,7 @@ func (m *nemesis) heal(ctx context.Context, i int) {
 	m.rec.Record(e)
 	healed := m.since()
 	var after string
-	if err == nil && st.Fault == "kill" {
+	if err == nil && keyAfterHeal(st.Fault) && n != nil && n.Proc != nil {
 		after = keyOn(ctx, n, m.env.key)
 		state := after
 		if state == "" {
@@ -410,10 +458,18 @@ func (m *nemesis) clientHolds(target string) string {
 	return evidence.KeyAbsent
 }
 
-// keyFault reports whether a fault kind takes a node down, so the lock's
-// key on it is read before and after.
-func keyFault(kind string) bool {
-	return kind == "kill" || kind == "restart" || kind == "power-loss" || kind == "migrate-slot"
+// keyAfterHeal reports whether a fault kind leaves its node unable to
+// answer until healed (kill, pause), so the lock's key on it is read once
+// the node is back; after any other fault on a node, once it took effect.
+func keyAfterHeal(kind string) bool { return kind == "kill" || kind == "pause" }
+
+// keyBefore is keyOn bounded by 200ms: a node that cannot answer (paused
+// by an earlier fault) leaves the key unknown rather than hold the fault
+// back from its time.
+func keyBefore(ctx context.Context, n *cluster.Node, key string) string {
+	ctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	return keyOn(ctx, n, key)
 }
 
 // keyOn reads whether key exists on node n, through its own address (not

@@ -142,11 +142,11 @@ func (s Scenario) Validate() error {
 		} else if !validNode(st.Node, nodes, s.Clients) {
 			return bad(field+".node", "no node %q; the topology has n1..n%d, the resource paths r1..r%d and each client's own link to a node, n<i>-c<p>", st.Node, nodes, s.Clients)
 		}
-		if slices.Contains(clusterFaults, st.Fault) && s.Topology.Shards == 0 {
-			return bad(field+".fault", "%s needs a Redis Cluster (topology.shards)", st.Fault)
-		}
 		if _, _, link := clientLinkOf(st.Node); link && !slices.Contains(linkFaults, st.Fault) {
 			return bad(field+".node", "%s is a client's link to a node: only %s act on it, not %s", st.Node, strings.Join(linkFaults, ", "), st.Fault)
+		}
+		if err := s.place(st); err != nil {
+			return bad(field+".fault", "%s %v", st.Fault, err)
 		}
 		if st.At < 0 || st.Jitter < 0 || st.For < 0 {
 			return bad(field+".at", "times must not be negative")
@@ -173,8 +173,8 @@ func (s Scenario) Validate() error {
 		if f, msg := r.Validate(); msg != "" {
 			return bad(joinField(fmt.Sprintf("require[%d]", i), f), "%s", msg)
 		}
-		if err := s.knownFault(r); err != "" {
-			return bad(fmt.Sprintf("require[%d]", i), "%s", err)
+		if f, err := s.knownFault(r); err != "" {
+			return bad(joinField(fmt.Sprintf("require[%d]", i), f), "%s", err)
 		}
 	}
 	return nil
@@ -188,22 +188,86 @@ func joinField(path, field string) string {
 }
 
 // knownFault checks that a requirement naming a fault ("after: kill n4",
-// "fault: restart, node: n3") names one of the schedule.
-func (s Scenario) knownFault(r evidence.Requirement) string {
+// "fault: restart, node: n3") names one of the schedule (see [matchesStep]),
+// and that the key states it asks for are recorded for that fault. It
+// returns the field at fault and why, or "", "".
+func (s Scenario) knownFault(r evidence.Requirement) (field, msg string) {
 	what := r.After
 	if r.Fault != "" {
 		what = strings.TrimSpace(r.Fault + " " + r.Node)
 	}
 	if what == "" {
-		return ""
+		return "", ""
 	}
 	kind, target, _ := strings.Cut(what, " ")
 	for _, st := range s.Faults {
-		if st.Fault == kind && (target == "" || st.target() == target) {
-			return ""
+		if st.Fault != kind || !s.matchesStep(target, st) {
+			continue
 		}
+		if r.Fault == "" {
+			return "", ""
+		}
+		return keysRecorded(r, st)
 	}
-	return fmt.Sprintf("no fault %q in the schedule", what)
+	return "", fmt.Sprintf("no fault %q in the schedule", what)
+}
+
+// matchesStep reports whether a requirement's target (after "kill n2", or a
+// fault's node) names step st: "" names any step of the kind, and a target
+// names a step with that target as written ("@master" names the step aimed
+// at @master, whatever node it resolves to). A concrete target also names an
+// aimed step that can resolve to it: "kill n2" names "kill @master" when n2
+// can be master; the trial counts that step only if it did land on n2.
+func (s Scenario) matchesStep(target string, st Step) bool {
+	switch {
+	case target == "" || target == st.target():
+		return true
+	case !st.aimed() || strings.HasPrefix(target, "@"):
+		return false
+	case st.Node == AimHolder:
+		p, ok := clientOf(target)
+		return ok && slices.Contains(s.Isolate, p)
+	case st.Node == AimHolderResource:
+		return validNode(target, 0, s.Clients) && strings.HasPrefix(target, "r")
+	}
+	return validNode(target, s.Topology.Nodes(), 0) && cluster.Place(mustFault(st), s.Topology.cluster(), target) == nil
+}
+
+// mustFault builds a validated node step's fault.
+func mustFault(st Step) cluster.Fault {
+	f, _ := st.fault(nil)
+	return f
+}
+
+// place reports why st's fault cannot act on its target in s's topology,
+// as the fault itself says (see [cluster.Placer]).
+func (s Scenario) place(st Step) error {
+	if clientFault(st.Fault) {
+		return nil
+	}
+	node := st.Node
+	if st.aimed() {
+		node = ""
+	}
+	return cluster.Place(mustFault(st), s.Topology.cluster(), node)
+}
+
+// keysRecorded checks that a fault requirement's key states are recorded
+// for st: key_before for a fault on a Redis node, a client, or a client's
+// link (whether that client held the lock); key_after for a fault on a
+// Redis node only. A resource path has no key to read.
+func keysRecorded(r evidence.Requirement, st Step) (field, msg string) {
+	_, _, link := clientLinkOf(st.Node)
+	onResource := st.Node == AimHolderResource || (!st.aimed() && !link && strings.HasPrefix(st.Node, "r"))
+	switch {
+	case onResource && r.KeyBefore != "":
+		return "key_before", fmt.Sprintf("%s acts on a path to the resource, which holds no lock key", st.Node)
+	case onResource && r.KeyAfter != "":
+		return "key_after", fmt.Sprintf("%s acts on a path to the resource, which holds no lock key", st.Node)
+	case (clientFault(st.Fault) || link) && r.KeyAfter != "":
+		return "key_after", fmt.Sprintf("is read from a Redis node after the fault; %s %s acts on a client, so only key_before (did it hold the lock) is recorded", st.Fault, st.target())
+	}
+	return "", ""
 }
 
 // validNode accepts Redis nodes n1..nN and the clients' resource proxies r1..rC.
@@ -219,12 +283,8 @@ func validNode(name string, nodes, clients int) bool {
 	return false
 }
 
-// clusterFaults act only on a Redis Cluster; linkFaults are the faults a
-// client's own link to a node takes.
-var (
-	clusterFaults = []string{"cluster-failover", "bus-partition", "migrate-slot"}
-	linkFaults    = []string{"partition", "latency", "drop-replies", "reset"}
-)
+// linkFaults are the faults a client's own link to a node takes.
+var linkFaults = []string{"partition", "latency", "drop-replies", "reset"}
 
 // clientLinkOf splits a per-client link's name, "n1-c2", into its node and
 // client.
