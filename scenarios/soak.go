@@ -139,7 +139,7 @@ func soak(ctx context.Context, s Scenario, o Options, opt SoakOptions, dir *resu
 		env: &trialEnv{c: c, pids: map[int]int{}, key: s.Lock.Key, clients: s.Clients}, views: map[int]View{},
 		rng: rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15))}
 	defer r.waitProcs() // only with work left on an error path
-	closeTargets, err := r.startClients(res)
+	closeTargets, err := r.startClients(ctx, res)
 	defer closeTargets()
 	if err != nil {
 		return nil, err
@@ -205,10 +205,11 @@ type soakRun struct {
 	pending  string // why the next round cannot start from the start layout
 }
 
-// startClients makes the in-process clients, kept for the whole soak; an
+// startClients makes the in-process clients, kept for the whole soak, and
+// warms their locks up before the first round, as a trial does; an
 // isolated client gets a process each round. The returned func closes
-// their targets.
-func (r *soakRun) startClients(res *resource) (func(), error) {
+// their subjects and targets.
+func (r *soakRun) startClients(ctx context.Context, res *resource) (func(), error) {
 	var closers []func()
 	closeAll := func() {
 		for _, f := range closers {
@@ -229,6 +230,10 @@ func (r *soakRun) startClients(res *resource) (func(), error) {
 		w := newWorker(p, r.s, tgt, func(e checker.Event) { r.log.Record(e) }, r.problems)
 		w.res = &resourceClient{addr: view.Resource}
 		r.workers = append(r.workers, w)
+		closers = append(closers, func() { closeSubject(w.subj) })
+	}
+	if err := warmUpAll(ctx, r.workers); err != nil {
+		return closeAll, &InfraError{Err: err}
 	}
 	return closeAll, nil
 }
@@ -281,7 +286,7 @@ func (r *soakRun) startIsolated() []string {
 		r.env.pids[p] = wp.pid()
 	}
 	for _, wp := range r.procs {
-		if err := wp.waitReady(10 * time.Second); err != nil {
+		if err := wp.waitReady(readyTimeout()); err != nil {
 			failed = append(failed, fmt.Sprintf("client %d's process: %v", wp.process, err))
 		}
 	}

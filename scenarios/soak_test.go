@@ -251,3 +251,27 @@ func TestSoak_IsolatedClient(t *testing.T) {
 		}
 	}
 }
+
+// TestSoak_SlowLockProgram soaks failover-lock-loss with a lock program
+// that takes 1 s to start: its clients are warmed up before the first
+// round, as a trial's are, so the kill of n1 meets the key and the round
+// shows the double grant (started on its first acquire, the program's
+// start-up ate the round's schedule and the kill met no lock).
+func TestSoak_SlowLockProgram(t *testing.T) {
+	testredis.Require(t, true)
+	s, err := scenarios.Lookup("failover-lock-loss")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow := []string{"sh", "-c", "sleep 1; exec " + buildExtlock(t)[0]}
+	if s, err = s.WithSubject("external", slow); err != nil {
+		t.Fatal(err)
+	}
+	v, _, err := scenarios.Soak(context.Background(), s, scenarios.SoakOptions{For: 5 * time.Second, Out: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.TrialResults) != 1 || v.TrialResults[0].Anomalies["double-grant"] == 0 {
+		t.Fatalf("rounds %+v; want one round with the double grant", v.TrialResults)
+	}
+}
