@@ -16,6 +16,13 @@ const (
 	Inconclusive = "inconclusive" // the trial proves nothing: see its reasons
 )
 
+// Conclusive is the expectation of a run that judges nothing but proof: any
+// conclusive observation meets it. A run of the user's own lock (`lockpick
+// run --subject`) expects it, since the scenario's own expectation is about
+// lockpick's lock.
+const Conclusive = "conclusive"
+
+
 // Observe turns a trial's check result and evidence into its observation,
 // leaving out the anomaly kinds in tolerate. It returns Inconclusive, with
 // the reason in one line, when the evidence is missing, or when a
@@ -80,7 +87,10 @@ func Overall(trials []string) string {
 }
 
 // Matches reports whether an observation meets an expectation (safe,
-// unsafe, stuck or starves). Inconclusive matches nothing.
+// unsafe, stuck, starves, or [Conclusive]). Inconclusive matches nothing.
 func Matches(expect, observed string) bool {
-	return observed != Inconclusive && expect != Inconclusive && expect == observed
+	if observed == Inconclusive || expect == Inconclusive {
+		return false
+	}
+	return expect == observed || expect == Conclusive
 }

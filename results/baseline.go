@@ -152,6 +152,20 @@ func (b Baseline) Compare(subject string, vs []*Verdict) []Change {
 	return out
 }
 
+// Judge judges v, a run of the lock b was written for, by b: a scenario in
+// b expects "no worse than" its baseline verdict and does not match when
+// it is worse (see [Baseline.Compare]); one not in b keeps its expectation.
+func (b Baseline) Judge(v *Verdict) {
+	was, ok := b.Scenarios[BaseName(v.Scenario)]
+	if !ok || v.Skipped != "" {
+		return
+	}
+	v.Expect = "no worse than " + was.Observed
+	if c, changed := compareEntry(was, entryOf(v)); changed && c.Worse {
+		v.Matched = false
+	}
+}
+
 // compareEntry says how now differs from was, if it does.
 func compareEntry(was, now BaselineEntry) (Change, bool) {
 	added := without(now.Anomalies, was.Anomalies)

@@ -16,7 +16,7 @@ func TestParse_Errors(t *testing.T) {
 		field, msg string
 	}{
 		{"unknown field", "name: x\nexpect: safe\nlokc: {kind: set-nx}\n", 3, "", "field lokc not found"},
-		{"bad expect", "name: x\nexpect: maybe\n", 2, "expect", "must be safe, unsafe, stuck or starves"},
+		{"bad expect", "name: x\nexpect: maybe\n", 2, "expect", "must be safe, unsafe, stuck, starves or conclusive"},
 		{"bad lock", "name: x\nexpect: safe\nlock:\n  kind: spinlock\n", 4, "lock.kind", `unknown lock "spinlock"`},
 		{"bad duration", "name: x\nexpect: safe\nhold: soon\n", 3, "", `bad duration "soon"`},
 		{"bad fault", "name: x\nexpect: unsafe\nfaults:\n  - {at: 1s, fault: kill, node: n1}\n  - {at: 2s, fault: smash, node: n1}\n", 5, "faults[1].fault", `unknown fault: "smash"`},

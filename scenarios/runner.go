@@ -40,6 +40,10 @@ type Options struct {
 	// stay those of the whole run) and writes a shard.json manifest, for
 	// `lockpick merge`. default: the whole run.
 	Shard results.Shard
+	// Judge, if set, judges the verdict again before the run folder is
+	// written: it may change Expect and Matched (a run of the user's own
+	// lock judged by its baseline).
+	Judge func(*results.Verdict)
 
 	arm string // the compare arm being run, for the shard manifest
 }
@@ -166,6 +170,9 @@ func runTrials(ctx context.Context, s Scenario, o Options, dir *results.RunDir) 
 	v := newVerdict(s, o.Seed, trials, checks)
 	if !o.Shard.Whole() {
 		v.Shard = o.Shard.String()
+	}
+	if o.Judge != nil {
+		o.Judge(v)
 	}
 	shown := shownTrial(trials)
 	if err := finishRun(dir, s, v, played[shown].TrialResult, shown); err != nil {

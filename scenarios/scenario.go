@@ -22,6 +22,9 @@ const (
 	// Starves is a starvation: a client never granted while others were,
 	// or nobody granted while nobody held the lock (a livelock).
 	Starves Expect = evidence.Starves
+	// Conclusive is any verdict that proves something: what a run of the
+	// user's own lock expects (see [Scenario.WithSubject]).
+	Conclusive Expect = evidence.Conclusive
 )
 
 // A Scenario is one attack: where the lock lives, who contends for it, and

@@ -78,7 +78,8 @@ func (s Scenario) settings() []string {
 
 // WithSubject returns s with the lock under test replaced by the subject
 // kind, for `lockpick run --subject`, named "<scenario>@<subject>" and
-// without arms (they name locks of their own). command runs the external
+// without arms (they name locks of their own). It expects [Conclusive]: the
+// scenario's own expect is about lockpick's lock, not the subject. command runs the external
 // subject and is nil for every other kind. Where the subject cannot be put
 // through s it returns a *[MisfitError] (wrapping [ErrBadScenario]) that
 // says why: a topology of the wrong shape (a Redlock-style lock needs
@@ -91,6 +92,7 @@ func (s Scenario) WithSubject(kind string, command []string) (Scenario, error) {
 		return Scenario{}, fmt.Errorf("%w: unknown subject %q (known: %s)", ErrBadScenario, kind, lockKinds())
 	}
 	if kind == s.Lock.Kind && slices.Equal(command, s.Lock.Command) {
+		s.Expect = Conclusive
 		return s, nil
 	}
 	doesNotFit := func(format string, a ...any) error {
@@ -118,7 +120,7 @@ func (s Scenario) WithSubject(kind string, command []string) (Scenario, error) {
 	if kind == "external" && len(command) > 0 {
 		v.Name = s.Name + "@" + filepath.Base(command[0])
 	}
-	v.Arms = nil
+	v.Arms, v.Expect = nil, Conclusive
 	if err := v.Validate(); err != nil {
 		return Scenario{}, doesNotFit("%v", err)
 	}

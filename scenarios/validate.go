@@ -19,9 +19,9 @@ func (s Scenario) Validate() error {
 		return &fieldError{path: field, msg: fmt.Sprintf(format, a...)}
 	}
 	switch s.Expect {
-	case Safe, Unsafe, Stuck, Starves:
+	case Safe, Unsafe, Stuck, Starves, Conclusive:
 	default:
-		return bad("expect", "must be safe, unsafe, stuck or starves, not %q", s.Expect)
+		return bad("expect", "must be safe, unsafe, stuck, starves or conclusive, not %q", s.Expect)
 	}
 	if !knownLock(s.Lock.Kind) {
 		return bad("lock.kind", "unknown lock %q (known: %s)", s.Lock.Kind, lockKinds())

@@ -17,7 +17,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockpick/lockpick/cluster"
-	"github.com/lockpick/lockpick/evidence"
 	"github.com/lockpick/lockpick/results"
 	"github.com/lockpick/lockpick/scenarios"
 )
@@ -132,8 +131,8 @@ func runScenarios(ctx context.Context, out io.Writer, names []string, f runFlags
 		return err
 	}
 	subject := subjectOf(f.subject, f.subjCmd)
-	if (f.baseline != "" || f.update != "") && (subject == "" || f.soak > 0) {
-		return usageError("run: --baseline and --update-baseline go with --subject or --subject-cmd, and not with --soak")
+	if (f.baseline != "" || f.update != "") && (subject == "" || f.soak > 0 || shard.Count > 1) {
+		return usageError("run: --baseline and --update-baseline go with --subject or --subject-cmd, and not with --soak or --shard")
 	}
 	if len(list) == 0 {
 		var why []string
@@ -143,12 +142,13 @@ func runScenarios(ctx context.Context, out io.Writer, names []string, f runFlags
 		return usageError("run: --subject: no scenario fits the subject: " + strings.Join(why, "; "))
 	}
 	var base *results.Baseline
+	var judge func(*results.Verdict)
 	if f.baseline != "" {
 		b, err := results.ReadBaseline(f.baseline)
 		if err != nil {
 			return usageError("run: --baseline: " + err.Error())
 		}
-		base = &b
+		base, judge = &b, b.Judge
 	}
 	if ctx == nil {
 		ctx = context.Background()
@@ -170,7 +170,7 @@ func runScenarios(ctx context.Context, out io.Writer, names []string, f runFlags
 	for _, s := range list {
 		bar := newBar(s.Name, f, len(shard.Trials(f.trials)))
 		v, dir, err := scenarios.Run(ctx, s, &scenarios.Options{Trials: f.trials, Seed: f.seed, Out: f.out,
-			Parallel: f.parallel, Backend: nb, Shard: shard, Progress: func(done, _ int) { _ = bar.Set(done) }})
+			Parallel: f.parallel, Backend: nb, Shard: shard, Judge: judge, Progress: func(done, _ int) { _ = bar.Set(done) }})
 		_ = bar.Finish()
 		switch {
 		case ctx.Err() != nil:
@@ -354,9 +354,9 @@ func runSoak(ctx context.Context, out io.Writer, s scenarios.Scenario, nb scenar
 		return &exitError{code: 130, err: errors.New("interrupted; every fault was healed and the partial verdict was kept in " + dir)}
 	}
 	switch {
-	case subject && v.Observed == evidence.Inconclusive:
+	case subject && !v.Matched:
 		return mismatch("%s is inconclusive: it proves nothing about the lock under test", s.Name)
-	case !subject && !v.Matched:
+	case !v.Matched:
 		return mismatch("%s did not match its expectation", s.Name)
 	}
 	return nil

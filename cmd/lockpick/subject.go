@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/lockpick/lockpick/evidence"
 	"github.com/lockpick/lockpick/results"
 	"github.com/lockpick/lockpick/scenarios"
 )
@@ -101,11 +100,12 @@ func printSkipped(w io.Writer, skipped []*results.Verdict) {
 // gateSubject judges a run of the user's own lock (docs/verdicts.md, "A
 // lock of your own"): never by the scenarios' expectations, which are
 // about lockpick's locks. A verdict fails when it is inconclusive, or,
-// with a baseline, when it is worse than the baseline's; each change is
-// printed. It sets each verdict's Expect and Matched to the gate's, for
-// the JUnit file and the summary, and returns how many failed.
+// with a baseline, when it is worse than the baseline's: the run judged
+// each verdict so ([scenarios.Conclusive], [results.Baseline.Judge]) before
+// writing its folder, so verdict.json, the report, the JUnit file and the
+// summary say the same. It prints each change from the baseline and
+// returns how many verdicts failed.
 func gateSubject(w io.Writer, subject string, vs []*results.Verdict, base *results.Baseline, from string) int {
-	worse := map[string]string{}
 	if base != nil {
 		changes := base.Compare(subject, vs)
 		if len(changes) == 0 {
@@ -114,7 +114,7 @@ func gateSubject(w io.Writer, subject string, vs []*results.Verdict, base *resul
 		for _, c := range changes {
 			mark, who := "", c.Scenario+": "
 			if c.Worse {
-				mark, worse[c.Scenario] = " — WORSE", c.What
+				mark = " — WORSE"
 			}
 			if c.Scenario == "" {
 				who = ""
@@ -126,16 +126,6 @@ func gateSubject(w io.Writer, subject string, vs []*results.Verdict, base *resul
 	for _, v := range vs {
 		if v.Skipped != "" {
 			continue
-		}
-		name := results.BaseName(v.Scenario)
-		v.Expect, v.Matched = "conclusive", v.Observed != evidence.Inconclusive
-		if base != nil {
-			if e, ok := base.Scenarios[name]; ok {
-				v.Expect = "no worse than " + e.Observed
-			}
-			if _, bad := worse[name]; bad {
-				v.Matched = false
-			}
 		}
 		if !v.Matched {
 			failed++

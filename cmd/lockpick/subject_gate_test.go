@@ -8,16 +8,22 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockpick/lockpick/evidence"
 	"github.com/lockpick/lockpick/internal/testredis"
 	"github.com/lockpick/lockpick/results"
 	"github.com/lockpick/lockpick/scenarios"
 )
 
-// verdict is a run's verdict of the subject extlock, as a test builds it.
-func verdict(name, observed string, anomalies ...string) *results.Verdict {
-	v := &results.Verdict{Scenario: name + "@extlock", Expect: "unsafe", Observed: observed, Matched: true, Trials: 1, Anomalies: map[string]int{}}
+// verdict is a run's verdict of the subject extlock, judged as the run
+// judges it: expecting a conclusive verdict, and by base if it is set.
+func verdict(base *results.Baseline, name, observed string, anomalies ...string) *results.Verdict {
+	v := &results.Verdict{Scenario: name + "@extlock", Expect: evidence.Conclusive, Trials: 1, Anomalies: map[string]int{}}
+	v.Observed, v.Matched = observed, evidence.Matches(evidence.Conclusive, observed)
 	for _, a := range anomalies {
 		v.Anomalies[a]++
+	}
+	if base != nil {
+		base.Judge(v)
 	}
 	return v
 }
@@ -45,8 +51,8 @@ func TestSubjectRun_Baseline(t *testing.T) {
 	skipped := []*results.Verdict{{Scenario: "failover-wait-replica@extlock", Skipped: "sets wait_replicas"}}
 	f := runFlags{update: file, junit: filepath.Join(dir, "first.xml")}
 	var out bytes.Buffer
-	err := finishSubjectRun(&out, f, "extlock", nil, []*results.Verdict{verdict("single-baseline", "safe"),
-		verdict("failover-lock-loss", "unsafe", "double-grant")}, nil, skipped)
+	err := finishSubjectRun(&out, f, "extlock", nil, []*results.Verdict{verdict(nil, "single-baseline", "safe"),
+		verdict(nil, "failover-lock-loss", "unsafe", "double-grant")}, nil, skipped)
 	if exitCode(err) != exitOK || !strings.Contains(out.String(), "baseline written: "+file) {
 		t.Fatalf("writing the baseline: %v; %q", err, out.String())
 	}
@@ -61,7 +67,7 @@ func TestSubjectRun_Baseline(t *testing.T) {
 	// Now single-baseline shows a double grant, and failover-lock-loss is safe.
 	f = runFlags{baseline: file, junit: filepath.Join(dir, "second.xml")}
 	out.Reset()
-	now := []*results.Verdict{verdict("single-baseline", "unsafe", "double-grant"), verdict("failover-lock-loss", "safe")}
+	now := []*results.Verdict{verdict(&b, "single-baseline", "unsafe", "double-grant"), verdict(&b, "failover-lock-loss", "safe")}
 	err = finishSubjectRun(&out, f, "extlock", &b, now, nil, nil)
 	if exitCode(err) != exitMismatch {
 		t.Errorf("a baseline that got worse: exit %d (%v), want %d", exitCode(err), err, exitMismatch)
@@ -77,11 +83,11 @@ func TestSubjectRun_Baseline(t *testing.T) {
 
 	// Better only is exit 0; inconclusive is never ok, baseline or not.
 	out.Reset()
-	err = finishSubjectRun(&out, runFlags{}, "extlock", &b, []*results.Verdict{verdict("failover-lock-loss", "safe")}, nil, nil)
+	err = finishSubjectRun(&out, runFlags{}, "extlock", &b, []*results.Verdict{verdict(&b, "failover-lock-loss", "safe")}, nil, nil)
 	if exitCode(err) != exitOK {
 		t.Errorf("an improvement: exit %d (%v), want 0; %q", exitCode(err), err, out.String())
 	}
-	err = finishSubjectRun(&out, runFlags{}, "extlock", nil, []*results.Verdict{verdict("failover-lock-loss", "inconclusive")}, nil, nil)
+	err = finishSubjectRun(&out, runFlags{}, "extlock", nil, []*results.Verdict{verdict(nil, "failover-lock-loss", "inconclusive")}, nil, nil)
 	if exitCode(err) != exitMismatch {
 		t.Errorf("an inconclusive verdict without a baseline: exit %d, want %d", exitCode(err), exitMismatch)
 	}
