@@ -42,6 +42,13 @@ type Step struct {
 	For Duration `json:"for,omitempty" yaml:"for"`
 	// Params configures the fault, e.g. {delay: 3s} for restart.
 	Params map[string]any `json:"params,omitempty" yaml:"params"`
+	// When, if set, makes the step wait from At for a moment of the trial
+	// (a client's acquire, its grant) and fire then; For counts from the
+	// moment. See [When].
+	When *When `json:"when,omitempty" yaml:"when"`
+	// Within is how long after At the moment may come; past it the moment
+	// never came and the trial is inconclusive. 0: until the trial ends.
+	Within Duration `json:"within,omitempty" yaml:"within"`
 }
 
 // clientFault reports whether a fault kind acts on an isolated client's
@@ -114,8 +121,9 @@ type nemesis struct {
 	faults []cluster.Fault
 	nodes  []*cluster.Node
 
-	seeds  []uint64 // of aimed steps' random choices
-	runCtx context.Context
+	seeds   []uint64  // of aimed steps' random choices
+	moments []*moment // of steps that waited for theirs (see trigger.go)
+	runCtx  context.Context
 
 	mu     sync.Mutex
 	record []evidence.Fault
@@ -135,7 +143,7 @@ type action struct {
 func newNemesis(env *trialEnv, steps []Step, rec eventLog) (*nemesis, error) {
 	m := &nemesis{env: env, steps: steps, rec: rec, faults: make([]cluster.Fault, len(steps)),
 		nodes: make([]*cluster.Node, len(steps)), record: make([]evidence.Fault, len(steps)), live: make([]bool, len(steps)),
-		seeds: make([]uint64, len(steps))}
+		seeds: make([]uint64, len(steps)), moments: make([]*moment, len(steps))}
 	for i, s := range steps {
 		if s.aimed() {
 			// The target is chosen when the step fires (see aim).
@@ -194,7 +202,7 @@ func (m *nemesis) run(runCtx, ctx context.Context, rng *rand.Rand, start time.Ti
 		}
 		m.record[i].At = at.Seconds()
 		plan = append(plan, action{at: at, step: i})
-		if s.For > 0 && !s.aimed() { // an aimed step heals after it fires: see inject
+		if s.For > 0 && !s.aimed() && s.When == nil { // an aimed step heals after it fires: see inject; one with When, after its moment
 			plan = append(plan, action{at: at + s.For.D(), heal: true, step: i})
 		}
 	}
@@ -209,9 +217,12 @@ func (m *nemesis) run(runCtx, ctx context.Context, rng *rand.Rand, start time.Ti
 		if !sleep(runCtx, time.Until(start.Add(a.at))) {
 			break
 		}
-		if a.heal {
+		switch {
+		case a.heal:
 			wg.Go(func() { m.heal(ctx, a.step) })
-		} else {
+		case m.steps[a.step].When != nil:
+			wg.Go(func() { m.injectAtMoment(ctx, a.step) })
+		default:
 			wg.Go(func() { m.inject(ctx, a.step) })
 		}
 	}
@@ -270,6 +281,7 @@ func (m *nemesis) inject(ctx context.Context, i int) {
 	m.mu.Unlock()
 	fired := m.since()
 	err := f.Inject(ctx, n)
+	m.injected(i)
 	e := checker.Event{Process: -1, Type: checker.Info, F: checker.FNemesis, Value: checker.TextValue(desc), Node: target}
 	if err != nil {
 		e.Type, e.Error = checker.Fail, err.Error()
@@ -324,13 +336,13 @@ func (m *nemesis) heal(ctx context.Context, i int) {
 	m.rec.Record(e)
 	healed := m.since()
 	var after string
-	if err == nil && st.Fault == "kill" {
+	if err == nil && (st.Fault == "kill" || st.Fault == "drop-replies") {
 		after = keyOn(ctx, n, m.env.key)
 		state := after
 		if state == "" {
 			state = "unknown"
 		}
-		m.observe(target, target+" back up, lock key "+state)
+		m.observe(target, target+" "+backNote[st.Fault]+", lock key "+state)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -409,6 +421,9 @@ func (m *nemesis) clientHolds(target string) string {
 	}
 	return evidence.KeyAbsent
 }
+
+// backNote says how a healed fault's node is back, before its key is read.
+var backNote = map[string]string{"kill": "back up", "drop-replies": "replies flow again"}
 
 // keyFault reports whether a fault kind takes a node down, so the lock's
 // key on it is read before and after.
@@ -498,6 +513,9 @@ func (sc Scenario) Schedule() string {
 			b.WriteString("; ")
 		}
 		fmt.Fprintf(&b, "+%v %s %s", s.At.D(), s.Fault, s.target())
+		if s.When != nil {
+			fmt.Fprintf(&b, " when %s", s.When)
+		}
 		if s.For > 0 {
 			fmt.Fprintf(&b, " for %v", s.For.D())
 		}

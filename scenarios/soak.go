@@ -136,6 +136,7 @@ func soak(ctx context.Context, s Scenario, o Options, opt SoakOptions, dir *resu
 		return nil, &InfraError{Err: err}
 	}
 	defer log.abort()
+	tlog := withTriggers(log) // what clients do can be a step's moment
 	env := &trialEnv{c: c, pids: map[int]int{}, key: s.Lock.Key, clients: s.Clients}
 	problems := &problemLog{}
 	var workers []*worker
@@ -157,7 +158,7 @@ func soak(ctx context.Context, s Scenario, o Options, opt SoakOptions, dir *resu
 		}
 		tgt := newTarget(view)
 		defer tgt.close()
-		w := newWorker(p, s, tgt, func(e checker.Event) { log.Record(e) }, problems)
+		w := newWorker(p, s, tgt, func(e checker.Event) { tlog.Record(e) }, problems)
 		w.res = &resourceClient{addr: view.Resource}
 		workers = append(workers, w)
 	}
@@ -204,7 +205,7 @@ rounds:
 		var failed []string
 		for _, p := range s.Isolate {
 			delete(env.pids, p) // last round's process is gone
-			wp, err := startWorker(workerSpec{Process: p, Scenario: s, View: views[p]}, log, os.Stderr)
+			wp, err := startWorker(workerSpec{Process: p, Scenario: s, View: views[p]}, tlog, os.Stderr)
 			if err != nil {
 				failed = append(failed, fmt.Sprintf("client %d's process did not start: %v", p, err))
 				continue
@@ -237,7 +238,7 @@ rounds:
 			problems.add("%s", pending) // this round's, not the one before
 			pending = ""
 		}
-		nem, err := newNemesis(env, s.Faults, log)
+		nem, err := newNemesis(env, s.Faults, tlog)
 		if err != nil {
 			return nil, err
 		}
