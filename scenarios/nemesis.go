@@ -144,6 +144,7 @@ func newNemesis(env *trialEnv, steps []Step, rec eventLog) (*nemesis, error) {
 	m := &nemesis{env: env, steps: steps, rec: rec, faults: make([]cluster.Fault, len(steps)),
 		nodes: make([]*cluster.Node, len(steps)), record: make([]evidence.Fault, len(steps)), live: make([]bool, len(steps)),
 		seeds: make([]uint64, len(steps)), moments: make([]*moment, len(steps))}
+	resetMoments(rec)
 	for i, s := range steps {
 		if s.aimed() {
 			// The target is chosen when the step fires (see aim).

@@ -22,6 +22,8 @@ const (
 	// ok: the holder has the value it will write back, plus one, after its
 	// hold.
 	MomentRead = "read"
+	// MomentReleased is a client's release returning ok.
+	MomentReleased = "released"
 )
 
 // momentEvents maps each moment to the history event that is it: its
@@ -30,9 +32,10 @@ var momentEvents = map[string]struct {
 	f   string
 	typ checker.Type
 }{
-	MomentAcquire: {checker.FAcquire, checker.Invoke},
-	MomentGranted: {checker.FAcquire, checker.OK},
-	MomentRead:    {checker.FRead, checker.OK},
+	MomentAcquire:  {checker.FAcquire, checker.Invoke},
+	MomentGranted:  {checker.FAcquire, checker.OK},
+	MomentRead:     {checker.FRead, checker.OK},
+	MomentReleased: {checker.FRelease, checker.OK},
 }
 
 // A When is the moment a step waits for: what a client does, rather than
@@ -40,21 +43,45 @@ var momentEvents = map[string]struct {
 // (jitter included) until At+Within; if none comes, the moment never came
 // and the trial is inconclusive.
 type When struct {
-	// Event is acquire, granted or read.
+	// Event is acquire, granted, read or released.
 	Event string `json:"event" yaml:"event"`
 	// Client is the client whose event it is, from 1.
 	Client int `json:"client" yaml:"client"`
+	// Nth, if above 0, is the moment's number among the client's events of
+	// that kind since the trial (a soak's round) began: 2 is its second
+	// release. default: the first from At.
+	Nth int `json:"nth,omitempty" yaml:"nth"`
 }
 
-// String says the moment in words, e.g. "client 1 acquires".
+// String says the moment in words, e.g. "client 1 acquires" or "client 1
+// releases (its 2nd release)".
 func (w When) String() string {
-	switch w.Event {
-	case MomentGranted:
-		return fmt.Sprintf("client %d is granted the lock", w.Client)
-	case MomentRead:
-		return fmt.Sprintf("client %d has read the resource", w.Client)
+	s := fmt.Sprintf("client %d %s", w.Client, momentWords[w.Event])
+	if w.Nth > 0 {
+		s += fmt.Sprintf(" (its %s %s)", ordinal(w.Nth), momentNouns[w.Event])
 	}
-	return fmt.Sprintf("client %d acquires", w.Client)
+	return s
+}
+
+var momentWords = map[string]string{MomentAcquire: "acquires", MomentGranted: "is granted the lock",
+	MomentRead: "has read the resource", MomentReleased: "releases"}
+
+var momentNouns = map[string]string{MomentAcquire: "acquire", MomentGranted: "grant", MomentRead: "read", MomentReleased: "release"}
+
+// ordinal returns "1st", "2nd", "3rd", "4th"...
+func ordinal(n int) string {
+	suffix := "th"
+	if n%100 < 11 || n%100 > 13 {
+		switch n % 10 {
+		case 1:
+			suffix = "st"
+		case 2:
+			suffix = "nd"
+		case 3:
+			suffix = "rd"
+		}
+	}
+	return fmt.Sprintf("%d%s", n, suffix)
 }
 
 // validate returns a field (as the scenario file spells it, under when)
@@ -62,17 +89,26 @@ func (w When) String() string {
 func (w When) validate(clients int) (field, msg string) {
 	switch {
 	case momentEvents[w.Event].f == "":
-		return "event", fmt.Sprintf("must be %s, %s or %s, not %q", MomentAcquire, MomentGranted, MomentRead, w.Event)
+		return "event", fmt.Sprintf("must be %s, %s, %s or %s, not %q", MomentAcquire, MomentGranted, MomentRead, MomentReleased, w.Event)
+	case w.Nth < 0:
+		return "nth", "must not be negative"
 	case w.Client < 1 || w.Client > clients:
 		return "client", fmt.Sprintf("no client %d; clients are 1..%d", w.Client, clients)
 	}
 	return "", ""
 }
 
-// matches reports whether e is the moment.
-func (w When) matches(e checker.Event) bool {
+// is reports whether e is an event of the moment's kind, whatever its
+// number.
+func (w When) is(e checker.Event) bool {
 	m := momentEvents[w.Event]
 	return e.Process == w.Client && e.F == m.f && e.Type == m.typ
+}
+
+// A momentKey names a kind of moment, whatever its number.
+type momentKey struct {
+	event  string
+	client int
 }
 
 // momentHold bounds how long a client's event waits for the fault its
@@ -86,13 +122,31 @@ const momentHold = 5 * time.Second
 // (an in-process client records the invoke before it sends anything).
 type triggerLog struct {
 	eventLog
-	mu    sync.Mutex
-	armed []*moment
+	mu     sync.Mutex
+	armed  []*moment
+	counts map[momentKey]int // events of each kind of moment since reset
 }
 
 // withTriggers returns log with triggers; every client and the nemesis
 // record through it.
-func withTriggers(log eventLog) *triggerLog { return &triggerLog{eventLog: log} }
+func withTriggers(log eventLog) *triggerLog {
+	return &triggerLog{eventLog: log, counts: map[momentKey]int{}}
+}
+
+// resetMoments starts counting the moments' events of log afresh, when a
+// trial or a soak's round builds its nemesis.
+func resetMoments(log eventLog) {
+	if t, ok := log.(*triggerLog); ok {
+		t.reset()
+	}
+}
+
+// reset starts counting the moments' events afresh.
+func (t *triggerLog) reset() {
+	t.mu.Lock()
+	clear(t.counts)
+	t.mu.Unlock()
+}
 
 // A moment is one step waiting for its When.
 type moment struct {
@@ -110,9 +164,15 @@ func (m *moment) done() { m.once.Do(func() { close(m.injected) }) }
 func (t *triggerLog) Record(e checker.Event) checker.Event {
 	e = t.eventLog.Record(e)
 	t.mu.Lock()
+	for _, ev := range []string{MomentAcquire, MomentGranted, MomentRead, MomentReleased} {
+		if (When{Event: ev, Client: e.Process}).is(e) {
+			t.counts[momentKey{ev, e.Process}]++
+		}
+	}
 	var came []*moment
 	t.armed = slices.DeleteFunc(t.armed, func(m *moment) bool {
-		if m.when.matches(e) {
+		w := m.when
+		if w.is(e) && (w.Nth == 0 || t.counts[momentKey{w.Event, w.Client}] == w.Nth) {
 			came = append(came, m)
 			return true
 		}
@@ -216,7 +276,9 @@ func (m *nemesis) injectAtMoment(ctx context.Context, i int) {
 	came := time.Now()
 	m.mu.Lock()
 	m.moments[i] = mo
+	target := m.record[i].Target
 	m.mu.Unlock()
+	m.observe(target, "the moment came: "+m.steps[i].When.String())
 	m.inject(ctx, i)
 	mo.done()
 	if d := m.steps[i].For.D(); d > 0 && sleep(m.runCtx, time.Until(came.Add(d))) {
