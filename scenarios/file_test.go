@@ -32,7 +32,7 @@ func TestParse_Errors(t *testing.T) {
 		{"kill on a client link", "name: x\nexpect: unsafe\nclients: 2\nfaults:\n  - {at: 1s, fault: kill, node: n1-c2}\n", 5, "faults[0].node", "only partition, latency"},
 		{"client link of no client", "name: x\nexpect: unsafe\nclients: 2\nfaults:\n  - {at: 1s, fault: partition, node: n1-c3}\n", 5, "faults[0].node", `no node "n1-c3"`},
 		{"multilock on a cluster", "name: x\nexpect: safe\ntopology: {shards: 3}\nlock: {kind: multilock}\n", 4, "lock.kind", "key per shard"},
-		{"unknown moment", "name: x\nexpect: safe\nfaults:\n  - {at: 1s, when: {event: write, client: 1}, fault: kill, node: n1}\n", 4, "faults[0].when.event", "must be acquire, granted or read"},
+		{"unknown moment", "name: x\nexpect: safe\nfaults:\n  - {at: 1s, when: {event: write, client: 1}, fault: kill, node: n1}\n", 4, "faults[0].when.event", "must be acquire, granted, read or released"},
 		{"moment of no client", "name: x\nexpect: safe\nclients: 2\nfaults:\n  - {at: 1s, when: {event: acquire, client: 3}, fault: kill, node: n1}\n", 5, "faults[0].when.client", "no client 3"},
 		{"within without when", "name: x\nexpect: safe\nfaults:\n  - {at: 1s, within: 1s, fault: kill, node: n1}\n", 4, "faults[0].within", "only goes with when"},
 		{"requirement names no fault", "name: x\nexpect: safe\nrequire:\n  - {grants: 1, after: kill n4}\n", 4, "require[0]", `no fault "kill n4"`},

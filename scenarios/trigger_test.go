@@ -138,3 +138,27 @@ func historyHas(h checker.History, text string) bool {
 	}
 	return false
 }
+
+// TestMoment_Nth: a moment with nth comes at the client's nth event of its
+// kind since the counts were reset, not at the first one from At.
+func TestMoment_Nth(t *testing.T) {
+	log := withTriggers(checker.NewRecorder(monoNow))
+	release := checker.Event{Process: 1, Type: checker.OK, F: checker.FRelease, Key: "k"}
+	log.Record(release) // before the reset: not counted
+	resetMoments(log)
+	mo := log.arm(When{Event: MomentReleased, Client: 1, Nth: 2})
+	go func() { <-mo.came; mo.done() }()
+	log.Record(checker.Event{Process: 2, Type: checker.OK, F: checker.FRelease, Key: "k"}) // another client's
+	log.Record(release)
+	select {
+	case <-mo.came:
+		t.Fatal("the moment came at client 1's 1st release, want its 2nd")
+	default:
+	}
+	log.Record(release)
+	select {
+	case <-mo.came:
+	default:
+		t.Fatal("the moment did not come at client 1's 2nd release")
+	}
+}
