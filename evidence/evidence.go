@@ -24,6 +24,9 @@ type Fault struct {
 	At float64 `json:"at_s"`
 	// Fired is when it was injected; nil if it never was.
 	Fired *float64 `json:"fired_s"`
+	// Missed says why a step waiting for a moment (a scenario's when:)
+	// never fired: "the moment never came: ...".
+	Missed string `json:"missed,omitempty"`
 	// Effect is what lockpick observed of it right after, e.g. "down" or
 	// "clock +5.001s (read back with TIME)"; NoEffect says why the effect
 	// could not be seen. Both are empty for a fault nobody can observe.
@@ -141,6 +144,8 @@ func Evaluate(in Input) Evidence {
 		switch {
 		case f.Error != "":
 			reasons = append(reasons, fmt.Sprintf("%s failed: %s", f.name(), f.Error))
+		case f.Missed != "":
+			reasons = append(reasons, fmt.Sprintf("%s, due from +%.3fs, never fired: %s", f.name(), f.At, f.Missed))
 		case f.Fired == nil:
 			reasons = append(reasons, fmt.Sprintf("%s, due at +%.3fs, never fired", f.name(), f.At))
 		case f.NoEffect != "":

@@ -22,7 +22,6 @@ const (
 // lockpick's lock.
 const Conclusive = "conclusive"
 
-
 // Observe turns a trial's check result and evidence into its observation,
 // leaving out the anomaly kinds in tolerate. It returns Inconclusive, with
 // the reason in one line, when the evidence is missing, or when a

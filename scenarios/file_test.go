@@ -39,6 +39,9 @@ func TestParse_Errors(t *testing.T) {
 		{"key on a resource path", "name: x\nexpect: unsafe\nrequire:\n  - {fault: partition, node: r1, key_before: held}\nfaults:\n  - {at: 1s, fault: partition, node: r1}\n", 4, "require[0].key_before", "holds no lock key"},
 		{"key after a client fault", "name: x\nexpect: unsafe\nisolate: [1]\nrequire:\n  - {fault: kill-client, key_after: absent}\nfaults:\n  - {at: 1s, fault: kill-client, client: 1}\n", 5, "require[0].key_after", "only key_before"},
 		{"aimed requirement names a node it cannot reach", "name: x\nexpect: unsafe\ntopology: {replicas: 1, sentinels: 3}\nrequire:\n  - {grants: 1, after: sentinel-failover n3}\nfaults:\n  - {at: 1s, fault: sentinel-failover, node: \"@master\"}\n", 5, "require[0]", `no fault "sentinel-failover n3"`},
+		{"unknown moment", "name: x\nexpect: safe\nfaults:\n  - {at: 1s, when: {event: write, client: 1}, fault: kill, node: n1}\n", 4, "faults[0].when.event", "must be acquire, granted, read or released"},
+		{"moment of no client", "name: x\nexpect: safe\nclients: 2\nfaults:\n  - {at: 1s, when: {event: acquire, client: 3}, fault: kill, node: n1}\n", 5, "faults[0].when.client", "no client 3"},
+		{"within without when", "name: x\nexpect: safe\nfaults:\n  - {at: 1s, within: 1s, fault: kill, node: n1}\n", 4, "faults[0].within", "only goes with when"},
 		{"requirement names no fault", "name: x\nexpect: safe\nrequire:\n  - {grants: 1, after: kill n4}\n", 4, "require[0]", `no fault "kill n4"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

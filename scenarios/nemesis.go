@@ -42,6 +42,13 @@ type Step struct {
 	For Duration `json:"for,omitempty" yaml:"for"`
 	// Params configures the fault, e.g. {delay: 3s} for restart.
 	Params map[string]any `json:"params,omitempty" yaml:"params"`
+	// When, if set, makes the step wait from At for a moment of the trial
+	// (a client's acquire, its grant) and fire then; For counts from the
+	// moment. See [When].
+	When *When `json:"when,omitempty" yaml:"when"`
+	// Within is how long after At the moment may come; past it the moment
+	// never came and the trial is inconclusive. 0: until the trial ends.
+	Within Duration `json:"within,omitempty" yaml:"within"`
 }
 
 // clientFault reports whether a fault kind acts on an isolated client's
@@ -114,9 +121,10 @@ type nemesis struct {
 	faults []cluster.Fault
 	nodes  []*cluster.Node
 
-	seeds  []uint64 // of aimed steps' random choices
-	runCtx context.Context
-	heals  sync.WaitGroup // aimed steps' heals, which their injects start
+	seeds   []uint64  // of aimed steps' random choices
+	moments []*moment // of steps that waited for theirs (see trigger.go)
+	runCtx  context.Context
+	heals   sync.WaitGroup // aimed steps' heals, which their injects start
 
 	mu       sync.Mutex
 	record   []evidence.Fault
@@ -136,6 +144,7 @@ type action struct {
 // is not isolated or a node the topology lacks is an [ErrBadScenario].
 func newNemesis(env *trialEnv, steps []Step, rec eventLog) (*nemesis, error) {
 	m := newSchedule(env, steps, rec)
+	resetMoments(rec)
 	for i, s := range steps {
 		if s.aimed() {
 			// The target is chosen when the step fires (see aim).
@@ -173,7 +182,7 @@ func newNemesis(env *trialEnv, steps []Step, rec eventLog) (*nemesis, error) {
 func newSchedule(env *trialEnv, steps []Step, rec eventLog) *nemesis {
 	m := &nemesis{env: env, steps: steps, rec: rec, faults: make([]cluster.Fault, len(steps)),
 		nodes: make([]*cluster.Node, len(steps)), record: make([]evidence.Fault, len(steps)), live: make([]bool, len(steps)),
-		injected: make([]chan struct{}, len(steps)), seeds: make([]uint64, len(steps))}
+		injected: make([]chan struct{}, len(steps)), seeds: make([]uint64, len(steps)), moments: make([]*moment, len(steps))}
 	for i := range steps {
 		m.injected[i] = make(chan struct{})
 	}
@@ -205,7 +214,7 @@ func (m *nemesis) run(runCtx, ctx context.Context, rng *rand.Rand, start time.Ti
 		}
 		m.record[i].At = at.Seconds()
 		plan = append(plan, action{at: at, step: i})
-		if s.For > 0 && !s.aimed() { // an aimed step heals after it fires: see inject
+		if s.For > 0 && !s.aimed() && s.When == nil { // an aimed step heals after it fires: see inject; one with When, after its moment
 			plan = append(plan, action{at: at + s.For.D(), heal: true, step: i})
 		}
 	}
@@ -220,9 +229,12 @@ func (m *nemesis) run(runCtx, ctx context.Context, rng *rand.Rand, start time.Ti
 		if !sleep(runCtx, time.Until(start.Add(a.at))) {
 			break
 		}
-		if a.heal {
+		switch {
+		case a.heal:
 			wg.Go(func() { m.healDue(ctx, a.step, a.at) })
-		} else {
+		case m.steps[a.step].When != nil:
+			wg.Go(func() { m.injectAtMoment(ctx, a.step) })
+		default:
 			wg.Go(func() { m.inject(ctx, a.step) })
 		}
 	}
@@ -288,6 +300,7 @@ func (m *nemesis) inject(ctx context.Context, i int) {
 	fired := m.since()
 	err := f.Inject(ctx, n)
 	injected()
+	m.momentIn(i)
 	e := checker.Event{Process: -1, Type: checker.Info, F: checker.FNemesis, Value: checker.TextValue(desc), Node: target}
 	if err != nil {
 		e.Type, e.Error = checker.Fail, err.Error()
@@ -378,7 +391,7 @@ func (m *nemesis) heal(ctx context.Context, i int) {
 		if state == "" {
 			state = "unknown"
 		}
-		m.observe(target, target+" back up, lock key "+state)
+		m.observe(target, target+" "+backNote[st.Fault]+", lock key "+state)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -459,9 +472,14 @@ func (m *nemesis) clientHolds(target string) string {
 }
 
 // keyAfterHeal reports whether a fault kind leaves its node unable to
-// answer until healed (kill, pause), so the lock's key on it is read once
-// the node is back; after any other fault on a node, once it took effect.
-func keyAfterHeal(kind string) bool { return kind == "kill" || kind == "pause" }
+// answer, or its lock's key not yet written, until healed (kill, pause;
+// drop-replies, whose dropped acquire wrote it while replies were lost),
+// so the key on it is read once the node is back; after any other fault on
+// a node, once it took effect.
+func keyAfterHeal(kind string) bool { _, ok := backNote[kind]; return ok }
+
+// backNote says how a healed fault's node is back, before its key is read.
+var backNote = map[string]string{"kill": "back up", "pause": "back up", "drop-replies": "replies flow again"}
 
 // keyBefore is keyOn bounded by 200ms: a node that cannot answer (paused
 // by an earlier fault) leaves the key unknown rather than hold the fault
@@ -554,6 +572,9 @@ func (sc Scenario) Schedule() string {
 			b.WriteString("; ")
 		}
 		fmt.Fprintf(&b, "+%v %s %s", s.At.D(), s.Fault, s.target())
+		if s.When != nil {
+			fmt.Fprintf(&b, " when %s", s.When)
+		}
 		if s.For > 0 {
 			fmt.Fprintf(&b, " for %v", s.For.D())
 		}

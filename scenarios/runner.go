@@ -346,6 +346,7 @@ func RunTrial(ctx context.Context, s Scenario, seed uint64, dir string, nb Backe
 	defer res.close()
 
 	rec := checker.NewRecorder(monoNow)
+	log := withTriggers(rec) // what clients do can be a step's moment
 	env := &trialEnv{c: c, pids: map[int]int{}, key: s.Lock.Key, clients: s.Clients}
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	problems := &problemLog{}
@@ -362,7 +363,7 @@ func RunTrial(ctx context.Context, s Scenario, seed uint64, dir string, nb Backe
 			return TrialResult{}, &InfraError{Err: err}
 		}
 		if slices.Contains(s.Isolate, p) {
-			wp, err := startWorker(workerSpec{Process: p, Scenario: s, View: view}, rec, os.Stderr)
+			wp, err := startWorker(workerSpec{Process: p, Scenario: s, View: view}, log, os.Stderr)
 			if err != nil {
 				return TrialResult{}, &InfraError{Err: err}
 			}
@@ -372,11 +373,11 @@ func RunTrial(ctx context.Context, s Scenario, seed uint64, dir string, nb Backe
 		}
 		tgt := newTarget(view)
 		defer tgt.close()
-		w := newWorker(p, s, tgt, func(e checker.Event) { rec.Record(e) }, problems)
+		w := newWorker(p, s, tgt, func(e checker.Event) { log.Record(e) }, problems)
 		w.res = &resourceClient{addr: view.Resource}
 		inproc = append(inproc, w)
 	}
-	nem, err := newNemesis(env, s.Faults, rec)
+	nem, err := newNemesis(env, s.Faults, log)
 	if err != nil {
 		return TrialResult{}, err
 	}

@@ -135,7 +135,8 @@ func soak(ctx context.Context, s Scenario, o Options, opt SoakOptions, dir *resu
 	defer log.abort()
 	// Heals and the wind-up run even when ctx is cancelled: an interrupted
 	// soak still heals, checks and writes what it has.
-	r := &soakRun{s: s, opt: opt, c: c, hctx: context.WithoutCancel(ctx), log: log, problems: &problemLog{},
+	r := &soakRun{s: s, opt: opt, c: c, hctx: context.WithoutCancel(ctx), log: log,
+		rec: withTriggers(log), problems: &problemLog{},
 		env: &trialEnv{c: c, pids: map[int]int{}, key: s.Lock.Key, clients: s.Clients}, views: map[int]View{},
 		rng: rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15))}
 	defer r.waitProcs() // only with work left on an error path
@@ -193,6 +194,7 @@ type soakRun struct {
 	c        *cluster.Cluster
 	hctx     context.Context // for heals and the wind-up: never cancelled
 	log      *soakLog
+	rec      eventLog // log, through which what clients do can be a step's moment
 	env      *trialEnv
 	problems *problemLog
 	workers  []*worker
@@ -227,7 +229,7 @@ func (r *soakRun) startClients(ctx context.Context, res *resource) (func(), erro
 		}
 		tgt := newTarget(view)
 		closers = append(closers, tgt.close)
-		w := newWorker(p, r.s, tgt, func(e checker.Event) { r.log.Record(e) }, r.problems)
+		w := newWorker(p, r.s, tgt, func(e checker.Event) { r.rec.Record(e) }, r.problems)
 		w.res = &resourceClient{addr: view.Resource}
 		r.workers = append(r.workers, w)
 		closers = append(closers, func() { closeSubject(w.subj) })
@@ -277,7 +279,7 @@ func (r *soakRun) startIsolated() []string {
 	var failed []string
 	for _, p := range r.s.Isolate {
 		delete(r.env.pids, p) // last round's process is gone
-		wp, err := startWorker(workerSpec{Process: p, Scenario: r.s, View: r.views[p]}, r.log, os.Stderr)
+		wp, err := startWorker(workerSpec{Process: p, Scenario: r.s, View: r.views[p]}, r.rec, os.Stderr)
 		if err != nil {
 			failed = append(failed, fmt.Sprintf("client %d's process did not start: %v", p, err))
 			continue
@@ -311,7 +313,7 @@ func (r *soakRun) play(ctx context.Context, k int, at time.Time, failed []string
 		r.problems.add("%s", r.pending) // this round's, not the one before
 		r.pending = ""
 	}
-	nem, err := newNemesis(r.env, r.s.Faults, r.log)
+	nem, err := newNemesis(r.env, r.s.Faults, r.rec)
 	if err != nil {
 		return err
 	}

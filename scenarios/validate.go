@@ -148,8 +148,11 @@ func (s Scenario) Validate() error {
 		if err := s.place(st); err != nil {
 			return bad(field+".fault", "%s %v", st.Fault, err)
 		}
-		if st.At < 0 || st.Jitter < 0 || st.For < 0 {
+		if st.At < 0 || st.Jitter < 0 || st.For < 0 || st.Within < 0 {
 			return bad(field+".at", "times must not be negative")
+		}
+		if f, msg := s.validWhen(st); msg != "" {
+			return bad(joinField(field, f), "%s", msg)
 		}
 		if due := st.At + st.Jitter; due >= s.Duration {
 			return bad(field+".at", "due at %v (at %v + jitter %v) but the trial lasts %v: it would never fire", due.D(), st.At.D(), st.Jitter.D(), s.Duration.D())
@@ -178,6 +181,21 @@ func (s Scenario) Validate() error {
 		}
 	}
 	return nil
+}
+
+// validWhen checks a step's moment (when, within): the field and a
+// message for the first problem, or "", "".
+func (s Scenario) validWhen(st Step) (field, msg string) {
+	switch {
+	case st.When == nil && st.Within != 0:
+		return "within", "only goes with when"
+	case st.When == nil:
+		return "", ""
+	case st.aimed():
+		return "when", fmt.Sprintf("a step aimed at %s cannot also wait for a moment", st.Node)
+	}
+	f, msg := st.When.validate(s.Clients)
+	return joinField("when", f), msg
 }
 
 func joinField(path, field string) string {

@@ -1,0 +1,298 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/lockpick/lockpick/checker"
+)
+
+// Moments a step's When can wait for.
+const (
+	// MomentAcquire is a client invoking an acquire, before its requests
+	// leave: a fault injected then meets that acquire's requests and replies.
+	MomentAcquire = "acquire"
+	// MomentGranted is a client's acquire returning ok: the client holds
+	// the lock.
+	MomentGranted = "granted"
+	// MomentRead is a client's read of the protected resource returning
+	// ok: the holder has the value it will write back, plus one, after its
+	// hold.
+	MomentRead = "read"
+	// MomentReleased is a client's release returning ok.
+	MomentReleased = "released"
+)
+
+// momentEvents maps each moment to the history event that is it: its
+// operation and type.
+var momentEvents = map[string]struct {
+	f   string
+	typ checker.Type
+}{
+	MomentAcquire:  {checker.FAcquire, checker.Invoke},
+	MomentGranted:  {checker.FAcquire, checker.OK},
+	MomentRead:     {checker.FRead, checker.OK},
+	MomentReleased: {checker.FRelease, checker.OK},
+}
+
+// A When is the moment a step waits for: what a client does, rather than
+// the clock alone. The step fires at the first such event from its At
+// (jitter included) until At+Within; if none comes, the moment never came
+// and the trial is inconclusive.
+type When struct {
+	// Event is acquire, granted, read or released.
+	Event string `json:"event" yaml:"event"`
+	// Client is the client whose event it is, from 1.
+	Client int `json:"client" yaml:"client"`
+	// Nth, if above 0, is the moment's number among the client's events of
+	// that kind since the trial (a soak's round) began: 2 is its second
+	// release. default: the first from At.
+	Nth int `json:"nth,omitempty" yaml:"nth"`
+}
+
+// String says the moment in words, e.g. "client 1 acquires" or "client 1
+// releases (its 2nd release)".
+func (w When) String() string {
+	s := fmt.Sprintf("client %d %s", w.Client, momentWords[w.Event])
+	if w.Nth > 0 {
+		s += fmt.Sprintf(" (its %s %s)", ordinal(w.Nth), momentNouns[w.Event])
+	}
+	return s
+}
+
+var momentWords = map[string]string{MomentAcquire: "acquires", MomentGranted: "is granted the lock",
+	MomentRead: "has read the resource", MomentReleased: "releases"}
+
+var momentNouns = map[string]string{MomentAcquire: "acquire", MomentGranted: "grant", MomentRead: "read", MomentReleased: "release"}
+
+// ordinal returns "1st", "2nd", "3rd", "4th"...
+func ordinal(n int) string {
+	suffix := "th"
+	if n%100 < 11 || n%100 > 13 {
+		switch n % 10 {
+		case 1:
+			suffix = "st"
+		case 2:
+			suffix = "nd"
+		case 3:
+			suffix = "rd"
+		}
+	}
+	return fmt.Sprintf("%d%s", n, suffix)
+}
+
+// validate returns a field (as the scenario file spells it, under when)
+// and a message for the first problem, or "", "".
+func (w When) validate(clients int) (field, msg string) {
+	switch {
+	case momentEvents[w.Event].f == "":
+		return "event", fmt.Sprintf("must be %s, %s, %s or %s, not %q", MomentAcquire, MomentGranted, MomentRead, MomentReleased, w.Event)
+	case w.Nth < 0:
+		return "nth", "must not be negative"
+	case w.Client < 1 || w.Client > clients:
+		return "client", fmt.Sprintf("no client %d; clients are 1..%d", w.Client, clients)
+	}
+	return "", ""
+}
+
+// is reports whether e is an event of the moment's kind, whatever its
+// number.
+func (w When) is(e checker.Event) bool {
+	m := momentEvents[w.Event]
+	return e.Process == w.Client && e.F == m.f && e.Type == m.typ
+}
+
+// A momentKey names a kind of moment, whatever its number.
+type momentKey struct {
+	event  string
+	client int
+}
+
+// momentHold bounds how long a client's event waits for the fault its
+// moment triggers to be injected.
+const momentHold = 5 * time.Second
+
+// A triggerLog is an event log that tells the steps waiting for a moment
+// when it comes. It records the event first, then holds the client that
+// recorded it until the faults the event triggers are injected: a fault
+// triggered by an acquire is in place before the acquire's requests leave
+// (an in-process client records the invoke before it sends anything).
+type triggerLog struct {
+	eventLog
+	mu     sync.Mutex
+	armed  []*moment
+	counts map[momentKey]int // events of each kind of moment since reset
+}
+
+// withTriggers returns log with triggers; every client and the nemesis
+// record through it.
+func withTriggers(log eventLog) *triggerLog {
+	return &triggerLog{eventLog: log, counts: map[momentKey]int{}}
+}
+
+// resetMoments starts counting the moments' events of log afresh, when a
+// trial or a soak's round builds its nemesis.
+func resetMoments(log eventLog) {
+	if t, ok := log.(*triggerLog); ok {
+		t.reset()
+	}
+}
+
+// reset starts counting the moments' events afresh.
+func (t *triggerLog) reset() {
+	t.mu.Lock()
+	clear(t.counts)
+	t.mu.Unlock()
+}
+
+// A moment is one step waiting for its When.
+type moment struct {
+	when     When
+	came     chan struct{} // closed when the moment came
+	injected chan struct{} // closed once the step's fault is in (or will not be)
+	once     sync.Once
+}
+
+// done lets the client that brought the moment go on.
+func (m *moment) done() { m.once.Do(func() { close(m.injected) }) }
+
+// Record records e and, if e is a moment some step waits for, waits until
+// that step's fault is injected (at most momentHold).
+func (t *triggerLog) Record(e checker.Event) checker.Event {
+	e = t.eventLog.Record(e)
+	t.mu.Lock()
+	for _, ev := range []string{MomentAcquire, MomentGranted, MomentRead, MomentReleased} {
+		if (When{Event: ev, Client: e.Process}).is(e) {
+			t.counts[momentKey{ev, e.Process}]++
+		}
+	}
+	var came []*moment
+	t.armed = slices.DeleteFunc(t.armed, func(m *moment) bool {
+		w := m.when
+		if w.is(e) && (w.Nth == 0 || t.counts[momentKey{w.Event, w.Client}] == w.Nth) {
+			came = append(came, m)
+			return true
+		}
+		return false
+	})
+	t.mu.Unlock()
+	for _, m := range came {
+		close(m.came)
+	}
+	if len(came) == 0 {
+		return e
+	}
+	timer := time.NewTimer(momentHold)
+	defer timer.Stop()
+	for _, m := range came {
+		select {
+		case <-m.injected:
+		case <-timer.C:
+			return e
+		}
+	}
+	return e
+}
+
+// arm starts waiting for w.
+func (t *triggerLog) arm(w When) *moment {
+	m := &moment{when: w, came: make(chan struct{}), injected: make(chan struct{})}
+	t.mu.Lock()
+	t.armed = append(t.armed, m)
+	t.mu.Unlock()
+	return m
+}
+
+// disarm stops waiting for m; it reports false if m came meanwhile.
+func (t *triggerLog) disarm(m *moment) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := len(t.armed)
+	t.armed = slices.DeleteFunc(t.armed, func(a *moment) bool { return a == m })
+	return len(t.armed) < n
+}
+
+// await waits, from step i's due time, for its moment. It returns the
+// moment, which the caller marks done once the fault is in, and whether it
+// came; if it did not (the window closed, the trial ended), the step is
+// recorded as missed, in the history and in its evidence.
+func (m *nemesis) await(i int) (*moment, bool) {
+	st := m.steps[i]
+	tl, ok := m.rec.(*triggerLog)
+	if !ok {
+		m.missed(i, "this log tells no moments")
+		return nil, false
+	}
+	mo := tl.arm(*st.When)
+	m.mu.Lock()
+	due := m.record[i].At
+	m.mu.Unlock()
+	var window <-chan time.Time
+	if st.Within > 0 {
+		t := time.NewTimer(time.Until(m.start.Add(time.Duration(due*float64(time.Second)) + st.Within.D())))
+		defer t.Stop()
+		window = t.C
+	}
+	select {
+	case <-mo.came:
+		return mo, true
+	case <-window:
+	case <-m.runCtx.Done():
+	}
+	if !tl.disarm(mo) { // it came as the window closed
+		<-mo.came
+		return mo, true
+	}
+	until := "the end of the trial"
+	if st.Within > 0 {
+		until = fmt.Sprintf("+%.3fs", due+st.Within.D().Seconds())
+	}
+	m.missed(i, fmt.Sprintf("%s from +%.3fs to %s", st.When, due, until))
+	return nil, false
+}
+
+// missed records that step i's moment never came, as a lone nemesis event
+// and in the step's evidence, which makes the trial inconclusive.
+func (m *nemesis) missed(i int, why string) {
+	why = "the moment never came: " + why
+	m.mu.Lock()
+	desc, target := m.record[i].Desc, m.record[i].Target
+	m.record[i].Missed = why
+	m.mu.Unlock()
+	m.rec.Record(checker.Event{Process: -1, Type: checker.Info, F: checker.FNemesis, Value: checker.TextValue(desc), Node: target, Error: why})
+}
+
+// injectAtMoment injects step i once its moment came, lets the client that
+// brought it go on as soon as the fault is in, and heals the step For after
+// the moment.
+func (m *nemesis) injectAtMoment(ctx context.Context, i int) {
+	mo, ok := m.await(i)
+	if !ok {
+		return
+	}
+	came := time.Now()
+	m.mu.Lock()
+	m.moments[i] = mo
+	target := m.record[i].Target
+	m.mu.Unlock()
+	m.observe(target, "the moment came: "+m.steps[i].When.String())
+	m.inject(ctx, i)
+	mo.done()
+	if d := m.steps[i].For.D(); d > 0 && sleep(m.runCtx, time.Until(came.Add(d))) {
+		m.heal(ctx, i)
+	}
+}
+
+// momentIn lets the client that brought step i's moment go on: its fault
+// is in.
+func (m *nemesis) momentIn(i int) {
+	m.mu.Lock()
+	mo := m.moments[i]
+	m.mu.Unlock()
+	if mo != nil {
+		mo.done()
+	}
+}
