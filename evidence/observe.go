@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/lockpick/lockpick/checker"
@@ -33,8 +34,10 @@ func Observe(r checker.Result, ev Evidence, tolerate []string) (observed, reason
 		return Inconclusive, strings.Join(ev.Reasons, "; ")
 	}
 	c := r.Counts()
-	for _, k := range tolerate {
-		delete(c, checker.Kind(k))
+	for k := range c {
+		if Tolerated(k, tolerate) {
+			delete(c, k)
+		}
 	}
 	switch {
 	case unsafe(c):
@@ -47,6 +50,12 @@ func Observe(r checker.Result, ev Evidence, tolerate []string) (observed, reason
 		return Starves, ""
 	}
 	return Safe, ""
+}
+
+// Tolerated reports whether a scenario's tolerate list leaves anomaly kind
+// k out of its verdict.
+func Tolerated(k checker.Kind, tolerate []string) bool {
+	return slices.Contains(tolerate, string(k))
 }
 
 // BreaksSafety reports whether an anomaly kind breaks mutual exclusion

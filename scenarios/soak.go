@@ -434,7 +434,7 @@ type soakStop struct {
 
 // found stops the soak if a is an anomaly to stop on.
 func (st *soakStop) found(a checker.Anomaly) {
-	if st.on && !slices.Contains(st.tolerate, string(a.Kind)) {
+	if st.on && !evidence.Tolerated(a.Kind, st.tolerate) {
 		st.once.Do(func() { st.why = "anomaly"; st.stop() })
 	}
 }
