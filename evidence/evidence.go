@@ -27,6 +27,9 @@ type Fault struct {
 	// Missed says why a step waiting for a moment (a scenario's when:)
 	// never fired: "the moment never came: ...".
 	Missed string `json:"missed,omitempty"`
+	// Late says why a step that fired at its moment was not in place
+	// before the client that brought the moment went on.
+	Late string `json:"late,omitempty"`
 	// Effect is what lockpick observed of it right after, e.g. "down" or
 	// "clock +5.001s (read back with TIME)"; NoEffect says why the effect
 	// could not be seen. Both are empty for a fault nobody can observe.
@@ -150,6 +153,9 @@ func Evaluate(in Input) Evidence {
 			reasons = append(reasons, fmt.Sprintf("%s, due at +%.3fs, never fired", f.name(), f.At))
 		case f.NoEffect != "":
 			reasons = append(reasons, fmt.Sprintf("%s fired at +%.3fs but had no effect: %s", f.name(), *f.Fired, f.NoEffect))
+		}
+		if f.Late != "" {
+			reasons = append(reasons, fmt.Sprintf("%s fired at its moment but was not in place in time: %s", f.name(), f.Late))
 		}
 		if f.HealLate != "" {
 			reasons = append(reasons, fmt.Sprintf("%s was due to heal at +%.3fs but %s%s", f.name(), *f.HealDue, f.HealLate, healedAt(f.Healed)))

@@ -299,6 +299,12 @@ func (r *soakRun) startIsolated() []string {
 // for the scenario's duration, then every fault is healed, the isolated
 // clients wound up and the round ended in the log.
 func (r *soakRun) play(ctx context.Context, k int, at time.Time, failed []string) error {
+	// The nemesis first: it counts the moments its steps wait for afresh,
+	// before this round's clients do anything.
+	nem, err := newNemesis(r.env, r.s.Faults, r.rec)
+	if err != nil {
+		return err
+	}
 	startMono := monoNow()
 	r.log.begin(k, startMono)
 	for _, wp := range r.procs {
@@ -312,10 +318,6 @@ func (r *soakRun) play(ctx context.Context, k int, at time.Time, failed []string
 	if r.pending != "" {
 		r.problems.add("%s", r.pending) // this round's, not the one before
 		r.pending = ""
-	}
-	nem, err := newNemesis(r.env, r.s.Faults, r.rec)
-	if err != nil {
-		return err
 	}
 	roundCtx, cancel := context.WithDeadline(ctx, at.Add(r.s.Duration.D()))
 	play(roundCtx, r.hctx, r.workers, nem, r.rng, at)

@@ -125,12 +125,13 @@ type triggerLog struct {
 	mu     sync.Mutex
 	armed  []*moment
 	counts map[momentKey]int // events of each kind of moment since reset
+	hold   time.Duration     // how long a client waits for its moment's fault: momentHold
 }
 
 // withTriggers returns log with triggers; every client and the nemesis
 // record through it.
 func withTriggers(log eventLog) *triggerLog {
-	return &triggerLog{eventLog: log, counts: map[momentKey]int{}}
+	return &triggerLog{eventLog: log, counts: map[momentKey]int{}, hold: momentHold}
 }
 
 // resetMoments starts counting the moments' events of log afresh, when a
@@ -154,6 +155,7 @@ type moment struct {
 	came     chan struct{} // closed when the moment came
 	injected chan struct{} // closed once the step's fault is in (or will not be)
 	once     sync.Once
+	at       time.Time // when it came
 }
 
 // done lets the client that brought the moment go on.
@@ -185,7 +187,7 @@ func (t *triggerLog) Record(e checker.Event) checker.Event {
 	if len(came) == 0 {
 		return e
 	}
-	timer := time.NewTimer(momentHold)
+	timer := time.NewTimer(t.hold)
 	defer timer.Stop()
 	for _, m := range came {
 		select {
@@ -274,25 +276,38 @@ func (m *nemesis) injectAtMoment(ctx context.Context, i int) {
 		return
 	}
 	came := time.Now()
+	mo.at = came
 	m.mu.Lock()
 	m.moments[i] = mo
 	target := m.record[i].Target
 	m.mu.Unlock()
 	m.observe(target, "the moment came: "+m.steps[i].When.String())
+	if d := m.steps[i].For.D(); d > 0 {
+		// Healed at its time from the moment, as a scheduled step is.
+		due := came.Sub(m.start) + d
+		m.heals.Go(func() {
+			if sleep(m.runCtx, time.Until(m.start.Add(due))) {
+				m.healDue(ctx, i, due)
+			}
+		})
+	}
 	m.inject(ctx, i)
 	mo.done()
-	if d := m.steps[i].For.D(); d > 0 && sleep(m.runCtx, time.Until(came.Add(d))) {
-		m.heal(ctx, i)
-	}
 }
 
 // momentIn lets the client that brought step i's moment go on: its fault
-// is in.
+// is in. A fault that took longer than the client was held for was not in
+// place for what the client did next: the step records it, and the trial
+// is inconclusive.
 func (m *nemesis) momentIn(i int) {
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	mo := m.moments[i]
-	m.mu.Unlock()
-	if mo != nil {
-		mo.done()
+	if mo == nil {
+		return
 	}
+	if hold := m.rec.(*triggerLog).hold; time.Since(mo.at) > hold {
+		m.record[i].Late = fmt.Sprintf("its inject took %v; the client that brought the moment was held %v at most", time.Since(mo.at).Round(time.Millisecond), hold)
+	}
+	mo.done()
 }

@@ -130,6 +130,44 @@ func TestMoment_FaultInPlaceBeforeClientGoesOn(t *testing.T) {
 	}
 }
 
+// TestMoment_LateFaultMakesTrialInconclusive: a fault whose inject takes
+// longer than the client that brought its moment is held was not in place
+// for what the client did next: the step says so and the trial is
+// inconclusive. Its heal, due For after the moment, is timed as a
+// scheduled step's is.
+func TestMoment_LateFaultMakesTrialInconclusive(t *testing.T) {
+	nem, log := momentNemesis(t, sleeper(t), time.Second)
+	log.hold = 10 * time.Millisecond
+	nem.faults[0] = &injectTakes50ms{}
+	nem.steps[0].For = Duration(100 * time.Millisecond)
+	runCtx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		nem.run(runCtx, context.Background(), rand.New(rand.NewPCG(1, 2)), time.Now())
+	}()
+	for armed := false; !armed; time.Sleep(time.Millisecond) {
+		log.mu.Lock()
+		armed = len(log.armed) == 1
+		log.mu.Unlock()
+	}
+	log.Record(checker.Event{Process: 1, Type: checker.Invoke, F: checker.FAcquire, Key: "k"})
+	<-done
+	faults, _ := nem.evidence()
+	f := faults[0]
+	if f.Fired == nil || !strings.Contains(f.Late, "held 10ms at most") {
+		t.Fatalf("fault %+v: want fired, and late for its moment", f)
+	}
+	if f.HealDue == nil || f.Healed == nil {
+		t.Errorf("fault %+v: want its heal due and done", f)
+	}
+	ev := evidence.Evaluate(evidence.Input{Faults: faults})
+	if ev.Conclusive || !strings.Contains(strings.Join(ev.Reasons, "; "), "not in place in time") {
+		t.Errorf("evidence %+v: want inconclusive, the fault not in place in time", ev)
+	}
+}
+
 func historyHas(h checker.History, text string) bool {
 	for _, e := range h {
 		if e.F == checker.FNemesis && strings.Contains(e.Error, text) {

@@ -183,6 +183,11 @@ func (s Scenario) Validate() error {
 	return nil
 }
 
+// slowInjects are the faults whose inject returns only once a node or a
+// failover is back (restart, power-loss) or done: they cannot wait for a
+// moment, since the client that brought it would go on before they are in.
+var slowInjects = []string{"restart", "power-loss", "sentinel-failover", "cluster-failover", "migrate-slot", "promote"}
+
 // validWhen checks a step's moment (when, within): the field and a
 // message for the first problem, or "", "".
 func (s Scenario) validWhen(st Step) (field, msg string) {
@@ -193,9 +198,16 @@ func (s Scenario) validWhen(st Step) (field, msg string) {
 		return "", ""
 	case st.aimed():
 		return "when", fmt.Sprintf("a step aimed at %s cannot also wait for a moment", st.Node)
+	case slices.Contains(slowInjects, st.Fault):
+		return "when", fmt.Sprintf("%s takes seconds to be in place (its inject waits for a node or a failover), longer than a client is held at its moment; schedule it with at", st.Fault)
 	}
-	f, msg := st.When.validate(s.Clients)
-	return joinField("when", f), msg
+	if f, msg := st.When.validate(s.Clients); msg != "" {
+		return joinField("when", f), msg
+	}
+	if st.When.Event == MomentAcquire && slices.Contains(s.Isolate, st.When.Client) {
+		return "when.event", fmt.Sprintf("client %d is isolated: its acquire leaves its process before lockpick sees it, so no fault can meet that acquire; wait for granted, read or released", st.When.Client)
+	}
+	return "", ""
 }
 
 func joinField(path, field string) string {
