@@ -128,12 +128,10 @@ var severity = map[string]int{evidence.Safe: 0, evidence.Starves: 1, evidence.St
 // any move up that order; conclusive → inconclusive; a kind of anomaly the
 // baseline did not have) is Worse; the reverse is an improvement; a
 // scenario the baseline does not have, or a verdict for another subject,
-// is a note. Skipped verdicts are left out.
-func (b Baseline) Compare(subject string, vs []*Verdict) []Change {
+// is a note. Skipped verdicts are left out. A baseline of another subject
+// judges nothing: see [Baseline.For].
+func (b Baseline) Compare(vs []*Verdict) []Change {
 	var out []Change
-	if subject != b.Subject {
-		out = append(out, Change{What: fmt.Sprintf("the baseline was written for %s, this run puts %s through the scenarios", b.Subject, subject)})
-	}
 	for _, v := range vs {
 		if v.Skipped != "" {
 			continue
@@ -150,6 +148,15 @@ func (b Baseline) Compare(subject string, vs []*Verdict) []Change {
 		}
 	}
 	return out
+}
+
+// For returns an error unless b was written for subject: another lock's
+// baseline says nothing about this one.
+func (b Baseline) For(subject string) error {
+	if b.Subject != subject {
+		return fmt.Errorf("the baseline was written for %s, this run puts %s through the scenarios (write one for it with --update-baseline)", b.Subject, subject)
+	}
+	return nil
 }
 
 // Judge judges v, a run of the lock b was written for, by b: a scenario in

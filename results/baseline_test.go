@@ -35,17 +35,17 @@ func TestBaseline_Compare(t *testing.T) {
 		{"not in the baseline", v("d", "unsafe", "double-grant"), false, "not in the baseline; observed unsafe"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := b.Compare("mylock", []*results.Verdict{tc.now})
+			got := b.Compare([]*results.Verdict{tc.now})
 			if len(got) != 1 || got[0].Worse != tc.worse || got[0].What != tc.what {
 				t.Errorf("changes %+v, want one, worse %v, %q", got, tc.worse, tc.what)
 			}
 		})
 	}
-	if got := b.Compare("mylock", []*results.Verdict{v("a", "safe"), v("b", "unsafe", "double-grant")}); len(got) != 0 {
+	if got := b.Compare([]*results.Verdict{v("a", "safe"), v("b", "unsafe", "double-grant")}); len(got) != 0 {
 		t.Errorf("no change, yet %+v", got)
 	}
-	if got := b.Compare("otherlock", nil); len(got) != 1 || got[0].Worse {
-		t.Errorf("another subject: %+v, want one note", got)
+	if err := b.For("otherlock"); err == nil || b.For("mylock") != nil {
+		t.Errorf("For(otherlock) = %v, For(mylock) = %v; want the other lock's refused", err, b.For("mylock"))
 	}
 }
 

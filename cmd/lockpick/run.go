@@ -145,6 +145,9 @@ func runScenarios(ctx context.Context, out io.Writer, names []string, f runFlags
 	var judge func(*results.Verdict)
 	if f.baseline != "" {
 		b, err := results.ReadBaseline(f.baseline)
+		if err == nil {
+			err = b.For(subject)
+		}
 		if err != nil {
 			return usageError("run: --baseline: " + err.Error())
 		}
@@ -201,7 +204,7 @@ func runScenarios(ctx context.Context, out io.Writer, names []string, f runFlags
 // finishSubjectRun judges a run of the user's own lock (see gateSubject),
 // writes the reports (skipped scenarios last) and the baseline if asked.
 func finishSubjectRun(out io.Writer, f runFlags, subject string, base *results.Baseline, vs []*results.Verdict, dirs []string, skipped []*results.Verdict) error {
-	failed := gateSubject(out, subject, vs, base, f.baseline)
+	failed := gateSubject(out, vs, base, f.baseline)
 	if err := writeReports(f.junit, f.summary, append(vs, skipped...), dirs, ""); err != nil {
 		return err
 	}

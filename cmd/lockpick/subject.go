@@ -105,21 +105,18 @@ func printSkipped(w io.Writer, skipped []*results.Verdict) {
 // writing its folder, so verdict.json, the report, the JUnit file and the
 // summary say the same. It prints each change from the baseline and
 // returns how many verdicts failed.
-func gateSubject(w io.Writer, subject string, vs []*results.Verdict, base *results.Baseline, from string) int {
+func gateSubject(w io.Writer, vs []*results.Verdict, base *results.Baseline, from string) int {
 	if base != nil {
-		changes := base.Compare(subject, vs)
+		changes := base.Compare(vs)
 		if len(changes) == 0 {
 			fmt.Fprintf(w, "baseline %s: no change\n", from)
 		}
 		for _, c := range changes {
-			mark, who := "", c.Scenario+": "
+			mark := ""
 			if c.Worse {
 				mark = " — WORSE"
 			}
-			if c.Scenario == "" {
-				who = ""
-			}
-			fmt.Fprintf(w, "baseline %s: %s%s%s\n", from, who, c.What, mark)
+			fmt.Fprintf(w, "baseline %s: %s: %s%s\n", from, c.Scenario, c.What, mark)
 		}
 	}
 	failed := 0

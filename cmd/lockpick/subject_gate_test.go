@@ -2,7 +2,10 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -148,5 +151,20 @@ func TestRun_SubjectSkipsWhatDoesNotFit(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(summary); !bytes.Contains(b, []byte("| redlock-baseline@redislock | — | skipped: it is a single-instance lock")) {
 		t.Errorf("summary without the skipped row:\n%s", b)
+	}
+}
+
+// TestSubjectRun_BaselineOfAnotherLock: a baseline written for another
+// lock says nothing about this one; the run refuses it before any trial.
+func TestSubjectRun_BaselineOfAnotherLock(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "baseline.json")
+	if err := results.NewBaseline("otherlock", nil).WriteFile(file); err != nil {
+		t.Fatal(err)
+	}
+	f := runFlags{trials: 1, parallel: 1, backend: "process", out: t.TempDir(), subject: "redislock", baseline: file}
+	err := runScenarios(context.Background(), io.Discard, []string{"single-baseline"}, f)
+	if exitCode(err) != exitUsage || !strings.Contains(fmt.Sprint(err), "written for otherlock") {
+		t.Fatalf("a baseline of another lock: exit %d (%v), want %d naming it", exitCode(err), err, exitUsage)
 	}
 }
