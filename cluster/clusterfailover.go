@@ -96,5 +96,11 @@ func (f *ClusterFailoverFault) Describe() string {
 
 func init() { RegisterFault("cluster-failover", func() Fault { return new(ClusterFailoverFault) }) }
 
-// Place accepts the nodes of a Redis Cluster only (see [Placer]).
-func (f *ClusterFailoverFault) Place(t Topology, node string) error { return inRedisCluster(t, node) }
+// Place accepts the replicas of a Redis Cluster only (see [Placer]): a
+// replica takes its primary's slots over.
+func (f *ClusterFailoverFault) Place(t Topology, node string) error {
+	if err := inRedisCluster(t, node); err != nil {
+		return err
+	}
+	return onReplica(t, node)
+}

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"time"
@@ -173,5 +174,11 @@ func adminDo(ctx context.Context, addr string, args ...any) error {
 func init() { RegisterFault("promote", func() Fault { return new(PromoteFault) }) }
 
 // Place accepts the nodes that start as replicas only (see [Placer]); a
-// node chosen as the fault fires must be a replica then.
-func (f *PromoteFault) Place(t Topology, node string) error { return onReplica(t, node) }
+// node chosen as the fault fires must be a replica then. A Redis Cluster
+// refuses REPLICAOF (cluster-failover is its promote).
+func (f *PromoteFault) Place(t Topology, node string) error {
+	if t.Shards > 0 {
+		return errors.New("cannot act in a Redis Cluster, which refuses REPLICAOF; use cluster-failover")
+	}
+	return onReplica(t, node)
+}

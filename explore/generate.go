@@ -74,17 +74,16 @@ func NewGenerator(base scenarios.Scenario, kinds []string) (*Generator, error) {
 	}
 	if len(kinds) == 0 {
 		for _, k := range Kinds() {
-			if vocabulary[k].fits(base) == "" {
+			if whyNot(k, base) == "" {
 				kinds = append(kinds, k)
 			}
 		}
 	}
 	for _, k := range kinds {
-		f, ok := vocabulary[k]
-		if !ok {
+		if _, ok := vocabulary[k]; !ok {
 			return nil, fmt.Errorf("%w: unknown fault %q (known: %s)", scenarios.ErrBadScenario, k, strings.Join(Kinds(), ", "))
 		}
-		if why := f.fits(base); why != "" {
+		if why := whyNot(k, base); why != "" {
 			return nil, fmt.Errorf("%w: fault %s does not fit %s: %s", scenarios.ErrBadScenario, k, base.Name, why)
 		}
 	}

@@ -87,9 +87,10 @@ func TestGenerator_ValidSchedulesFromTheVocabulary(t *testing.T) {
 
 func TestNewGenerator_RejectsFaultsThatDoNotFit(t *testing.T) {
 	for _, c := range []struct{ scenario, kind, want string }{
-		{"redlock-baseline", "promote", "no replicas"},
+		{"redlock-baseline", "promote", "needs a topology with replicas"},
+		{"cluster-failover-lock-loss", "promote", "refuses REPLICAOF"},
 		{"redlock-baseline", "pause-client", "isolated"},
-		{"single-baseline", "sentinel-failover", "no sentinels"},
+		{"single-baseline", "sentinel-failover", "needs sentinels"},
 		{"single-baseline", "teleport", "unknown fault"},
 	} {
 		_, err := explore.NewGenerator(lookup(t, c.scenario), []string{c.kind})

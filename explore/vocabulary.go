@@ -9,7 +9,8 @@ import (
 // A kind is one fault of the vocabulary: which scenarios it fits, and how
 // to draw it.
 type kind struct {
-	// fits returns why the fault cannot be used on s, or "".
+	// fits returns why explore does not draw the fault for s, or "",
+	// beyond where the fault itself can act (see whyNot).
 	fits func(s scenarios.Scenario) string
 	// make draws one fault: one step, or one per node of a group.
 	make func(d *draw) []scenarios.Step
@@ -17,11 +18,14 @@ type kind struct {
 
 func always(scenarios.Scenario) string { return "" }
 
-func needsReplicas(s scenarios.Scenario) string {
-	if s.Topology.Replicas == 0 {
-		return "the topology has no replicas"
+// whyNot says why explore does not draw fault k for s: where the fault can
+// act, by the rule a scenario file meets ([scenarios.Scenario.Fits]), then
+// explore's own policy; "" if it draws it.
+func whyNot(k string, s scenarios.Scenario) string {
+	if err := s.Fits(k); err != nil {
+		return err.Error()
 	}
-	return ""
+	return vocabulary[k].fits(s)
 }
 
 // vocabulary holds the faults explore draws (all of lockpick's but
@@ -90,7 +94,7 @@ var vocabulary = map[string]kind{
 	"reset": {always, func(d *draw) []scenarios.Step {
 		return steps("reset", []string{d.link()}, d.at(), d.span(), nil)
 	}},
-	"cut-replication": {needsReplicas, func(d *draw) []scenarios.Step {
+	"cut-replication": {always, func(d *draw) []scenarios.Step {
 		span := d.span()
 		if d.chance(0.5) {
 			span = 0
@@ -115,42 +119,21 @@ var vocabulary = map[string]kind{
 		return steps("clock-rate", d.group(), d.at(), d.span(), map[string]any{"rate": rates[d.rng.IntN(len(rates))]})
 	}},
 	"promote": {func(s scenarios.Scenario) string {
-		if why := needsReplicas(s); why != "" {
-			return why
-		}
 		if s.Topology.Sentinels > 0 {
 			return "sentinels would fight it; use sentinel-failover"
-		}
-		if s.Topology.Shards > 0 {
-			return "a Redis Cluster refuses REPLICAOF; use cluster-failover"
 		}
 		return ""
 	}, func(d *draw) []scenarios.Step {
 		return steps("promote", []string{scenarios.AimReplica}, d.at(), 0, map[string]any{"demote": d.chance(0.5)})
 	}},
-	"sentinel-failover": {func(s scenarios.Scenario) string {
-		if s.Topology.Sentinels == 0 {
-			return "the topology has no sentinels"
-		}
-		return ""
-	}, func(d *draw) []scenarios.Step {
+	"sentinel-failover": {always, func(d *draw) []scenarios.Step {
 		return steps("sentinel-failover", []string{scenarios.AimMaster}, d.at(), 0, nil)
 	}},
-	"cluster-failover": {func(s scenarios.Scenario) string {
-		if s.Topology.Shards == 0 || s.Topology.Replicas == 0 {
-			return "not a Redis Cluster with replicas"
-		}
-		return ""
-	}, func(d *draw) []scenarios.Step {
+	"cluster-failover": {always, func(d *draw) []scenarios.Step {
 		modes := []string{"", "force", "takeover"}
 		return steps("cluster-failover", []string{scenarios.AimReplica}, d.at(), 0, map[string]any{"mode": modes[d.rng.IntN(len(modes))]})
 	}},
-	"bus-partition": {func(s scenarios.Scenario) string {
-		if s.Topology.Shards == 0 {
-			return "not a Redis Cluster"
-		}
-		return ""
-	}, func(d *draw) []scenarios.Step {
+	"bus-partition": {always, func(d *draw) []scenarios.Step {
 		target := scenarios.AimMaster
 		if d.chance(0.5) {
 			target = d.node()

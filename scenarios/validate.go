@@ -269,6 +269,13 @@ func mustFault(st Step) cluster.Fault {
 	return f
 }
 
+// Fits reports why a fault of kind can act nowhere in s's topology, as a
+// step of s would be refused (e.g. sentinel-failover without sentinels);
+// nil if it can act somewhere, or if kind is not a fault.
+func (s Scenario) Fits(kind string) error {
+	return s.withDefaults().place(Step{Fault: kind})
+}
+
 // place reports why st's fault cannot act on its target in s's topology,
 // as the fault itself says (see [cluster.Placer]).
 func (s Scenario) place(st Step) error {
