@@ -75,7 +75,7 @@ clean:
 
 # subjects-table runs every scenario with each subject (lockpick's locks,
 # redislock, redsync, examples/extlock through the worker protocol) and
-# rewrites the subject × scenario table in README.md. TRIALS=n per cell.
+# rewrites the subject × scenario table in docs/subjects.md. TRIALS=n per cell.
 .PHONY: subjects-table
 subjects-table: deps
 	TRIALS=$(or $(TRIALS),1) GO=$(GO) .ci/subjects-table
