@@ -60,8 +60,8 @@ bench: deps build
 
 # image builds lockpick:latest, a FROM scratch image of a static lockpick,
 # this host's redis-server/redis-sentinel and the clock shim, for running
-# shards on Kubernetes or CI runners (deploy/kubernetes/, README "Running on
-# many machines"). No registry is needed.
+# shards on Kubernetes or CI runners (deploy/kubernetes/, docs/sharding.md).
+# No registry is needed.
 image: deps
 	CGO_ENABLED=0 $(GO) build -o bin/lockpick-static ./cmd/lockpick
 	bin/lockpick-static image --lockpick bin/lockpick-static
@@ -75,12 +75,12 @@ clean:
 
 # subjects-table runs every scenario with each subject (lockpick's locks,
 # redislock, redsync, examples/extlock through the worker protocol) and
-# rewrites the subject × scenario table in README.md. TRIALS=n per cell.
+# rewrites the subject × scenario table in docs/subjects.md. TRIALS=n per cell.
 .PHONY: subjects-table
 subjects-table: deps
 	TRIALS=$(or $(TRIALS),1) GO=$(GO) .ci/subjects-table
 
-# explore-demo runs the searches of the README's "Exploring" section and of
+# explore-demo runs the searches of docs/explore.md ("Measured here") and of
 # issue 12: Redlock crash-restart, failover-lock-loss without its scripted
 # faults, the fenced GC pause with client-side faults only (expected: no
 # finding), and a broken external lock. About 35 minutes on 2 cores; folders

@@ -10,17 +10,18 @@ import (
 	"github.com/lockpick/lockpick/scenarios"
 )
 
-// TestREADME_NamesExist: every scenario and scenario:arm that the README's
-// catalogue and seed-claims tables name is a built-in scenario (with that
-// arm), so the tables cannot drift from the catalogue unnoticed; and every
-// built-in scenario appears in the catalogue table.
+// TestREADME_NamesExist: every scenario and scenario:arm that the
+// catalogue and seed-claims tables of docs/catalogue.md (moved there from
+// the README) name is a built-in scenario (with that arm), so the tables
+// cannot drift from the catalogue unnoticed; and every built-in scenario
+// appears in the catalogue table.
 func TestREADME_NamesExist(t *testing.T) {
-	b, err := os.ReadFile("../README.md")
+	b, err := os.ReadFile("../docs/catalogue.md")
 	if err != nil {
-		t.Skipf("no README beside the package: %v", err)
+		t.Skipf("no docs/catalogue.md beside the package: %v", err)
 	}
 	text := string(b)
-	claims := section(t, text, "### What the seed articles claim")
+	claims := section(t, text, "## What the seed articles claim")
 	catalogue := section(t, text, "## The scenario catalogue")
 	name := regexp.MustCompile("`([a-z0-9-]+)(?::([a-z0-9-]+))?`")
 	checked := 0
@@ -38,11 +39,11 @@ func TestREADME_NamesExist(t *testing.T) {
 			for _, m := range name.FindAllStringSubmatch(col, -1) {
 				s, err := scenarios.Lookup(m[1])
 				if err != nil {
-					t.Errorf("README names %q: %v", m[0], err)
+					t.Errorf("docs/catalogue.md names %q: %v", m[0], err)
 					continue
 				}
 				if m[2] != "" && !slices.Contains(s.ArmNames(), m[2]) {
-					t.Errorf("README names arm %q of %s, which has arms %v", m[2], m[1], s.ArmNames())
+					t.Errorf("docs/catalogue.md names arm %q of %s, which has arms %v", m[2], m[1], s.ArmNames())
 				}
 				checked++
 			}
@@ -53,7 +54,7 @@ func TestREADME_NamesExist(t *testing.T) {
 	}
 	for _, s := range scenarios.All() {
 		if !strings.Contains(catalogue, "`"+s.Name+"`") {
-			t.Errorf("scenario %s is not in the README's catalogue table", s.Name)
+			t.Errorf("scenario %s is not in the catalogue table of docs/catalogue.md", s.Name)
 		}
 	}
 }
@@ -64,7 +65,7 @@ func section(t *testing.T, text, heading string) string {
 	t.Helper()
 	i := strings.Index(text, heading)
 	if i < 0 {
-		t.Fatalf("README has no %q", heading)
+		t.Fatalf("docs/catalogue.md has no %q", heading)
 	}
 	level := strings.Index(heading, " ")
 	rest := text[i+len(heading):]

@@ -18,7 +18,7 @@ import (
 // reads; what says what the lock is put through instead.
 func addSubjectFlags(cmd *cobra.Command, subject, command *string, what string) {
 	cmd.Flags().StringVar(subject, "subject", "", "put this lock through "+what)
-	cmd.Flags().StringVar(command, "subject-cmd", "", `the lock is this program, speaking the worker protocol (README "Bring your own lock")`)
+	cmd.Flags().StringVar(command, "subject-cmd", "", `the lock is this program, speaking the worker protocol (docs/worker-protocol.md)`)
 }
 
 // applySubject puts the lock named by --subject through every scenario of
