@@ -2,7 +2,7 @@ package scenarios
 
 import (
 	"fmt"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 	"time"
 )
 

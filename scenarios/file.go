@@ -13,7 +13,7 @@ import (
 	"strings"
 	"sync"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // The built-in catalogue is written in the same YAML as user scenario files.
