@@ -12,7 +12,6 @@ import (
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/evidence"
-	"github.com/lockpick/lockpick/internal/testredis"
 )
 
 // A slowFault takes its time to inject, and notes whether a heal came
@@ -92,23 +91,6 @@ func TestNemesis_PartitionRecordsKeys(t *testing.T) {
 	if !ev.Conclusive {
 		t.Fatalf("inconclusive: %q", ev.Reasons)
 	}
-}
-
-// startOne starts a one-node topology for the test.
-func startOne(t *testing.T) *cluster.Cluster {
-	t.Helper()
-	testredis.Require(t, true)
-	b, err := ProcessBackend(t.TempDir(), Needs{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := cluster.Start(context.Background(), b, cluster.Topology{Masters: 1})
-	if err != nil {
-		_ = b.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close(); _ = b.Close() })
-	return c
 }
 
 // A slowVerify fault is in place at once but takes its time to check.

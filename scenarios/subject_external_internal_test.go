@@ -67,6 +67,12 @@ func gone(s *externalSubject) bool {
 // startRedis starts one Redis node for the test and returns its view.
 func startRedis(tb testing.TB) View {
 	tb.Helper()
+	return viewOf(startOne(tb))
+}
+
+// startOne starts a one-node topology for the test, stopped at its end.
+func startOne(tb testing.TB) *cluster.Cluster {
+	tb.Helper()
 	testredis.Require(tb, true)
 	b, err := ProcessBackend(tb.TempDir(), Needs{})
 	if err != nil {
@@ -78,7 +84,7 @@ func startRedis(tb testing.TB) View {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { _ = c.Close(); _ = b.Close() })
-	return viewOf(c)
+	return c
 }
 
 func TestExternalSubject_Extlock(t *testing.T) {

@@ -105,18 +105,8 @@ func TestMoment_FaultInPlaceBeforeClientGoesOn(t *testing.T) {
 	nem, log := momentNemesis(t, sleeper(t), time.Second)
 	f := &injectTakes50ms{}
 	nem.faults[0] = f
-	runCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	done, cancel := playUntilArmed(nem, log, 2*time.Second)
 	defer cancel()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		nem.run(runCtx, context.Background(), rand.New(rand.NewPCG(1, 2)), time.Now())
-	}()
-	for armed := false; !armed; time.Sleep(time.Millisecond) {
-		log.mu.Lock()
-		armed = len(log.armed) == 1
-		log.mu.Unlock()
-	}
 	log.Record(checker.Event{Process: 1, Type: checker.Invoke, F: checker.FAcquire, Key: "k"})
 	in := f.in.Load()
 	cancel()
@@ -140,18 +130,8 @@ func TestMoment_LateFaultMakesTrialInconclusive(t *testing.T) {
 	log.hold = 10 * time.Millisecond
 	nem.faults[0] = &injectTakes50ms{}
 	nem.steps[0].For = Duration(100 * time.Millisecond)
-	runCtx, cancel := context.WithTimeout(context.Background(), time.Second)
+	done, cancel := playUntilArmed(nem, log, time.Second)
 	defer cancel()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		nem.run(runCtx, context.Background(), rand.New(rand.NewPCG(1, 2)), time.Now())
-	}()
-	for armed := false; !armed; time.Sleep(time.Millisecond) {
-		log.mu.Lock()
-		armed = len(log.armed) == 1
-		log.mu.Unlock()
-	}
 	log.Record(checker.Event{Process: 1, Type: checker.Invoke, F: checker.FAcquire, Key: "k"})
 	<-done
 	faults, _ := nem.evidence()
@@ -166,6 +146,23 @@ func TestMoment_LateFaultMakesTrialInconclusive(t *testing.T) {
 	if ev.Conclusive || !strings.Contains(strings.Join(ev.Reasons, "; "), "not in place in time") {
 		t.Errorf("evidence %+v: want inconclusive, the fault not in place in time", ev)
 	}
+}
+
+// playUntilArmed plays nem's schedule for at most d and returns once its
+// step waits for its moment; done closes when the play ends.
+func playUntilArmed(nem *nemesis, log *triggerLog, d time.Duration) (done <-chan struct{}, cancel func()) {
+	runCtx, cancel := context.WithTimeout(context.Background(), d)
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		nem.run(runCtx, context.Background(), rand.New(rand.NewPCG(1, 2)), time.Now())
+	}()
+	for armed := false; !armed; time.Sleep(time.Millisecond) {
+		log.mu.Lock()
+		armed = len(log.armed) == 1
+		log.mu.Unlock()
+	}
+	return ended, cancel
 }
 
 func historyHas(h checker.History, text string) bool {
