@@ -270,12 +270,7 @@ func (m *nemesis) inject(ctx context.Context, i int) {
 		if st.For > 0 {
 			// Healed from here, so a heal can never come before its target
 			// is known; at its time, as a named step's, not after the checks.
-			due := time.Duration(at*float64(time.Second)) + st.For.D()
-			m.heals.Go(func() {
-				if sleep(m.runCtx, time.Until(m.start.Add(due))) {
-					m.healDue(ctx, i, due)
-				}
-			})
+			m.healLater(ctx, i, time.Duration(at*float64(time.Second))+st.For.D())
 		}
 	}
 	f, n := m.faults[i], m.nodes[i]
@@ -345,6 +340,17 @@ const healSlack = 100 * time.Millisecond
 func (m *nemesis) healDue(ctx context.Context, i int, due time.Duration) {
 	<-m.injected[i]
 	m.healAt(ctx, i, due)
+}
+
+// healLater heals step i at due from the start of the trial, as healDue
+// does, unless the trial ends first (then healAll heals it): for steps
+// whose heal is known only once they fire (aimed, or waiting for a moment).
+func (m *nemesis) healLater(ctx context.Context, i int, due time.Duration) {
+	m.heals.Go(func() {
+		if sleep(m.runCtx, time.Until(m.start.Add(due))) {
+			m.healDue(ctx, i, due)
+		}
+	})
 }
 
 // healAt heals step i, due at due, and records when it was due and, if it

@@ -283,13 +283,7 @@ func (m *nemesis) injectAtMoment(ctx context.Context, i int) {
 	m.mu.Unlock()
 	m.observe(target, "the moment came: "+m.steps[i].When.String())
 	if d := m.steps[i].For.D(); d > 0 {
-		// Healed at its time from the moment, as a scheduled step is.
-		due := came.Sub(m.start) + d
-		m.heals.Go(func() {
-			if sleep(m.runCtx, time.Until(m.start.Add(due))) {
-				m.healDue(ctx, i, due)
-			}
-		})
+		m.healLater(ctx, i, came.Sub(m.start)+d) // from the moment, as a scheduled step's from its time
 	}
 	m.inject(ctx, i)
 	mo.done()
