@@ -36,7 +36,7 @@ func (t Timeline) SVG() string {
 		w := max(x(f.End)-x(f.Start), 2)
 		fmt.Fprintf(&b, `<rect class="fault" x="%.1f" y="%.1f" width="%.1f" height="%.1f"><title>%s</title></rect>`,
 			x(f.Start), svgTop-6, w, bottom-svgTop+6, html.EscapeString(f.Label))
-		fmt.Fprintf(&b, `<text class="fault-label" x="%.1f" y="%.1f">%s</text>`, x(f.Start)+2, 10+float64(i%2)*10, html.EscapeString(f.Label))
+		fmt.Fprintf(&b, `<text class="fault-label" %s y="%.1f">%s</text>`, labelX(x(f.Start)+2), 10+float64(i%2)*10, html.EscapeString(f.Label))
 	}
 	colors := map[string]string{}
 	for i, l := range t.Lanes {
@@ -67,7 +67,7 @@ func (t Timeline) SVG() string {
 	for i, m := range t.Marks {
 		fmt.Fprintf(&b, `<line class="mark" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"><title>+%.3fs %s</title></line>`,
 			x(m.Time), x(m.Time), svgTop-6, bottom+30+float64(i%2)*11, sec(m.Time-t.Origin), html.EscapeString(m.Label))
-		fmt.Fprintf(&b, `<text class="mark-label" x="%.1f" y="%.1f">%s</text>`, x(m.Time)+2, bottom+30+float64(i%2)*11, html.EscapeString(m.Label))
+		fmt.Fprintf(&b, `<text class="mark-label" %s y="%.1f">%s</text>`, labelX(x(m.Time)+2), bottom+30+float64(i%2)*11, html.EscapeString(m.Label))
 	}
 	for s := 0.0; s <= span/1e9; s += tick(span / 1e9) {
 		px := svgLeft + svgWidth*s*1e9/span
@@ -88,4 +88,14 @@ func tick(total float64) float64 {
 		}
 	}
 	return 120
+}
+
+// labelX places a label that starts at x: from x rightwards, or, in the
+// last fifth of the picture, ending at x so that it is not cut off at the
+// right edge.
+func labelX(x float64) string {
+	if x > svgLeft+0.8*svgWidth {
+		return fmt.Sprintf(`x="%.1f" text-anchor="end"`, x-4)
+	}
+	return fmt.Sprintf(`x="%.1f"`, x)
 }

@@ -112,7 +112,8 @@ func TestRun_SingleBaselineWritesRunFolder(t *testing.T) {
 
 	rec := httptest.NewRecorder()
 	runsHandler(out).ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
-	if body := rec.Body.String(); !strings.Contains(body, filepath.Base(runs[0])) || !strings.Contains(body, "single-baseline") {
+	if body := rec.Body.String(); !strings.Contains(body, filepath.Base(runs[0])) || !strings.Contains(body, "single-baseline") ||
+		!strings.Contains(body, "<td>yes</td>") || !strings.Contains(body, "trials with an anomaly") {
 		t.Errorf("serve index does not list the run:\n%s", body)
 	}
 }
