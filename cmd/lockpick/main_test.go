@@ -100,6 +100,9 @@ func TestRun_SingleBaselineWritesRunFolder(t *testing.T) {
 		t.Errorf("check on a safe run: exit %d\n%s", code, out)
 	}
 	report := filepath.Join(runs[0], "report.html")
+	if !strings.Contains(stdout, "report:  "+report) && !strings.Contains(stdout, "report:  "+filepath.Join(runs[1], "report.html")) {
+		t.Errorf("run does not print the report's path:\n%s", stdout)
+	}
 	if err := os.Remove(report); err != nil {
 		t.Fatal(err)
 	}
@@ -175,5 +178,13 @@ func TestBench(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("bench output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// --version names the build: the module version and the executable's hash.
+func TestVersion(t *testing.T) {
+	code, out, stderr := lockpick(t, "--version")
+	if code != exitOK || !strings.HasPrefix(out, "lockpick ") || !strings.Contains(out, "build sha256:") {
+		t.Errorf("--version: exit %d, out %q, stderr %q", code, out, stderr)
 	}
 }
