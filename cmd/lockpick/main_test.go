@@ -188,3 +188,25 @@ func TestVersion(t *testing.T) {
 		t.Errorf("--version: exit %d, out %q, stderr %q", code, out, stderr)
 	}
 }
+
+// list --suite lists that suite only; a misspelled scenario or suite gets
+// a suggestion.
+func TestList_SuiteAndSuggestions(t *testing.T) {
+	code, out, _ := lockpick(t, "list", "--suite", "ci")
+	if code != exitOK || !strings.Contains(out, "failover-lock-loss") || strings.Contains(out, "redlock-split-vote ") {
+		t.Errorf("list --suite ci: exit %d\n%s", code, out)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "failover-lock-los"}, `did you mean "failover-lock-loss"?`},
+		{[]string{"run", "--suite", "quik"}, `did you mean "quick"?`},
+		{[]string{"list", "--suite", "cj"}, `did you mean "ci"?`},
+	} {
+		code, _, stderr := lockpick(t, tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q, want exit 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
