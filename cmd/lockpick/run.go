@@ -139,7 +139,7 @@ func runScenarios(ctx context.Context, out io.Writer, names []string, f runFlags
 		for _, v := range skipped {
 			why = append(why, v.Scenario+": "+v.Skipped)
 		}
-		return usageError("run: --subject: no scenario fits the subject: " + strings.Join(why, "; "))
+		return usageError("run: " + subjectFlag(f.subjCmd) + ": no scenario fits the subject: " + strings.Join(why, "; "))
 	}
 	var base *results.Baseline
 	var judge func(*results.Verdict)
