@@ -50,7 +50,7 @@ func (f *ClientPauseFault) Inject(ctx context.Context, n *Node) error {
 	if err != nil {
 		return err
 	}
-	return adminDo(ctx, p.Addr(), "client", "pause", clientPauseLimit.Milliseconds(), mode)
+	return AdminDo(ctx, p.Addr(), "client", "pause", clientPauseLimit.Milliseconds(), mode)
 }
 
 // Heal sends CLIENT UNPAUSE; a node that is down is left alone.
@@ -59,7 +59,7 @@ func (f *ClientPauseFault) Heal(ctx context.Context, n *Node) error {
 	if err != nil {
 		return err
 	}
-	if err := adminDo(ctx, p.Addr(), "client", "unpause"); err != nil && ping(p.Addr(), 200*time.Millisecond) == nil {
+	if err := AdminDo(ctx, p.Addr(), "client", "unpause"); err != nil && ping(p.Addr(), 200*time.Millisecond) == nil {
 		return err
 	}
 	return nil

@@ -32,36 +32,7 @@ var (
 // until it reports role master. It returns [ErrBadFault] for an unknown
 // mode and for a node outside a Redis Cluster.
 func (f *ClusterFailoverFault) Inject(ctx context.Context, n *Node) error {
-	if _, err := procOf(n); err != nil {
-		return err
-	}
-	if n.Peer == nil {
-		return fmt.Errorf("%w: cluster-failover: %s is not a Redis Cluster node", ErrBadFault, n.Name)
-	}
-	args := []any{"CLUSTER", "FAILOVER"}
-	switch strings.ToLower(f.Mode) {
-	case "":
-	case "force", "takeover":
-		args = append(args, strings.ToUpper(f.Mode))
-	default:
-		return fmt.Errorf("%w: cluster-failover: mode %q (want force or takeover)", ErrBadFault, f.Mode)
-	}
-	if err := adminDo(ctx, n.Proc.Addr(), args...); err != nil {
-		return fmt.Errorf("cluster: %s on %s: %w", f.Describe(), n.Name, err)
-	}
-	timeout := f.Timeout
-	if timeout <= 0 {
-		timeout = 5 * time.Second
-	}
-	wait, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	return poll(wait, func() error {
-		role, err := nodeRole(wait, n.Proc.Addr())
-		if err == nil && role != "master" {
-			err = fmt.Errorf("cluster: %s still has role %q after %s", n.Name, role, f.Describe())
-		}
-		return err
-	})
+	return ClusterFailover(ctx, n, f.Mode, f.Timeout)
 }
 
 // Heal does nothing: a failover is not undone.
@@ -69,24 +40,17 @@ func (f *ClusterFailoverFault) Heal(ctx context.Context, n *Node) error { return
 
 // Verify returns "role master, serving N slots" if the node says so.
 func (f *ClusterFailoverFault) Verify(ctx context.Context, n *Node) (string, error) {
-	view, err := clusterNodes(ctx, n.Proc.Addr())
+	self, ok, err := ClusterSelf(ctx, n.Proc.Addr())
 	if err != nil {
 		return "", err
 	}
-	for _, e := range view {
-		if !e.has("myself") {
-			continue
-		}
-		if !e.has("master") {
-			return "", noEffect("%s is %s", n.Name, e.flags)
-		}
-		served := 0
-		for _, r := range e.slots {
-			served += r[1] - r[0] + 1
-		}
-		return fmt.Sprintf("role master, serving %d slots (epoch %d)", served, e.configEpoch), nil
+	if !ok {
+		return "", noEffect("%s does not list itself", n.Name)
 	}
-	return "", noEffect("%s does not list itself", n.Name)
+	if !self.Master {
+		return "", noEffect("%s is %s", n.Name, self.Flags)
+	}
+	return fmt.Sprintf("role master, serving %d slots (epoch %d)", self.Slots, self.ConfigEpoch), nil
 }
 
 // Describe returns e.g. "cluster failover takeover".

@@ -3,10 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"net"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // A MigrateSlotFault moves one hash slot of a Redis Cluster from the node
@@ -41,74 +38,8 @@ func (f *MigrateSlotFault) Inject(ctx context.Context, n *Node) error {
 	if err != nil {
 		return err
 	}
-	f.moved, err = migrateSlot(ctx, src, dst, slot, f.Pause)
+	f.moved, err = MigrateSlot(ctx, src, dst, slot, f.Pause)
 	return err
-}
-
-// migrateSlot moves slot from src to dst as redis-cli reshard does, waiting
-// pause between IMPORTING/MIGRATING and moving the keys, and returns how
-// many keys it moved.
-func migrateSlot(ctx context.Context, src, dst *Node, slot int, pause time.Duration) (int, error) {
-	// The source's client outwaits MIGRATE's own 2s timeout.
-	sc := redis.NewClient(&redis.Options{Addr: src.Proc.Addr(), MaxRetries: -1, DialTimeout: 200 * time.Millisecond,
-		ReadTimeout: 3 * time.Second, PoolSize: 1})
-	dc := adminClient(dst.Proc.Addr())
-	defer sc.Close()
-	defer dc.Close()
-	fail := func(step string, err error) error {
-		return fmt.Errorf("cluster: migrate slot %d %s->%s: %s: %w", slot, src.Name, dst.Name, step, err)
-	}
-	if err := dc.Do(ctx, "CLUSTER", "SETSLOT", slot, "IMPORTING", src.ID()).Err(); err != nil {
-		return 0, fail("importing", err)
-	}
-	if err := sc.Do(ctx, "CLUSTER", "SETSLOT", slot, "MIGRATING", dst.ID()).Err(); err != nil {
-		return 0, fail("migrating", err)
-	}
-	if pause > 0 {
-		select {
-		case <-time.After(pause):
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		}
-	}
-	host, port, _ := net.SplitHostPort(dst.Proc.Addr())
-	moved := 0
-	for range 1000 { // bounded: 100 keys a round
-		keys, err := sc.ClusterGetKeysInSlot(ctx, slot, 100).Result()
-		if err != nil {
-			return moved, fail("getkeysinslot", err)
-		}
-		if len(keys) == 0 {
-			break
-		}
-		args := []any{"MIGRATE", host, port, "", 0, 2000, "KEYS"}
-		for _, k := range keys {
-			args = append(args, k)
-		}
-		reply, err := sc.Do(ctx, args...).Text()
-		if err != nil {
-			return moved, fail("migrate", err)
-		}
-		if reply != "NOKEY" { // NOKEY: they expired in between
-			moved += len(keys)
-		}
-	}
-	for _, c := range []*redis.Client{dc, sc} {
-		if err := c.Do(ctx, "CLUSTER", "SETSLOT", slot, "NODE", dst.ID()).Err(); err != nil {
-			return moved, fail("setslot node", err)
-		}
-	}
-	// Then every other primary, as redis-cli does, rather than leave them
-	// to gossip (best effort: one that does not answer learns it later).
-	for _, n := range src.cluster.Nodes {
-		if n == src || n == dst {
-			continue
-		}
-		if role, err := nodeRole(ctx, n.Proc.Addr()); err == nil && role == "master" {
-			_ = adminDo(ctx, n.Proc.Addr(), "CLUSTER", "SETSLOT", slot, "NODE", dst.ID())
-		}
-	}
-	return moved, nil
 }
 
 // Heal does nothing: the slot stays where it moved.

@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // A PromoteFault makes a replica the master at once, without sentinels: the
@@ -59,7 +56,7 @@ func (f *PromoteFault) Inject(ctx context.Context, n *Node) error {
 		}
 	}
 	if f.Demote && old != nil {
-		if err := c.demote(ctx, old, n); err != nil {
+		if err := c.Demote(ctx, old, n); err != nil {
 			return err
 		}
 	}
@@ -102,73 +99,6 @@ func (f *PromoteFault) Describe() string {
 		return "promote, demote old master"
 	}
 	return "promote"
-}
-
-// demote makes old a replica of master through old's replication proxy,
-// creating the proxy if old never was a replica.
-func (c *Cluster) demote(ctx context.Context, old, master *Node) error {
-	repl, err := c.replLinkTo(old, master.Proc.Addr())
-	if err != nil {
-		return err
-	}
-	host, rport, err := net.SplitHostPort(repl.Addr())
-	if err != nil {
-		return err
-	}
-	// Announce the client proxy, as configured replicas do, so INFO and
-	// sentinels name the address clients can reach.
-	if err := configSet(ctx, old.Proc.Addr(), "replica-announce-ip", "127.0.0.1", "replica-announce-port", port(old.Addr())); err != nil {
-		return fmt.Errorf("cluster: demote %s: %w", old.Name, err)
-	}
-	if err := replicaOf(ctx, old.Proc.Addr(), host, rport); err != nil {
-		return fmt.Errorf("cluster: demote %s: %w", old.Name, err)
-	}
-	return nil
-}
-
-// replLinkTo returns n's replication proxy pointed at upstream, creating it
-// if n never was a replica; n's lock makes two concurrent demotions create
-// one proxy.
-func (c *Cluster) replLinkTo(n *Node, upstream string) (*Link, error) {
-	if n.Repl != nil {
-		return n.Repl, n.Repl.SetUpstream(upstream)
-	}
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.demoted == nil && n.spare != nil {
-		n.demoted, n.spare = n.spare, nil // made by an earlier demotion
-	}
-	if n.demoted != nil {
-		return n.demoted, n.demoted.SetUpstream(upstream)
-	}
-	l, err := c.proxies.Add(n.Name+"-repl", upstream)
-	if err != nil {
-		return nil, err
-	}
-	n.demoted = l
-	return l, nil
-}
-
-// replicaOf sends REPLICAOF host port straight to the process at addr.
-func replicaOf(ctx context.Context, addr, host, port string) error {
-	return adminDo(ctx, addr, "REPLICAOF", host, port)
-}
-
-// configSet sends CONFIG SET with name/value pairs straight to the process at addr.
-func configSet(ctx context.Context, addr string, pairs ...string) error {
-	args := []any{"CONFIG", "SET"}
-	for _, p := range pairs {
-		args = append(args, p)
-	}
-	return adminDo(ctx, addr, args...)
-}
-
-// adminDo sends one command straight to the process at addr, on a
-// connection of its own, past any proxy.
-func adminDo(ctx context.Context, addr string, args ...any) error {
-	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: time.Second})
-	defer rdb.Close()
-	return rdb.Do(ctx, args...).Err()
 }
 
 func init() { RegisterFault("promote", func() Fault { return new(PromoteFault) }) }

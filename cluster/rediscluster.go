@@ -205,7 +205,7 @@ func (c *Cluster) joinRedisCluster(ctx context.Context) error {
 	}
 	for i, n := range c.Nodes[shards:] {
 		primary := ids[i%shards]
-		err := poll(ctx, func() error { return adminDo(ctx, n.Proc.Addr(), "CLUSTER", "REPLICATE", primary) })
+		err := poll(ctx, func() error { return AdminDo(ctx, n.Proc.Addr(), "CLUSTER", "REPLICATE", primary) })
 		if err != nil {
 			return &StartError{Node: n.Name, LogPath: n.Proc.LogPath(), Err: fmt.Errorf("cluster replicate: %w", err)}
 		}

@@ -30,7 +30,7 @@ func (c *Cluster) Restore(ctx context.Context) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	for _, n := range c.Nodes {
-		if err := adminDo(ctx, n.Proc.Addr(), "PING"); err != nil {
+		if err := AdminDo(ctx, n.Proc.Addr(), "PING"); err != nil {
 			return "", fmt.Errorf("cluster: restore: %s does not answer: %w", n.Name, err)
 		}
 	}
@@ -184,8 +184,7 @@ func (c *Cluster) restoreClusterOnce(ctx context.Context) ([]string, error) {
 		if role == "master" {
 			continue
 		}
-		f := &ClusterFailoverFault{Timeout: 10 * time.Second}
-		if err := f.Inject(ctx, n); err != nil {
+		if err := ClusterFailover(ctx, n, "", 10*time.Second); err != nil {
 			return did, err
 		}
 		did = append(did, n.Name+" primary again")
@@ -206,7 +205,7 @@ func (c *Cluster) restoreClusterOnce(ctx context.Context) ([]string, error) {
 			continue
 		}
 		wait, cancel = context.WithTimeout(ctx, 5*time.Second)
-		err = poll(wait, func() error { return adminDo(wait, r.Proc.Addr(), "CLUSTER", "REPLICATE", p.ID()) })
+		err = poll(wait, func() error { return AdminDo(wait, r.Proc.Addr(), "CLUSTER", "REPLICATE", p.ID()) })
 		cancel()
 		if err != nil {
 			return did, fmt.Errorf("%s replicate %s: %w", r.Name, p.Name, err)
@@ -218,7 +217,7 @@ func (c *Cluster) restoreClusterOnce(ctx context.Context) ([]string, error) {
 		return did, err
 	}
 	for _, m := range misplaced {
-		if _, err := migrateSlot(ctx, m.owner, m.home, m.slot, 0); err != nil {
+		if _, err := MigrateSlot(ctx, m.owner, m.home, m.slot, 0); err != nil {
 			return did, err
 		}
 		did = append(did, fmt.Sprintf("slot %d back on %s", m.slot, m.home.Name))
