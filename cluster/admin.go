@@ -140,7 +140,7 @@ func MigrateSlot(ctx context.Context, src, dst *Node, slot int, pause time.Durat
 		if n == src || n == dst {
 			continue
 		}
-		if role, err := nodeRole(ctx, n.Proc.Addr()); err == nil && role == "master" {
+		if role, err := NodeRole(ctx, n.Proc.Addr()); err == nil && role == "master" {
 			_ = AdminDo(ctx, n.Proc.Addr(), "CLUSTER", "SETSLOT", slot, "NODE", dst.ID())
 		}
 	}
@@ -176,12 +176,19 @@ func ClusterFailover(ctx context.Context, n *Node, mode string, timeout time.Dur
 	wait, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	return poll(wait, func() error {
-		role, err := nodeRole(wait, n.Proc.Addr())
+		role, err := NodeRole(wait, n.Proc.Addr())
 		if err == nil && role != "master" {
 			err = fmt.Errorf("cluster: %s still has role %q after %s", n.Name, role, what)
 		}
 		return err
 	})
+}
+
+func nodeName(n *Node) string {
+	if n == nil {
+		return "<nil>"
+	}
+	return n.Name
 }
 
 // A SelfView is what a Redis Cluster node says of itself in CLUSTER NODES.

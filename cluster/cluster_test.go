@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/faults"
 	"github.com/lockpick/lockpick/internal/testredis"
 )
 
@@ -97,17 +98,17 @@ func node(tb testing.TB, c *cluster.Cluster, name string) *cluster.Node {
 	return n
 }
 
-func inject(tb testing.TB, f cluster.Fault, n *cluster.Node) {
+func inject(tb testing.TB, f faults.Fault, n *cluster.Node) {
 	tb.Helper()
 	if err := f.Inject(context.Background(), n); err != nil {
-		tb.Fatalf("inject %s: %v", cluster.Describe(f, n), err)
+		tb.Fatalf("inject %s: %v", faults.Describe(f, n), err)
 	}
 }
 
-func heal(tb testing.TB, f cluster.Fault, n *cluster.Node) {
+func heal(tb testing.TB, f faults.Fault, n *cluster.Node) {
 	tb.Helper()
 	if err := f.Heal(context.Background(), n); err != nil {
-		tb.Fatalf("heal %s: %v", cluster.Describe(f, n), err)
+		tb.Fatalf("heal %s: %v", faults.Describe(f, n), err)
 	}
 }
 

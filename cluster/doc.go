@@ -1,4 +1,5 @@
-// Package cluster starts real Redis topologies on loopback and breaks them on purpose.
+// Package cluster starts real Redis topologies on loopback, every node behind
+// a proxy, for package faults to break on purpose.
 //
 // Every redis-server and redis-sentinel runs as a real process, started by a
 // [Backend]: [ProcessBackend] runs them as children of this process,
@@ -15,16 +16,10 @@
 //
 // # Faults
 //
-// A [Fault] is Inject plus an idempotent Heal on one [Node], one file per
-// fault, named for its effect: [KillFault], [RestartFault] (optionally after
-// a delay and with its data wiped), [PauseFault] and [ProcessPauseFault]
-// (SIGSTOP of a node or of any process, such as a worker), [PartitionFault],
-// [DropRepliesFault], [LatencyFault], [ResetFault], [CutReplicationFault],
-// [ClockJumpFault], [ClockRateFault], [PromoteFault] and
-// [SentinelFailoverFault]. Each registers a kind name, so a scenario file can
-// say {kind: latency, latency: 200ms} and get one from [NewFault];
-// [Cluster.Inject] and [Cluster.Heal] apply a fault by node name. When to
-// inject is the scenario runner's business.
+// The faults themselves live in package faults, which imports this one:
+// cluster gives them the nodes, links, clocks and processes to act on, and
+// the few direct commands they share with [Cluster.Restore] ([AdminDo],
+// [MigrateSlot], [ClusterFailover], [Cluster.Demote]).
 //
 // Persistence is chosen per node in the [Topology] ([PersistNone],
 // [PersistAOFEverySec], [PersistAOFAlways]); it decides what a killed node

@@ -43,14 +43,14 @@ type DockerBackend struct {
 	Image string
 	// ClockShim is the path of the clock shim library ([BuildClockShim]).
 	// When set, every process runs with it preloaded, so its clock can be
-	// moved with [ClockJumpFault] and [ClockRateFault]: the built image gets
+	// moved with faults.ClockJumpFault and faults.ClockRateFault: the built image gets
 	// a copy of it, a user's Image gets it bind-mounted, and a node in which
 	// it does not load (a static or musl binary) fails to launch with
 	// [ErrNoClockShim]. default: "" (no shim).
 	ClockShim string
 	// FsyncShim is the path of the fsync shim library ([BuildFsyncShim]).
 	// When set, it is bind-mounted into every redis-server container and
-	// preloaded, so [PowerLossFault] can drop what the node had not
+	// preloaded, so faults.PowerLossFault can drop what the node had not
 	// fsynced; a node in which it does not load fails to launch with
 	// [ErrNoFsyncShim]. default: "" (no shim).
 	FsyncShim string

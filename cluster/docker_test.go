@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/faults"
 	"github.com/lockpick/lockpick/internal/testredis"
 )
 
@@ -169,7 +170,7 @@ func TestDockerBackend_KillAndRestartWithDelay(t *testing.T) {
 		wantKept bool
 	}{{"n1", false}, {"n2", true}} {
 		n := node(t, c, tc.node)
-		inject(t, &cluster.RestartFault{}, n)
+		inject(t, &faults.RestartFault{}, n)
 		got, err := client(t, n.Addr()).Get(ctx, "lock").Result()
 		switch {
 		case tc.wantKept && (err != nil || got != "token"):
@@ -182,7 +183,7 @@ func TestDockerBackend_KillAndRestartWithDelay(t *testing.T) {
 	// A delayed restart keeps the node down for the whole delay.
 	n := c.Nodes[0]
 	const delay = time.Second
-	f := &cluster.RestartFault{Delay: delay}
+	f := &faults.RestartFault{Delay: delay}
 	var injectErr error
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -209,7 +210,7 @@ func TestDockerBackend_PauseIsDockerPause(t *testing.T) {
 	c, b := startDocker(t, cluster.Topology{}, false)
 	ctx := context.Background()
 	n := c.Nodes[0]
-	f := &cluster.PauseFault{}
+	f := &faults.PauseFault{}
 	inject(t, f, n)
 	t.Cleanup(func() { heal(t, f, n) })
 	label := "lockpick.run=" + b.ID()
@@ -226,11 +227,11 @@ func TestDockerBackend_PauseIsDockerPause(t *testing.T) {
 	}
 	// Killing a paused node works, as kill -9 of a stopped process does.
 	inject(t, f, n)
-	inject(t, &cluster.KillFault{}, n)
+	inject(t, &faults.KillFault{}, n)
 	if err := f.Heal(ctx, n); err != nil {
 		t.Fatalf("resume of a killed node: %v, want nil", err)
 	}
-	heal(t, &cluster.KillFault{}, n)
+	heal(t, &faults.KillFault{}, n)
 	if err := client(t, n.Addr()).Ping(ctx).Err(); err != nil {
 		t.Fatalf("PING after restart: %v", err)
 	}
@@ -328,7 +329,7 @@ func TestDockerBackend_SentinelFailover(t *testing.T) {
 	ctx := context.Background()
 	old := c.Nodes[0]
 	start := time.Now()
-	inject(t, &cluster.KillFault{}, old)
+	inject(t, &faults.KillFault{}, old)
 	promoted, err := c.WaitFailover(ctx, old, 20*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -354,8 +355,8 @@ func TestDockerBackend_Close_LeavesNoContainerOrNetwork(t *testing.T) {
 	if got, want := len(containersLabelled(t, label)), 3; got != want {
 		t.Fatalf("%d containers of the run, want %d", got, want)
 	}
-	inject(t, &cluster.PauseFault{}, c.Nodes[1]) // a paused container must go too
-	inject(t, &cluster.KillFault{}, c.Nodes[0])  // and a stopped one
+	inject(t, &faults.PauseFault{}, c.Nodes[1]) // a paused container must go too
+	inject(t, &faults.KillFault{}, c.Nodes[0])  // and a stopped one
 	if err := errors.Join(c.Close(), b.Close()); err != nil {
 		t.Fatal(err)
 	}

@@ -30,11 +30,11 @@ type ProcessBackend struct {
 	StartTimeout time.Duration
 	// ClockShim is the path of the clock shim library ([BuildClockShim]).
 	// When set, every process is started with it preloaded, so its clock can
-	// be moved with [ClockJumpFault] and [ClockRateFault]. default: "" (no shim).
+	// be moved with faults.ClockJumpFault and faults.ClockRateFault. default: "" (no shim).
 	ClockShim string
 	// FsyncShim is the path of the fsync shim library ([BuildFsyncShim]).
 	// When set, every redis-server is started with it preloaded, recording
-	// what it made durable, so [PowerLossFault] can drop the rest.
+	// what it made durable, so faults.PowerLossFault can drop the rest.
 	// default: "" (no shim).
 	FsyncShim string
 
@@ -437,7 +437,7 @@ func logTail(path string, n int) string {
 func waitReady(ctx context.Context, addr string, timeout time.Duration, exited <-chan struct{}) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		if ping(addr, 200*time.Millisecond) == nil {
+		if Ping(addr, 200*time.Millisecond) == nil {
 			return nil
 		}
 		select {
@@ -453,8 +453,9 @@ func waitReady(ctx context.Context, addr string, timeout time.Duration, exited <
 	}
 }
 
-// ping sends a bare RESP PING, avoiding a client library for a readiness probe.
-func ping(addr string, timeout time.Duration) error {
+// Ping sends a bare RESP PING to addr and returns nil on a PONG within
+// timeout, avoiding a client library for a readiness probe.
+func Ping(addr string, timeout time.Duration) error {
 	c, err := net.DialTimeout("tcp", addr, timeout)
 	if err != nil {
 		return err
@@ -488,4 +489,19 @@ func wipeData(dir string) error {
 		}
 	}
 	return nil
+}
+
+// sleepCtx waits d or until ctx ends, returning ctx's error in that case.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/faults"
 )
 
 // TestLink_UpstreamWhileRetargeted reads a link's upstream while another
@@ -54,7 +55,7 @@ func TestPromoteFault_DemoteWhileFaultsRun(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		cut := &cluster.CutReplicationFault{}
+		cut := &faults.CutReplicationFault{}
 		for {
 			select {
 			case <-done:
@@ -62,13 +63,13 @@ func TestPromoteFault_DemoteWhileFaultsRun(t *testing.T) {
 			default:
 			}
 			_ = n1.ReplLink()
-			if _, err := cut.Verify(ctx, n1); !errors.Is(err, cluster.ErrNoLink) && !errors.Is(err, cluster.ErrNoEffect) {
+			if _, err := cut.Verify(ctx, n1); !errors.Is(err, cluster.ErrNoLink) && !errors.Is(err, faults.ErrNoEffect) {
 				t.Errorf("Verify cut replication on n1: err=%v, want ErrNoLink or ErrNoEffect", err)
 				return
 			}
 		}
 	}()
-	inject(t, &cluster.PromoteFault{Demote: true}, n2)
+	inject(t, &faults.PromoteFault{Demote: true}, n2)
 	close(done)
 	wg.Wait()
 	l := n1.ReplLink()
@@ -82,7 +83,7 @@ func TestPromoteFault_DemoteWhileFaultsRun(t *testing.T) {
 		t.Fatalf("n1.Repl = %v, want nil: Repl never changes after Start", n1.Repl)
 	}
 	// Network faults on the demoted master find its new link.
-	f := &cluster.CutReplicationFault{}
+	f := &faults.CutReplicationFault{}
 	inject(t, f, n1)
 	verifyOK(t, f, n1, "replication link cut")
 	heal(t, f, n1)
