@@ -2,13 +2,11 @@
 // a proxy, for package faults to break on purpose.
 //
 // Every redis-server and redis-sentinel runs as a real process, started by a
-// [Backend]: [ProcessBackend] runs them as children of this process,
-// [DockerBackend] as containers (testcontainers-go, host network, an image
-// built locally from the host's redis-server). Every node is reached only
-// through a toxiproxy proxy served in-process,
-// so network faults are proxy toxics: a partition black-holes the proxy's
-// streams (or closes it), lost replies drop the downstream stream, delay adds
-// latency. A replica follows its master through a proxy of its own, so the
+// [Backend]: [ProcessBackend] runs them as children of this process, the
+// backend of package dockerbackend as containers. Every node is reached only
+// through a toxiproxy proxy served in-process, so network faults are proxy
+// toxics: a partition black-holes the proxy's streams (or closes it), lost
+// replies drop the downstream stream, delay adds latency. A replica follows its master through a proxy of its own, so the
 // replication link can be cut while clients still reach both nodes. The
 // runner's own services (the protected resource) go behind a proxy too, with
 // [Cluster.AddProxy], and take the same network faults. No toxiproxy HTTP API
@@ -16,10 +14,10 @@
 //
 // # Faults
 //
-// The faults themselves live in package faults, which imports this one:
-// cluster gives them the nodes, links, clocks and processes to act on, and
-// the few direct commands they share with [Cluster.Restore] ([AdminDo],
-// [MigrateSlot], [ClusterFailover], [Cluster.Demote]).
+// The faults live in package faults, which imports this one: cluster gives
+// them the nodes, links, clocks and processes to act on, and the few direct
+// commands they share with [Cluster.Restore] ([AdminDo], [MigrateSlot],
+// [ClusterFailover], [Cluster.Demote]).
 //
 // Persistence is chosen per node in the [Topology] ([PersistNone],
 // [PersistAOFEverySec], [PersistAOFAlways]); it decides what a killed node

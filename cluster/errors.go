@@ -39,6 +39,9 @@ var (
 	ErrBadTopology = errors.New("cluster: bad topology")
 	// ErrBadFault means a fault's parameters are invalid.
 	ErrBadFault = errors.New("cluster: bad fault parameters")
+	// ErrNoClockShim means the clock shim could not be injected into a node
+	// of a user-supplied image; the message says why.
+	ErrNoClockShim = fmt.Errorf("%w: cannot inject it into the image", ErrNoClock)
 	// ErrWedged means a change to a proxied link did not finish in time
 	// (a toxiproxy deadlock); the link stays unusable for the rest of the run.
 	ErrWedged = errors.New("cluster: proxy link wedged")

@@ -165,7 +165,7 @@ type Cluster struct {
 	backend      Backend
 	proxies      *Proxies
 	mu           sync.Mutex // guards Services and busSides
-	reservations []*portReservation
+	reservations []*PortReservation
 	filters      []*busFilter   // of a Redis Cluster's buses
 	busSides     map[string]int // node id -> side of a bus partition; nil without one
 }
@@ -254,7 +254,7 @@ func (c *Cluster) startSentinels(ctx context.Context) error {
 			return err
 		}
 		c.reservations = append(c.reservations, r)
-		ss[i] = sentinel{port: r.port, id: randomID()}
+		ss[i] = sentinel{port: r.port, id: RandomID()}
 	}
 	for i, s := range ss {
 		m := MasterName
@@ -373,7 +373,8 @@ func (c *Cluster) Close() error {
 	return errors.Join(errs...)
 }
 
-func randomID() string {
+// RandomID returns 40 random hex digits, the form of a Redis run or node ID.
+func RandomID() string {
 	b := make([]byte, 20)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)

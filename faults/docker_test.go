@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/cluster/dockerbackend"
 	"github.com/lockpick/lockpick/internal/testredis"
 )
 
@@ -23,7 +24,7 @@ import (
 var dockerCheck = sync.OnceValue(func() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	err := cluster.DockerAvailable(ctx)
+	err := dockerbackend.Available(ctx)
 	if err != nil {
 		fmt.Println("skipping docker tests:", err)
 	}
@@ -47,11 +48,11 @@ func needDocker(tb testing.TB) {
 
 // newDockerBackend returns a docker backend on a test-owned directory,
 // closed at cleanup. With shim, its nodes run under the clock shim.
-func newDockerBackend(tb testing.TB, shim bool) *cluster.DockerBackend {
+func newDockerBackend(tb testing.TB, shim bool) *dockerbackend.Backend {
 	tb.Helper()
 	needDocker(tb)
 	testredis.Require(tb, true) // the image is built from the host's redis
-	b, err := cluster.NewDockerBackend(tb.TempDir())
+	b, err := dockerbackend.New(tb.TempDir())
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -66,7 +67,7 @@ func newDockerBackend(tb testing.TB, shim bool) *cluster.DockerBackend {
 }
 
 // startDocker starts topo on a fresh docker backend.
-func startDocker(tb testing.TB, topo cluster.Topology, shim bool) (*cluster.Cluster, *cluster.DockerBackend) {
+func startDocker(tb testing.TB, topo cluster.Topology, shim bool) (*cluster.Cluster, *dockerbackend.Backend) {
 	tb.Helper()
 	b := newDockerBackend(tb, shim)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

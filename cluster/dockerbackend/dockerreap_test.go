@@ -1,4 +1,4 @@
-package cluster_test
+package dockerbackend_test
 
 import (
 	"bufio"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/cluster/dockerbackend"
 	"github.com/lockpick/lockpick/internal/testredis"
 )
 
@@ -33,7 +34,7 @@ func runDockerHelper(mode string) int {
 	if mode == "reap" {
 		defer cluster.ReapOnSignal(func(os.Signal) { os.Exit(1) })()
 	}
-	b, err := cluster.NewDockerBackend(os.Getenv(helperDirEnv))
+	b, err := dockerbackend.New(os.Getenv(helperDirEnv))
 	if code := startHelperTopology(b, err, 60*time.Second); code != 0 {
 		return code
 	}
@@ -102,7 +103,7 @@ func TestRemoveOrphanContainers_AfterSIGKILL(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if n, err := cluster.RemoveOrphanContainers(ctx); err != nil || n < 3 {
+	if n, err := dockerbackend.RemoveOrphanContainers(ctx); err != nil || n < 3 {
 		t.Fatalf("RemoveOrphanContainers = %d, %v; want at least the helper's 3", n, err)
 	}
 	if got := containersLabelled(t, label); len(got) != 0 {

@@ -1,4 +1,4 @@
-package cluster_test
+package dockerbackend_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/cluster/dockerbackend"
 	"github.com/lockpick/lockpick/faults"
 	"github.com/lockpick/lockpick/internal/testredis"
 )
@@ -28,7 +29,7 @@ import (
 var dockerCheck = sync.OnceValue(func() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	err := cluster.DockerAvailable(ctx)
+	err := dockerbackend.Available(ctx)
 	if err != nil {
 		fmt.Println("skipping docker tests:", err)
 	}
@@ -52,11 +53,11 @@ func needDocker(tb testing.TB) {
 
 // newDockerBackend returns a docker backend on a test-owned directory,
 // closed at cleanup. With shim, its nodes run under the clock shim.
-func newDockerBackend(tb testing.TB, shim bool) *cluster.DockerBackend {
+func newDockerBackend(tb testing.TB, shim bool) *dockerbackend.Backend {
 	tb.Helper()
 	needDocker(tb)
 	testredis.Require(tb, true) // the image is built from the host's redis
-	b, err := cluster.NewDockerBackend(tb.TempDir())
+	b, err := dockerbackend.New(tb.TempDir())
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -71,7 +72,7 @@ func newDockerBackend(tb testing.TB, shim bool) *cluster.DockerBackend {
 }
 
 // startDocker starts topo on a fresh docker backend.
-func startDocker(tb testing.TB, topo cluster.Topology, shim bool) (*cluster.Cluster, *cluster.DockerBackend) {
+func startDocker(tb testing.TB, topo cluster.Topology, shim bool) (*cluster.Cluster, *dockerbackend.Backend) {
 	tb.Helper()
 	b := newDockerBackend(tb, shim)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -107,8 +108,8 @@ func TestDockerBackend_RunsTheHostsRedis(t *testing.T) {
 	t.Parallel()
 	c, b := startDocker(t, cluster.Topology{Replicas: 1}, false)
 	ctx := context.Background()
-	if !strings.HasPrefix(b.ImageRef(), cluster.RedisImageRepo+":") {
-		t.Fatalf("image %q, want a %s image", b.ImageRef(), cluster.RedisImageRepo)
+	if !strings.HasPrefix(b.ImageRef(), dockerbackend.RedisImageRepo+":") {
+		t.Fatalf("image %q, want a %s image", b.ImageRef(), dockerbackend.RedisImageRepo)
 	}
 	// The replica follows the master through its replication proxy, which
 	// reaches the containerised master on a host port.
@@ -245,16 +246,16 @@ func TestBuildRedisImage_TaggedByContent(t *testing.T) {
 		t.Skip("no clock shim (gcc missing)")
 	}
 	ctx := context.Background()
-	build := func(opt *cluster.RedisImageOptions) string {
+	build := func(opt *dockerbackend.RedisImageOptions) string {
 		t.Helper()
-		ref, err := cluster.BuildRedisImage(ctx, opt)
+		ref, err := dockerbackend.BuildRedisImage(ctx, opt)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return ref
 	}
-	plain, again := build(nil), build(&cluster.RedisImageOptions{})
-	withShim := build(&cluster.RedisImageOptions{ClockShim: clockShim})
+	plain, again := build(nil), build(&dockerbackend.RedisImageOptions{})
+	withShim := build(&dockerbackend.RedisImageOptions{ClockShim: clockShim})
 	if plain != again {
 		t.Fatalf("same content, two tags: %s and %s", plain, again)
 	}
@@ -282,8 +283,8 @@ func TestDockerBackend_ClockShimRefusedByImage(t *testing.T) {
 	// dynamic loader refuses stands for a shim the image cannot load (a
 	// static or musl redis-server): the node must not launch quietly
 	// without a movable clock.
-	ref, err := cluster.BuildRedisImage(context.Background(), nil)
-	if errors.Is(err, cluster.ErrNoDocker) {
+	ref, err := dockerbackend.BuildRedisImage(context.Background(), nil)
+	if errors.Is(err, dockerbackend.ErrNoDocker) {
 		t.Skipf("skipping: %v", err)
 	}
 	if err != nil {

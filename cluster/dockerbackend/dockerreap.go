@@ -1,4 +1,4 @@
-package cluster
+package dockerbackend
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockpick/lockpick/cluster"
+
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
@@ -20,15 +22,15 @@ import (
 // them itself instead of through testcontainers' Ryuk reaper (whose image
 // cannot be pulled without a registry):
 //
-//   - [Cluster.Close] and [DockerBackend.Close] remove a backend's containers;
-//   - [KillAll] (and so [ReapOnSignal], and `lockpick run` on Ctrl-C) removes
+//   - [cluster.Cluster.Close] and [Backend.Close] remove a backend's containers;
+//   - [cluster.KillAll] (and so [cluster.ReapOnSignal], and `lockpick run` on Ctrl-C) removes
 //     every container this process started and has not removed yet;
 //   - a process that died without either (kill -9) leaves containers whose
 //     owner pid is gone: the next docker backend on the host removes them
 //     (see [RemoveOrphanContainers]).
 const (
 	labelBackend  = "lockpick.backend"   // "docker": every lockpick container
-	labelRun      = "lockpick.run"       // the DockerBackend's random id
+	labelRun      = "lockpick.run"       // the Backend's random id
 	labelNode     = "lockpick.node"      // the node's name
 	labelHost     = "lockpick.host"      // the owner's hostname
 	labelPID      = "lockpick.pid"       // the owner's pid
@@ -36,11 +38,8 @@ const (
 )
 
 var (
-	// ErrNoDocker means no Docker engine answers (see [DockerAvailable]).
-	ErrNoDocker = errors.New("cluster: no docker engine answers")
-	// ErrNoClockShim means the clock shim could not be injected into a node
-	// of a user-supplied image; the message says why.
-	ErrNoClockShim = fmt.Errorf("%w: cannot inject it into the image", ErrNoClock)
+	// ErrNoDocker means no Docker engine answers (see [Available]).
+	ErrNoDocker = errors.New("dockerbackend: no docker engine answers")
 )
 
 // dockerTimeout bounds cleanup calls that have no context of their own.
@@ -77,9 +76,9 @@ func dockerProvider(ctx context.Context) (*testcontainers.DockerProvider, error)
 	return docker.provider, nil
 }
 
-// DockerAvailable returns nil when a Docker engine answers, and an error
+// Available returns nil when a Docker engine answers, and an error
 // wrapping [ErrNoDocker] that says why not otherwise.
-func DockerAvailable(ctx context.Context) error {
+func Available(ctx context.Context) error {
 	_, err := dockerProvider(ctx)
 	return err
 }
@@ -110,7 +109,7 @@ func removeContainer(ctx context.Context, api client.APIClient, id string) error
 func isNotFound(err error) bool { return cerrdefs.IsNotFound(err) }
 
 // removeAllContainers removes every container this process started and
-// has not removed yet; [KillAll] calls it.
+// has not removed yet; [cluster.KillAll] calls it.
 func removeAllContainers() {
 	docker.mu.Lock()
 	p := docker.provider
@@ -189,4 +188,4 @@ func RemoveOrphanContainers(ctx context.Context) (int, error) {
 	return n, errors.Join(errs...)
 }
 
-func init() { reapHooks = append(reapHooks, removeAllContainers) }
+func init() { cluster.OnReap(removeAllContainers) }

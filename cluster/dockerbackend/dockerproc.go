@@ -1,4 +1,4 @@
-package cluster
+package dockerbackend
 
 import (
 	"bytes"
@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockpick/lockpick/cluster"
+
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
@@ -25,10 +27,10 @@ type dockerProc struct {
 	config             []string
 	sentinel, fsync    bool
 	port               int
-	reservation        *portReservation
-	clock              *Clock
+	reservation        *cluster.PortReservation
+	clock              *cluster.Clock
 	timeout            time.Duration
-	b                  *DockerBackend
+	b                  *Backend
 	api                client.APIClient
 
 	mu     sync.Mutex
@@ -38,9 +40,9 @@ type dockerProc struct {
 }
 
 var (
-	_ Proc        = (*dockerProc)(nil)
-	_ ClockedProc = (*dockerProc)(nil)
-	_ DurableProc = (*dockerProc)(nil)
+	_ cluster.Proc        = (*dockerProc)(nil)
+	_ cluster.ClockedProc = (*dockerProc)(nil)
+	_ cluster.DurableProc = (*dockerProc)(nil)
 )
 
 func (p *dockerProc) Name() string    { return p.name }
@@ -48,7 +50,7 @@ func (p *dockerProc) Addr() string    { return net.JoinHostPort("127.0.0.1", str
 func (p *dockerProc) LogPath() string { return p.logPath }
 
 // Clock returns the process's clock, or nil when the backend has no ClockShim.
-func (p *dockerProc) Clock() *Clock { return p.clock }
+func (p *dockerProc) Clock() *cluster.Clock { return p.clock }
 
 // create creates the container, not yet started.
 func (p *dockerProc) create(ctx context.Context, prov *testcontainers.DockerProvider, img string) error {
@@ -72,14 +74,14 @@ func (p *dockerProc) create(ctx context.Context, prov *testcontainers.DockerProv
 	var preload []string
 	if p.clock != nil {
 		preload = append(preload, imageClockShim)
-		env["LOCKPICK_CLOCK_FILE"] = p.clock.path
+		env["LOCKPICK_CLOCK_FILE"] = p.clock.Path()
 		if p.b.Image != "" {
 			binds = append(binds, p.b.ClockShim+":"+imageClockShim+":ro")
 		}
 	}
 	if p.fsync {
 		preload = append(preload, imageFsyncShim)
-		env["LOCKPICK_FSYNC_JOURNAL"] = filepath.Join(p.dir, fsyncJournal)
+		env["LOCKPICK_FSYNC_JOURNAL"] = filepath.Join(p.dir, cluster.FsyncJournal)
 		binds = append(binds, p.b.FsyncShim+":"+imageFsyncShim+":ro")
 	}
 	if preload != nil {
@@ -119,16 +121,16 @@ func (p *dockerProc) create(ctx context.Context, prov *testcontainers.DockerProv
 		if p.ctr != nil {
 			_ = p.remove()
 		}
-		return &StartError{Node: p.name, LogPath: p.logPath, Err: fmt.Errorf("create container: %w", err)}
+		return &cluster.StartError{Node: p.name, LogPath: p.logPath, Err: fmt.Errorf("create container: %w", err)}
 	}
 	if p.ctr == nil {
-		return &StartError{Node: p.name, LogPath: p.logPath, Err: fmt.Errorf("create container: unexpected %T", c)}
+		return &cluster.StartError{Node: p.name, LogPath: p.logPath, Err: fmt.Errorf("create container: unexpected %T", c)}
 	}
 	return nil
 }
 
 func (p *dockerProc) writeConfig() error {
-	_, err := writeRedisConfig(p.dir, p.port, p.logPath, p.sentinel, p.config)
+	_, err := cluster.WriteRedisConfig(p.dir, p.port, p.logPath, p.sentinel, p.config)
 	return err
 }
 
@@ -153,7 +155,7 @@ func (p *dockerProc) Start(ctx context.Context) error {
 		return p.startError(ctx, err)
 	}
 	p.exited = p.watch()
-	if err := waitReady(ctx, p.Addr(), p.timeout, p.exited); err != nil {
+	if err := cluster.WaitReady(ctx, p.Addr(), p.timeout, p.exited); err != nil {
 		p.killLocked()
 		return p.startError(ctx, err)
 	}
@@ -186,7 +188,7 @@ func (p *dockerProc) startError(ctx context.Context, err error) error {
 			_ = f.Close()
 		}
 	}
-	return &StartError{Node: p.name, LogPath: p.logPath, Err: err, LogTail: logTail(p.logPath, 5)}
+	return &cluster.StartError{Node: p.name, LogPath: p.logPath, Err: err, LogTail: cluster.LogTail(p.logPath, 5)}
 }
 
 // containerOutput returns what the container printed to stdout and stderr.
@@ -205,7 +207,7 @@ func (p *dockerProc) containerOutput(ctx context.Context) []byte {
 	return bytes.TrimSpace(out)
 }
 
-// checkShim returns an error wrapping [ErrNoClockShim] unless the running
+// checkShim returns an error wrapping [cluster.ErrNoClockShim] unless the running
 // process has mapped its clock file, which the shim does on the first clock
 // read (Redis reads the clock long before it answers PING). It fails
 // closed: when the process's memory map cannot be read (an engine in
@@ -214,14 +216,14 @@ func (p *dockerProc) containerOutput(ctx context.Context) []byte {
 func (p *dockerProc) checkShim(ctx context.Context) error {
 	pid, err := p.enginePID(ctx)
 	if err != nil {
-		return fmt.Errorf("%w: cannot check that %s loaded it: %v", ErrNoClockShim, p.name, err)
+		return fmt.Errorf("%w: cannot check that %s loaded it: %v", cluster.ErrNoClockShim, p.name, err)
 	}
 	maps, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/maps")
 	if err != nil {
 		return fmt.Errorf("%w: cannot check that %s loaded it: %v (is the docker engine on another host or VM?)",
-			ErrNoClockShim, p.name, err)
+			cluster.ErrNoClockShim, p.name, err)
 	}
-	if bytes.Contains(maps, []byte(p.clock.path)) {
+	if bytes.Contains(maps, []byte(p.clock.Path())) {
 		return nil
 	}
 	why := "the image's redis may be static, use another C library than this host's, or ignore LD_PRELOAD"
@@ -229,17 +231,17 @@ func (p *dockerProc) checkShim(ctx context.Context) error {
 		why = string(out)
 	}
 	return fmt.Errorf("%w: %s in image %s did not load %s (%s); clock faults need the image lockpick builds from this host's redis (no --image)",
-		ErrNoClockShim, p.name, p.b.Image, p.b.ClockShim, why)
+		cluster.ErrNoClockShim, p.name, p.b.Image, p.b.ClockShim, why)
 }
 
-// checkFsyncShim returns an error wrapping [ErrNoFsyncShim] unless the
+// checkFsyncShim returns an error wrapping [cluster.ErrNoFsyncShim] unless the
 // running process has the fsync shim mapped.
 func (p *dockerProc) checkFsyncShim(ctx context.Context) error {
 	pid, err := p.enginePID(ctx)
 	if err != nil {
-		return fmt.Errorf("%w: cannot check that %s loaded it: %v", ErrNoFsyncShim, p.name, err)
+		return fmt.Errorf("%w: cannot check that %s loaded it: %v", cluster.ErrNoFsyncShim, p.name, err)
 	}
-	return checkFsyncShim(pid, imageFsyncShim)
+	return cluster.CheckFsyncShim(pid, imageFsyncShim)
 }
 
 // enginePID returns the host pid of the container's process, as the
@@ -255,22 +257,22 @@ func (p *dockerProc) enginePID(ctx context.Context) (int, error) {
 	return insp.Container.State.Pid, nil
 }
 
-// CanLosePower returns an error wrapping [ErrNoFsyncShim] unless the
+// CanLosePower returns an error wrapping [cluster.ErrNoFsyncShim] unless the
 // backend preloads the fsync shim into this node.
 func (p *dockerProc) CanLosePower() error {
 	if !p.fsync {
-		return fmt.Errorf("%w: %s (the backend was given no FsyncShim)", ErrNoFsyncShim, p.name)
+		return fmt.Errorf("%w: %s (the backend was given no FsyncShim)", cluster.ErrNoFsyncShim, p.name)
 	}
 	return nil
 }
 
 // PowerLoss drops every byte of the node's data files (in the bind-mounted
 // directory) that it had not fsynced; call it between Kill and Start.
-func (p *dockerProc) PowerLoss() (PowerCut, error) {
+func (p *dockerProc) PowerLoss() (cluster.PowerCut, error) {
 	if err := p.CanLosePower(); err != nil {
-		return PowerCut{}, err
+		return cluster.PowerCut{}, err
 	}
-	return cutToDurable(p.dir)
+	return cluster.CutToDurable(p.dir)
 }
 
 // Kill kills the container with SIGKILL (`docker kill`) and waits until it
@@ -301,13 +303,13 @@ func (p *dockerProc) killLocked() error {
 	return nil
 }
 
-// Pause freezes the container (`docker pause`). It returns [ErrNotRunning]
+// Pause freezes the container (`docker pause`). It returns [cluster.ErrNotRunning]
 // when the container is stopped.
 func (p *dockerProc) Pause() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.runningLocked() {
-		return fmt.Errorf("%w: %s", ErrNotRunning, p.name)
+		return fmt.Errorf("%w: %s", cluster.ErrNotRunning, p.name)
 	}
 	if p.paused {
 		return nil
@@ -322,13 +324,13 @@ func (p *dockerProc) Pause() error {
 }
 
 // Resume thaws a paused container (`docker unpause`); a running container
-// that is not paused is left alone. It returns [ErrNotRunning] when the
+// that is not paused is left alone. It returns [cluster.ErrNotRunning] when the
 // container is stopped.
 func (p *dockerProc) Resume() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.runningLocked() {
-		return fmt.Errorf("%w: %s", ErrNotRunning, p.name)
+		return fmt.Errorf("%w: %s", cluster.ErrNotRunning, p.name)
 	}
 	if !p.paused {
 		return nil
@@ -356,9 +358,9 @@ func (p *dockerProc) runningLocked() bool {
 
 // WipeData removes the process's persisted data, which lives in the
 // bind-mounted directory on the host.
-func (p *dockerProc) WipeData() error { return wipeData(p.dir) }
+func (p *dockerProc) WipeData() error { return cluster.WipeData(p.dir) }
 
-// releasePort gives up the port reservation; [Cluster.Close] calls it.
+// releasePort gives up the port reservation; [cluster.Cluster.Close] calls it.
 func (p *dockerProc) releasePort() {
 	if p.reservation != nil {
 		p.reservation.Release()

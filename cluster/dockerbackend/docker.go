@@ -1,4 +1,4 @@
-package cluster
+package dockerbackend
 
 import (
 	"context"
@@ -9,10 +9,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockpick/lockpick/cluster"
+
 	"github.com/testcontainers/testcontainers-go"
 )
 
-// DockerBackend runs redis-server and redis-sentinel in Docker containers
+// Backend runs redis-server and redis-sentinel in Docker containers
 // through testcontainers-go, one container per process, so a test can run
 // the Redis version of an image instead of the host's.
 //
@@ -22,7 +24,7 @@ import (
 // configuration work unchanged, and no Docker network is created. Dir is
 // bind-mounted into every container at the same path, so configuration,
 // data, logs and the clock file are the same files on both sides: LogPath
-// works on the host, and a [Clock] moves a containerised node's clock
+// works on the host, and a [cluster.Clock] moves a containerised node's clock
 // through the same shim. Kill is `docker kill` (SIGKILL), Start is
 // `docker start` of the same container, Pause is `docker pause` (the cgroup
 // freezer, which stops every thread as SIGSTOP does). Containers run as the
@@ -32,7 +34,7 @@ import (
 // testcontainers' Ryuk reaper off unless TESTCONTAINERS_RYUK_DISABLED is
 // set. It needs a Docker engine on this host (bind mounts and the host
 // network): not Docker Desktop's VM, not a remote DOCKER_HOST.
-type DockerBackend struct {
+type Backend struct {
 	// Dir holds one subdirectory per process (config, data, clock file) and
 	// the processes' logs; it is bind-mounted into every container.
 	Dir string
@@ -41,18 +43,18 @@ type DockerBackend struct {
 	// default: "" (an image built from the host's binaries by
 	// [BuildRedisImage], once per content).
 	Image string
-	// ClockShim is the path of the clock shim library ([BuildClockShim]).
+	// ClockShim is the path of the clock shim library ([cluster.BuildClockShim]).
 	// When set, every process runs with it preloaded, so its clock can be
 	// moved with faults.ClockJumpFault and faults.ClockRateFault: the built image gets
 	// a copy of it, a user's Image gets it bind-mounted, and a node in which
 	// it does not load (a static or musl binary) fails to launch with
-	// [ErrNoClockShim]. default: "" (no shim).
+	// [cluster.ErrNoClockShim]. default: "" (no shim).
 	ClockShim string
-	// FsyncShim is the path of the fsync shim library ([BuildFsyncShim]).
+	// FsyncShim is the path of the fsync shim library ([cluster.BuildFsyncShim]).
 	// When set, it is bind-mounted into every redis-server container and
 	// preloaded, so faults.PowerLossFault can drop what the node had not
 	// fsynced; a node in which it does not load fails to launch with
-	// [ErrNoFsyncShim]. default: "" (no shim).
+	// [cluster.ErrNoFsyncShim]. default: "" (no shim).
 	FsyncShim string
 	// ServerBin and SentinelBin are the host binaries the built image is
 	// made of; unused with Image. default: redis-server and redis-sentinel
@@ -71,12 +73,12 @@ type DockerBackend struct {
 	cancel   context.CancelFunc
 }
 
-var _ Backend = (*DockerBackend)(nil)
+var _ cluster.Backend = (*Backend)(nil)
 
-// NewDockerBackend returns a docker backend that keeps its processes' files
+// New returns a docker backend that keeps its processes' files
 // under dir. It does not contact the engine: the first Launch does, and
 // returns an error wrapping [ErrNoDocker] if none answers.
-func NewDockerBackend(dir string) (*DockerBackend, error) {
+func New(dir string) (*Backend, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
@@ -90,7 +92,7 @@ func NewDockerBackend(dir string) (*DockerBackend, error) {
 		abs = real
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	b := &DockerBackend{Dir: abs, StartTimeout: 10 * time.Second, id: randomID()[:12], ctx: ctx, cancel: cancel}
+	b := &Backend{Dir: abs, StartTimeout: 10 * time.Second, id: cluster.RandomID()[:12], ctx: ctx, cancel: cancel}
 	return b, os.MkdirAll(abs, 0o755)
 }
 
@@ -98,11 +100,11 @@ func NewDockerBackend(dir string) (*DockerBackend, error) {
 // lockpick-<id>-<node> and carry the label lockpick.run=<id>, besides
 // lockpick.node, and lockpick.host, lockpick.pid and lockpick.pid-start
 // naming the process that owns them.
-func (b *DockerBackend) ID() string { return b.id }
+func (b *Backend) ID() string { return b.id }
 
 // ImageRef returns the image the backend's containers run, or "" before
 // the first Launch.
-func (b *DockerBackend) ImageRef() string {
+func (b *Backend) ImageRef() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.image
@@ -110,11 +112,11 @@ func (b *DockerBackend) ImageRef() string {
 
 // prepare connects to the engine, removes orphans once per process and
 // builds (or finds) the image.
-func (b *DockerBackend) prepare(ctx context.Context) (string, *testcontainers.DockerProvider, error) {
+func (b *Backend) prepare(ctx context.Context) (string, *testcontainers.DockerProvider, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.ctx.Err() != nil {
-		return "", nil, ErrClosed
+		return "", nil, cluster.ErrClosed
 	}
 	if b.image != "" {
 		return b.image, b.provider, nil
@@ -143,9 +145,9 @@ func (b *DockerBackend) prepare(ctx context.Context) (string, *testcontainers.Do
 
 // Launch creates and starts a container for the process. With spec.Port
 // zero it reserves a loopback port as the process backend does and keeps it
-// until Close. A process that fails to start returns a *[StartError] whose
+// until Close. A process that fails to start returns a *[cluster.StartError] whose
 // log includes the container's own output.
-func (b *DockerBackend) Launch(ctx context.Context, spec ProcSpec) (Proc, error) {
+func (b *Backend) Launch(ctx context.Context, spec cluster.ProcSpec) (cluster.Proc, error) {
 	img, prov, err := b.prepare(ctx)
 	if err != nil {
 		return nil, err
@@ -161,11 +163,11 @@ func (b *DockerBackend) Launch(ctx context.Context, spec ProcSpec) (Proc, error)
 	}
 	if b.FsyncShim != "" && !spec.Sentinel {
 		p.fsync = true
-		_ = os.Remove(filepath.Join(dir, fsyncJournal)) // a journal of an earlier node
+		_ = os.Remove(filepath.Join(dir, cluster.FsyncJournal)) // a journal of an earlier node
 	}
 	if b.ClockShim != "" {
-		if p.clock, err = newClock(filepath.Join(dir, "clock")); err != nil {
-			return nil, &StartError{Node: p.name, LogPath: p.logPath, Err: err}
+		if p.clock, err = cluster.NewClock(filepath.Join(dir, "clock")); err != nil {
+			return nil, &cluster.StartError{Node: p.name, LogPath: p.logPath, Err: err}
 		}
 	}
 	if err := p.create(ctx, prov, img); err != nil {
@@ -179,9 +181,9 @@ func (b *DockerBackend) Launch(ctx context.Context, spec ProcSpec) (Proc, error)
 	b.mu.Unlock()
 	if closed {
 		p.remove()
-		return nil, ErrClosed
+		return nil, cluster.ErrClosed
 	}
-	p.port, p.reservation, err = startOnPort(spec.Port, p.logPath, func(port int) error {
+	p.port, p.reservation, err = cluster.StartOnPort(spec.Port, p.logPath, func(port int) error {
 		p.port = port
 		return p.Start(ctx)
 	})
@@ -200,7 +202,7 @@ func (b *DockerBackend) Launch(ctx context.Context, spec ProcSpec) (Proc, error)
 
 // Close removes every container the backend created and releases their
 // ports. It is idempotent.
-func (b *DockerBackend) Close() error {
+func (b *Backend) Close() error {
 	b.mu.Lock()
 	procs := b.procs
 	b.procs = nil

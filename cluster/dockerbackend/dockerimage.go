@@ -1,4 +1,4 @@
-package cluster
+package dockerbackend
 
 import (
 	"archive/tar"
@@ -17,6 +17,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/lockpick/lockpick/cluster"
 
 	"github.com/testcontainers/testcontainers-go"
 )
@@ -42,7 +44,7 @@ type RedisImageOptions struct {
 	// symlink to it) becomes a symlink in the image.
 	// default: redis-server and redis-sentinel from PATH.
 	ServerBin, SentinelBin string
-	// ClockShim is the clock shim library ([BuildClockShim]) to copy into
+	// ClockShim is the clock shim library ([cluster.BuildClockShim]) to copy into
 	// the image. default: "" (an image without the shim).
 	ClockShim string
 
@@ -64,7 +66,7 @@ var builtImages = struct {
 // them, at the same paths) and optionally the clock shim, and returns its
 // reference, RedisImageRepo:<hash of the build context>. An image with that
 // tag already present in the engine is reused, so the build happens once per
-// content, not once per run. It returns [ErrBinaryNotFound] when a binary or
+// content, not once per run. It returns [cluster.ErrBinaryNotFound] when a binary or
 // ldd is missing, an error wrapping [ErrNoDocker] when no engine answers,
 // and the builder's output with any build error.
 func BuildRedisImage(ctx context.Context, opt *RedisImageOptions) (string, error) {
@@ -152,21 +154,21 @@ func redisBins(serverBin, sentinelBin string) (scratchImage, error) {
 	var err error
 	if serverBin == "" {
 		if serverBin, err = exec.LookPath("redis-server"); err != nil {
-			return scratchImage{}, fmt.Errorf("%w: redis-server (apt-get install redis-server)", ErrBinaryNotFound)
+			return scratchImage{}, fmt.Errorf("%w: redis-server (apt-get install redis-server)", cluster.ErrBinaryNotFound)
 		}
 	}
 	if sentinelBin == "" {
 		if sentinelBin, err = exec.LookPath("redis-sentinel"); err != nil {
-			return scratchImage{}, fmt.Errorf("%w: redis-sentinel (apt-get install redis-sentinel)", ErrBinaryNotFound)
+			return scratchImage{}, fmt.Errorf("%w: redis-sentinel (apt-get install redis-sentinel)", cluster.ErrBinaryNotFound)
 		}
 	}
 	server, err := filepath.EvalSymlinks(serverBin)
 	if err != nil {
-		return scratchImage{}, fmt.Errorf("%w: %v", ErrBinaryNotFound, err)
+		return scratchImage{}, fmt.Errorf("%w: %v", cluster.ErrBinaryNotFound, err)
 	}
 	sentinel, err := filepath.EvalSymlinks(sentinelBin)
 	if err != nil {
-		return scratchImage{}, fmt.Errorf("%w: %v", ErrBinaryNotFound, err)
+		return scratchImage{}, fmt.Errorf("%w: %v", cluster.ErrBinaryNotFound, err)
 	}
 	im := scratchImage{files: map[string]string{imageServerBin: server}, bins: []string{server}}
 	if sentinel != server {
@@ -305,7 +307,7 @@ func sharedLibs(bin string) ([]string, error) {
 	}
 	ldd, err := exec.LookPath("ldd")
 	if err != nil {
-		return nil, fmt.Errorf("%w: ldd (apt-get install libc-bin)", ErrBinaryNotFound)
+		return nil, fmt.Errorf("%w: ldd (apt-get install libc-bin)", cluster.ErrBinaryNotFound)
 	}
 	out, err := exec.Command(ldd, bin).Output()
 	if err != nil {

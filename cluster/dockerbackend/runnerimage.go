@@ -1,10 +1,12 @@
-package cluster
+package dockerbackend
 
 import (
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/lockpick/lockpick/cluster"
 
 	"github.com/moby/moby/client"
 )
@@ -28,12 +30,12 @@ type RunnerImageOptions struct {
 	// ServerBin and SentinelBin are the Redis binaries, as in
 	// [RedisImageOptions]. default: redis-server and redis-sentinel from PATH.
 	ServerBin, SentinelBin string
-	// ClockShim is a clock shim built by [BuildClockShim]. It is copied
+	// ClockShim is a clock shim built by [cluster.BuildClockShim]. It is copied
 	// into lockpick's shim cache inside the image under the same name, so
 	// scenarios that move clocks run without gcc. default: "" (those
 	// scenarios then fail in the container, which has no compiler).
 	ClockShim string
-	// FsyncShim is a fsync shim built by [BuildFsyncShim], copied the same
+	// FsyncShim is a fsync shim built by [cluster.BuildFsyncShim], copied the same
 	// way, so power-loss scenarios run without gcc. default: "".
 	FsyncShim string
 
@@ -60,7 +62,7 @@ func BuildRunnerImage(ctx context.Context, opt *RunnerImageOptions) (string, err
 		}
 	}
 	if o.Lockpick, err = filepath.EvalSymlinks(o.Lockpick); err != nil {
-		return "", fmt.Errorf("%w: %v", ErrBinaryNotFound, err)
+		return "", fmt.Errorf("%w: %v", cluster.ErrBinaryNotFound, err)
 	}
 	redis, err := redisBins(o.ServerBin, o.SentinelBin)
 	if err != nil {
