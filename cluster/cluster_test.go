@@ -40,17 +40,6 @@ func startCluster(tb testing.TB, topo cluster.Topology) *cluster.Cluster {
 	return startOn(tb, newBackend(tb), topo)
 }
 
-// startClockCluster is startCluster with the clock shim preloaded.
-func startClockCluster(tb testing.TB, topo cluster.Topology) *cluster.Cluster {
-	tb.Helper()
-	if clockShim == "" {
-		tb.Skip("no clock shim (gcc missing)")
-	}
-	b := newBackend(tb)
-	b.ClockShim = clockShim
-	return startOn(tb, b, topo)
-}
-
 func newBackend(tb testing.TB) *cluster.ProcessBackend {
 	tb.Helper()
 	testredis.Require(tb, true)
