@@ -50,6 +50,10 @@ type Topology struct {
 	_ struct{} // disallow positional literals, for extensibility
 }
 
+// WithDefaults returns t with its zero fields set to their defaults, as
+// [Start] runs it.
+func (t Topology) WithDefaults() Topology { return t.withDefaults() }
+
 func (t Topology) withDefaults() Topology {
 	if t.Masters <= 0 {
 		t.Masters = 1
@@ -81,7 +85,7 @@ type Node struct {
 	Link *Link
 	// Repl is the proxy a replica replicates from its master through; nil
 	// on nodes started as masters. It is set by [Start] and never changes:
-	// [Node.ReplLink] also returns the proxy of a master a [PromoteFault]
+	// [Node.ReplLink] also returns the proxy of a master a faults.PromoteFault
 	// demoted.
 	Repl *Link
 
@@ -114,7 +118,7 @@ func (n *Node) setID(id string) {
 }
 
 // ReplLink returns the proxy the node replicates from its master through:
-// Repl for a node started as a replica, the proxy a [PromoteFault] made
+// Repl for a node started as a replica, the proxy a faults.PromoteFault made
 // when it demoted a node started as a master, in a Redis Cluster the Peer
 // of the primary it replicates now (asked with INFO), or nil.
 func (n *Node) ReplLink() *Link {
@@ -125,7 +129,7 @@ func (n *Node) ReplLink() *Link {
 		// A cluster replica replicates through its current primary's Peer.
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
-		if p := c.primaryOf(ctx, n); p != nil {
+		if p := c.PrimaryOf(ctx, n); p != nil {
 			return p.Peer
 		}
 		return nil
@@ -161,7 +165,7 @@ type Cluster struct {
 	backend      Backend
 	proxies      *Proxies
 	mu           sync.Mutex // guards Services and busSides
-	reservations []*portReservation
+	reservations []*PortReservation
 	filters      []*busFilter   // of a Redis Cluster's buses
 	busSides     map[string]int // node id -> side of a bus partition; nil without one
 }
@@ -250,7 +254,7 @@ func (c *Cluster) startSentinels(ctx context.Context) error {
 			return err
 		}
 		c.reservations = append(c.reservations, r)
-		ss[i] = sentinel{port: r.port, id: randomID()}
+		ss[i] = sentinel{port: r.port, id: RandomID()}
 	}
 	for i, s := range ss {
 		m := MasterName
@@ -369,7 +373,8 @@ func (c *Cluster) Close() error {
 	return errors.Join(errs...)
 }
 
-func randomID() string {
+// RandomID returns 40 random hex digits, the form of a Redis run or node ID.
+func RandomID() string {
 	b := make([]byte, 20)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
@@ -381,4 +386,30 @@ func hostPort(addr string) string { return strings.Replace(addr, ":", " ", 1) }
 func port(addr string) string {
 	_, p, _ := net.SplitHostPort(addr)
 	return p
+}
+
+// NodeCount returns how many Redis nodes t has, n1..nN.
+func (t Topology) NodeCount() int {
+	if t.Shards > 0 {
+		return t.Shards * (1 + t.Replicas)
+	}
+	return max(t.Masters, 1) + t.Replicas
+}
+
+// NodeIndex returns i for a Redis node named "n<i>" of t, else 0.
+func (t Topology) NodeIndex(node string) int {
+	i, err := strconv.Atoi(strings.TrimPrefix(node, "n"))
+	if err != nil || !strings.HasPrefix(node, "n") || i < 1 || i > t.NodeCount() {
+		return 0
+	}
+	return i
+}
+
+// IsReplica reports whether the node named node starts as a replica in t.
+func (t Topology) IsReplica(node string) bool {
+	i := t.NodeIndex(node)
+	if t.Shards > 0 {
+		return i > t.Shards
+	}
+	return i > max(t.Masters, 1)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/evidence"
+	"github.com/lockpick/lockpick/faults"
 )
 
 // The targets a step can name by the system's state instead of by name;
@@ -94,7 +95,7 @@ func (m *nemesis) aim(ctx context.Context, i int, rng *rand.Rand) (target, how s
 						cands = append(cands, n.Name)
 					}
 				}
-			} else if st.Fault == "cut-replication" || st.Params["link"] == cluster.ReplicationLink {
+			} else if st.Fault == "cut-replication" || st.Params["link"] == faults.ReplicationLink {
 				cands = nil
 				for _, n := range c.Nodes {
 					if n.ReplLink() != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/evidence"
+	"github.com/lockpick/lockpick/faults"
 )
 
 // A Step is one fault in a scenario's schedule.
@@ -69,7 +70,7 @@ func clientOf(target string) (int, bool) {
 }
 
 // fault builds the step's fault; a client fault needs the worker's pid.
-func (s Step) fault(pids map[int]int) (cluster.Fault, error) {
+func (s Step) fault(pids map[int]int) (faults.Fault, error) {
 	if clientFault(s.Fault) {
 		pid, ok := pids[s.Client]
 		if !ok && pids != nil {
@@ -77,15 +78,15 @@ func (s Step) fault(pids map[int]int) (cluster.Fault, error) {
 		}
 		return clientProcessFault(s.Fault, pid), nil
 	}
-	return cluster.NewFault(s.Fault, s.Params)
+	return faults.NewFault(s.Fault, s.Params)
 }
 
 // clientProcessFault is the cluster fault of a client fault kind on pid.
-func clientProcessFault(kind string, pid int) cluster.Fault {
+func clientProcessFault(kind string, pid int) faults.Fault {
 	if kind == "kill-client" {
-		return &cluster.ProcessKillFault{PID: pid}
+		return &faults.ProcessKillFault{PID: pid}
 	}
-	return &cluster.ProcessPauseFault{PID: pid}
+	return &faults.ProcessPauseFault{PID: pid}
 }
 
 func (s Step) validate() error {
@@ -118,7 +119,7 @@ type nemesis struct {
 	rec   eventLog
 	start time.Time
 
-	faults []cluster.Fault
+	faults []faults.Fault
 	nodes  []*cluster.Node
 
 	seeds   []uint64  // of aimed steps' random choices
@@ -154,7 +155,7 @@ func newNemesis(env *trialEnv, steps []Step, rec eventLog) (*nemesis, error) {
 				if err != nil {
 					return nil, err
 				}
-				m.faults[i], desc = f, cluster.Describe(f, nil)+" "+s.Node
+				m.faults[i], desc = f, faults.Describe(f, nil)+" "+s.Node
 			}
 			m.record[i] = evidence.Fault{Step: i, Fault: s.Fault, Target: s.Node, Aim: s.Node, Desc: desc}
 			continue
@@ -169,7 +170,7 @@ func newNemesis(env *trialEnv, steps []Step, rec eventLog) (*nemesis, error) {
 				return nil, fmt.Errorf("%w: %v", ErrBadScenario, err)
 			}
 		}
-		desc := cluster.Describe(f, m.nodes[i])
+		desc := faults.Describe(f, m.nodes[i])
 		if m.nodes[i] == nil {
 			desc = strings.TrimSuffix(desc, fmt.Sprintf(" pid %d", env.pids[s.Client])) + " " + s.target()
 		}
@@ -180,7 +181,7 @@ func newNemesis(env *trialEnv, steps []Step, rec eventLog) (*nemesis, error) {
 
 // newSchedule returns a nemesis for steps with nothing built yet.
 func newSchedule(env *trialEnv, steps []Step, rec eventLog) *nemesis {
-	m := &nemesis{env: env, steps: steps, rec: rec, faults: make([]cluster.Fault, len(steps)),
+	m := &nemesis{env: env, steps: steps, rec: rec, faults: make([]faults.Fault, len(steps)),
 		nodes: make([]*cluster.Node, len(steps)), record: make([]evidence.Fault, len(steps)), live: make([]bool, len(steps)),
 		injected: make([]chan struct{}, len(steps)), seeds: make([]uint64, len(steps)), moments: make([]*moment, len(steps))}
 	for i := range steps {
@@ -305,7 +306,7 @@ func (m *nemesis) inject(ctx context.Context, i int) {
 	var effective *float64
 	if err == nil {
 		vctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-		if effect, err = cluster.Verify(vctx, f, n); err != nil {
+		if effect, err = faults.Verify(vctx, f, n); err != nil {
 			effect, noEffect, err = "", err.Error(), nil
 		} else {
 			effective = m.since()
@@ -419,7 +420,7 @@ func (m *nemesis) healAll(ctx context.Context) {
 		m.heal(ctx, i)
 	}
 	for _, pid := range m.env.pids {
-		_ = cluster.ResumePID(pid)
+		_ = faults.ResumePID(pid)
 	}
 }
 
