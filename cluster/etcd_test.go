@@ -1,0 +1,173 @@
+package cluster_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/internal/testetcd"
+)
+
+// TestEtcd_StartKillLeader starts three members, finds the leader, kills it
+// and checks that the other two elect a new one and still take writes, and
+// that the killed member comes back with its data.
+func TestEtcd_StartKillLeader(t *testing.T) {
+	t0 := time.Now()
+	c := testetcd.Start(t, 3)
+	if took := time.Since(t0); took > 8*time.Second { // target 5s, with 3s of tolerance for a loaded machine
+		t.Errorf("3 members took %v to be healthy, want <= 5s", took)
+	}
+	ctx := context.Background()
+	old, err := c.EtcdLeader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	etcdPut(t, old.Link.Addr(), "before", "1")
+	if err := old.Proc.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	var leader *cluster.Node
+	if err := eventuallyWithin(5*time.Second, func() error {
+		leader, err = c.EtcdLeader(ctx)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if leader == old {
+		t.Fatalf("leader is still %s after it was killed", old.Name)
+	}
+	t.Logf("leader %s killed, %s elected", old.Name, leader.Name)
+	etcdPut(t, leader.Link.Addr(), "after", "2")
+	if err := old.Proc.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitEtcdHealthy(ctx, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := etcdGet(t, old.Proc.Addr(), "after"), "2"; got != want {
+		t.Errorf("restarted %s reads after=%q, want %q", old.Name, got, want)
+	}
+}
+
+// TestEtcd_RestartWiped wipes a follower's data between kill and start:
+// the member is replaced (removed and added again) and catches up.
+func TestEtcd_RestartWiped(t *testing.T) {
+	c := testetcd.Start(t, 3)
+	ctx := context.Background()
+	fs, err := c.EtcdFollowers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := fs[0]
+	etcdPut(t, c.EtcdEndpoints()[0], "k", "v")
+	if err := f.Proc.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Proc.WipeData(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Proc.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitEtcdHealthy(ctx, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := eventuallyWithin(3*time.Second, func() error {
+		if got := etcdGet(t, f.Proc.Addr(), "k"); got != "v" {
+			return fmt.Errorf("replaced %s reads k=%q", f.Name, got)
+		}
+		return nil
+	}); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestEtcd_ClientLinkCut checks that a member's clients go through its
+// proxy: a cut link refuses them while the member itself still answers.
+func TestEtcd_ClientLinkCut(t *testing.T) {
+	c := testetcd.Start(t, 3)
+	n := c.Etcd[0]
+	etcdPut(t, n.Link.Addr(), "k", "v")
+	if err := n.Link.Cut(); err != nil {
+		t.Fatal(err)
+	}
+	if err := tryPut(n.Link.Addr(), "k", "w"); err == nil {
+		t.Fatalf("put through the cut link of %s succeeded", n.Name)
+	}
+	etcdPut(t, n.Proc.Addr(), "k", "w")
+	if err := n.Link.Restore(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := etcdGet(t, n.Link.Addr(), "k"), "w"; got != want {
+		t.Errorf("k = %q through the restored link, want %q", got, want)
+	}
+}
+
+// TestEtcd_BadTopology checks that Redis nodes and etcd members do not mix.
+func TestEtcd_BadTopology(t *testing.T) {
+	testetcd.Require(t)
+	b, err := cluster.NewProcessBackend(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	_, err = cluster.Start(context.Background(), b, cluster.Topology{Etcd: 3, Masters: 1})
+	if err == nil {
+		t.Fatal("etcd members with a Redis master started")
+	}
+}
+
+func tryPut(addr, key, value string) error {
+	body, _ := json.Marshal(map[string]string{"key": b64(key), "value": b64(value)})
+	hc := &http.Client{Timeout: time.Second}
+	resp, err := hc.Post("http://"+addr+"/v3/kv/put", "application/json", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("put: %s", resp.Status)
+	}
+	return nil
+}
+
+func etcdPut(tb testing.TB, addr, key, value string) {
+	tb.Helper()
+	if err := tryPut(addr, key, value); err != nil {
+		tb.Fatalf("put %s on %s: %v", key, addr, err)
+	}
+}
+
+// etcdGet reads key on addr without going through the leader
+// (serializable), so it shows what that member itself holds.
+func etcdGet(tb testing.TB, addr, key string) string {
+	tb.Helper()
+	body, _ := json.Marshal(map[string]any{"key": b64(key), "serializable": true})
+	hc := &http.Client{Timeout: time.Second}
+	resp, err := hc.Post("http://"+addr+"/v3/kv/range", "application/json", bytes.NewReader(body))
+	if err != nil {
+		tb.Fatalf("get %s on %s: %v", key, addr, err)
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Kvs []struct {
+			Value string `json:"value"`
+		} `json:"kvs"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+		tb.Fatalf("get %s on %s: %v", key, addr, err)
+	}
+	if len(r.Kvs) == 0 {
+		return ""
+	}
+	v, _ := base64.StdEncoding.DecodeString(r.Kvs[0].Value)
+	return string(v)
+}
+
+func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
