@@ -109,6 +109,75 @@ func TestEtcd_ClientLinkCut(t *testing.T) {
 	}
 }
 
+// TestEtcd_GenericFaults applies the generic faults to members: the
+// leader paused (SIGSTOP) is replaced by an election and catches up once
+// resumed; a follower killed by KillFault comes back with Heal.
+func TestEtcd_GenericFaults(t *testing.T) {
+	c := testetcd.Start(t, 3)
+	ctx := context.Background()
+	old, err := c.EtcdLeader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pause := &cluster.PauseFault{}
+	if err := pause.Inject(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := pause.Verify(ctx, old); err != nil {
+		t.Fatal(err)
+	} else {
+		t.Logf("%s: %s", old.Name, got)
+	}
+	if err := eventuallyWithin(5*time.Second, func() error {
+		l, err := c.EtcdLeader(ctx)
+		if err == nil && l == old {
+			return fmt.Errorf("leader still %s", old.Name)
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	etcdPut(t, c.EtcdEndpoints()[(indexOfNode(c, old)+1)%3], "during-pause", "1")
+	if err := pause.Heal(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitEtcdHealthy(ctx, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	fs, err := c.EtcdFollowers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kill := &cluster.KillFault{}
+	if err := kill.Inject(ctx, fs[0]); err != nil {
+		t.Fatal(err)
+	}
+	etcdPut(t, c.EtcdEndpoints()[indexOfNode(c, fs[1])], "during-kill", "1")
+	if err := kill.Heal(ctx, fs[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitEtcdHealthy(ctx, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := eventuallyWithin(3*time.Second, func() error {
+		if got := etcdGet(t, fs[0].Proc.Addr(), "during-kill"); got != "1" {
+			return fmt.Errorf("healed %s reads during-kill=%q", fs[0].Name, got)
+		}
+		return nil
+	}); err != nil {
+		t.Error(err)
+	}
+}
+
+func indexOfNode(c *cluster.Cluster, n *cluster.Node) int {
+	for i, m := range c.Etcd {
+		if m == n {
+			return i
+		}
+	}
+	return -1
+}
+
 // TestEtcd_BadTopology checks that Redis nodes and etcd members do not mix.
 func TestEtcd_BadTopology(t *testing.T) {
 	testetcd.Require(t)
