@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -33,6 +34,10 @@ type etcdMember struct {
 	// replace follows etcd's procedure for a member whose data is gone
 	// (see [Cluster.replaceEtcdMember]); it is set by the cluster.
 	replace func(ctx context.Context) error
+
+	// pid is the running process's id, 0 when none; read without mu,
+	// which a start holds for seconds (the peer filters ask during it).
+	pid atomic.Int64
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -67,14 +72,7 @@ func (m *etcdMember) peerAddr() string {
 func (m *etcdMember) dataDir() string { return filepath.Join(m.dir, "data") }
 
 // PID returns the running member's process id, or 0 when it is not running.
-func (m *etcdMember) PID() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.cmd == nil {
-		return 0
-	}
-	return m.cmd.Process.Pid
-}
+func (m *etcdMember) PID() int { return int(m.pid.Load()) }
 
 // Start starts the member if it is not running and waits until its peer
 // port answers, i.e. the process is up and taking part in the cluster. It
@@ -136,7 +134,8 @@ func (m *etcdMember) launchLocked(state string) error {
 		return err
 	}
 	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
+	m.pid.Store(int64(cmd.Process.Pid))
+	go func() { _ = cmd.Wait(); m.pid.Store(0); close(exited) }()
 	m.cmd, m.exited = cmd, exited
 	etcdReaper.add(m)
 	return nil

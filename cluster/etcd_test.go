@@ -169,6 +169,52 @@ func TestEtcd_GenericFaults(t *testing.T) {
 	}
 }
 
+// TestEtcd_PartitionLeader cuts the leader off from the other members:
+// they elect a new leader and take writes, the old leader takes none; once
+// healed, all three are healthy and the old leader has the writes.
+func TestEtcd_PartitionLeader(t *testing.T) {
+	c := testetcd.Start(t, 3)
+	ctx := context.Background()
+	old, err := c.EtcdLeader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := time.Now()
+	if err := c.PartitionEtcd(old.Name); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.HealEtcdPartition() })
+	var leader *cluster.Node
+	if err := eventuallyWithin(6*time.Second, func() error {
+		leader, err = c.EtcdLeader(ctx)
+		if err == nil && leader == old {
+			return fmt.Errorf("leader still %s", old.Name)
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("leader %s cut off at 0, %s leader at %v", old.Name, leader.Name, time.Since(cut).Round(time.Millisecond))
+	etcdPut(t, leader.Link.Addr(), "majority", "1")
+	if err := tryPut(old.Proc.Addr(), "minority", "1"); err == nil {
+		t.Errorf("the cut-off member %s took a write", old.Name)
+	}
+	if err := c.HealEtcdPartition(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitEtcdHealthy(ctx, 6*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := eventuallyWithin(3*time.Second, func() error {
+		if got := etcdGet(t, old.Proc.Addr(), "majority"); got != "1" {
+			return fmt.Errorf("healed %s reads majority=%q", old.Name, got)
+		}
+		return nil
+	}); err != nil {
+		t.Error(err)
+	}
+}
+
 func indexOfNode(c *cluster.Cluster, n *cluster.Node) int {
 	for i, m := range c.Etcd {
 		if m == n {

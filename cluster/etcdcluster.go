@@ -59,7 +59,9 @@ func startEtcd(ctx context.Context, backend Backend, topo Topology) (_ *Cluster,
 		if err != nil {
 			return nil, err
 		}
+		c.mu.Lock() // the peer filters read the members (etcdDialer)
 		c.Etcd = append(c.Etcd, n)
+		c.mu.Unlock()
 		initial = append(initial, n.Name+"="+n.Proc.(*etcdMember).peerURL)
 	}
 	cfg.initial = strings.Join(initial, ",")
@@ -104,7 +106,13 @@ func (c *Cluster) newEtcdNode(pb *ProcessBackend, name, bin string, cfg *etcdClu
 		m.releasePort()
 		return nil, err
 	}
-	m.clientURL, m.peerURL = "http://"+n.Link.Addr(), "http://"+n.Peer.Addr()
+	f, err := newEtcdPeerFilter(c, n, n.Peer.Addr())
+	if err != nil {
+		m.releasePort()
+		return nil, err
+	}
+	c.peerFilters = append(c.peerFilters, f)
+	m.clientURL, m.peerURL = "http://"+n.Link.Addr(), "http://"+f.addr()
 	m.replace = func(ctx context.Context) error { return c.replaceEtcdMember(ctx, n) }
 	return n, nil
 }

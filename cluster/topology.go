@@ -173,10 +173,13 @@ type Cluster struct {
 	topo         Topology
 	backend      Backend
 	proxies      *Proxies
-	mu           sync.Mutex // guards Services and busSides
+	mu           sync.Mutex // guards Services, busSides and etcdSides
 	reservations []*portReservation
 	filters      []*busFilter   // of a Redis Cluster's buses
 	busSides     map[string]int // node id -> side of a bus partition; nil without one
+
+	peerFilters []*etcdPeerFilter // of the etcd members (etcdpartition.go)
+	etcdSides   map[string]int    // etcd member -> side of a partition; nil without one; guarded by mu
 }
 
 // Start launches topo on backend and waits until replicas are in sync and
@@ -368,6 +371,9 @@ func (c *Cluster) LogPaths() map[string]string {
 func (c *Cluster) Close() error {
 	c.proxies.Close()
 	for _, f := range c.filters {
+		f.close()
+	}
+	for _, f := range c.peerFilters {
 		f.close()
 	}
 	var errs []error
