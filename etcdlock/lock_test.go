@@ -143,10 +143,73 @@ func TestEtcdLock_HolderCutOff(t *testing.T) {
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
-	t.Logf("cut at 0, holder lost at %v, waiter granted at %v (TTL %v); fences %d then %d",
-		lostAt.Sub(cut).Round(time.Millisecond), r.at.Sub(cut).Round(time.Millisecond), ttl, gh.Fence, r.g.Fence)
+	valid := gh.ValidUntil().Sub(cut)
+	t.Logf("cut at 0: holder valid until %v, lost at %v, waiter granted at %v (TTL %v); fences %d then %d",
+		valid.Round(time.Millisecond), lostAt.Sub(cut).Round(time.Millisecond), r.at.Sub(cut).Round(time.Millisecond), ttl, gh.Fence, r.g.Fence)
+	if valid > r.at.Sub(cut) {
+		t.Errorf("holder's ValidUntil (%v after the cut) is after the waiter's grant (%v)", valid, r.at.Sub(cut))
+	}
 	if r.g.Fence <= gh.Fence {
 		t.Errorf("fences %d then %d, want growing", gh.Fence, r.g.Fence)
+	}
+	if err := w.Unlock(ctx); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestEtcdLock_HolderMemberPartitioned: the follower the holder talks to
+// is cut off from the other members (the holder still reaches it). Its
+// keep-alives, forwarded to the leader, no longer arrive: the lease
+// expires on the majority, the waiter there is granted with a higher
+// fence, and the holder is told when its keep-alives go unanswered.
+func TestEtcdLock_HolderMemberPartitioned(t *testing.T) {
+	c := testetcd.Start(t, 3)
+	ctx := lockCtx(t, 20*time.Second)
+	fs, err := c.EtcdFollowers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader, err := c.EtcdLeader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := etcdlock.New(newClient(t, fs[0].Link.Addr()), "lk", &etcdlock.Options{TTL: ttl})
+	w := etcdlock.New(newClient(t, leader.Link.Addr()), "lk", &etcdlock.Options{TTL: ttl})
+	gh, err := h.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	var gw *etcdlock.Grant
+	go func() {
+		var err error
+		gw, err = w.Lock(ctx)
+		done <- err
+	}()
+	cut := time.Now()
+	if err := c.PartitionEtcd(fs[0].Name); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.HealEtcdPartition() })
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	granted := time.Since(cut)
+	select {
+	case <-gh.Lost():
+	case <-time.After(3 * ttl):
+		t.Fatalf("holder's member cut off for %v and the holder not told", 3*ttl)
+	}
+	// Lost may come after the waiter's grant (the client notices a TTL
+	// after the last reply, checked every 500ms); ValidUntil may not.
+	valid := gh.ValidUntil().Sub(cut)
+	t.Logf("%s cut off at 0: holder valid until %v, waiter granted at %v, holder lost at %v (TTL %v); fences %d then %d",
+		fs[0].Name, valid.Round(time.Millisecond), granted.Round(time.Millisecond), time.Since(cut).Round(time.Millisecond), ttl, gh.Fence, gw.Fence)
+	if valid > granted {
+		t.Errorf("holder's ValidUntil (%v after the cut) is after the waiter's grant (%v)", valid, granted)
+	}
+	if gw.Fence <= gh.Fence {
+		t.Errorf("fences %d then %d, want growing", gh.Fence, gw.Fence)
 	}
 	if err := w.Unlock(ctx); err != nil {
 		t.Error(err)
