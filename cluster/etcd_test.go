@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"testing"
 	"time"
 
@@ -222,6 +223,48 @@ func indexOfNode(c *cluster.Cluster, n *cluster.Node) int {
 		}
 	}
 	return -1
+}
+
+// TestEtcd_FiveMembers starts five members and names the leader, and
+// finds a member by the id in its replies.
+func TestEtcd_FiveMembers(t *testing.T) {
+	t0 := time.Now()
+	c := testetcd.Start(t, 5)
+	if took := time.Since(t0); took > 10*time.Second {
+		t.Errorf("5 members took %v to be healthy", took)
+	}
+	ctx := context.Background()
+	l, err := c.EtcdLeader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := c.EtcdFollowers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(fs), 4; got != want {
+		t.Fatalf("%d followers of %s, want %d", got, l.Name, want)
+	}
+	var st struct {
+		Header struct {
+			MemberID string `json:"member_id"`
+		} `json:"header"`
+	}
+	resp, err := http.Post("http://"+fs[2].Link.Addr()+"/v3/maintenance/status", "application/json", bytes.NewReader([]byte("{}")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	id, err := strconv.ParseUint(st.Header.MemberID, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.EtcdNodeByID(ctx, id); got != fs[2] {
+		t.Errorf("EtcdNodeByID(%d) = %v, want %s", id, got, fs[2].Name)
+	}
 }
 
 // TestEtcd_BadTopology checks that Redis nodes and etcd members do not mix.

@@ -205,6 +205,19 @@ func (c *Cluster) EtcdFollowers(ctx context.Context) ([]*Node, error) {
 	return fs, nil
 }
 
+// EtcdNodeByID returns the running member whose etcd member id is id (as
+// in a reply header's member_id), asking every running member, or nil. A
+// replaced member (see [Cluster.replaceEtcdMember]) has a new id.
+func (c *Cluster) EtcdNodeByID(ctx context.Context, id uint64) *Node {
+	want := strconv.FormatUint(id, 10)
+	for n, st := range c.etcdStatuses(ctx) {
+		if st.Header.MemberID == want {
+			return n
+		}
+	}
+	return nil
+}
+
 // etcdStatuses asks every running member for its status at once; members
 // that do not answer in time are left out.
 func (c *Cluster) etcdStatuses(ctx context.Context) map[*Node]etcdStatus {
