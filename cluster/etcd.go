@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -167,7 +168,7 @@ func (m *etcdMember) args(state string) []string {
 func etcdEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if len(kv) < 5 || kv[:5] != "ETCD_" {
+		if !strings.HasPrefix(kv, "ETCD_") {
 			env = append(env, kv)
 		}
 	}
