@@ -46,6 +46,14 @@ type Topology struct {
 	// NodeConfig holds extra configuration lines for nodes by name, applied
 	// after Config and persistence.
 	NodeConfig map[string][]string
+	// Etcd, when above 0, makes the topology Etcd etcd members e1..eN
+	// instead of Redis nodes (see etcdcluster.go; process backend only).
+	// Masters, Replicas, Shards and Sentinels must then be 0.
+	Etcd int
+	// EtcdHeartbeat is the members' --heartbeat-interval. default: 100ms.
+	EtcdHeartbeat time.Duration
+	// EtcdElection is the members' --election-timeout. default: 1000ms.
+	EtcdElection time.Duration
 
 	_ struct{} // disallow positional literals, for extensibility
 }
@@ -94,6 +102,9 @@ type Node struct {
 	demoted *Link // the replication proxy demote made for a master; guarded by mu
 	spare   *Link // that proxy once Restore made the node a master again; guarded by mu
 
+	// Of an etcd member (see etcd.go), Peer is the proxy of its peer port,
+	// the address it announces to the other members.
+	//
 	// In a Redis Cluster (see rediscluster.go): Peer is the proxy whose
 	// address the node announces (replicas replicate through it, redirects
 	// name it), Bus the proxy of its cluster bus, Shard the primary it
@@ -160,14 +171,19 @@ type Cluster struct {
 	Sentinels []*Node
 	// Services lists the proxies added with [Cluster.AddProxy].
 	Services []*Node
+	// Etcd lists the etcd members of an etcd topology (see etcdcluster.go).
+	Etcd []*Node
 
 	topo         Topology
 	backend      Backend
 	proxies      *Proxies
-	mu           sync.Mutex // guards Services and busSides
+	mu           sync.Mutex // guards Services, busSides and etcdSides
 	reservations []*PortReservation
 	filters      []*busFilter   // of a Redis Cluster's buses
 	busSides     map[string]int // node id -> side of a bus partition; nil without one
+
+	peerFilters []*etcdPeerFilter // of the etcd members (etcdpartition.go)
+	etcdSides   map[string]int    // etcd member -> side of a partition; nil without one; guarded by mu
 }
 
 // Start launches topo on backend and waits until replicas are in sync and
@@ -176,6 +192,9 @@ type Cluster struct {
 // start returns a *[StartError] naming its log; a bad persistence mode
 // returns [ErrBadTopology].
 func Start(ctx context.Context, backend Backend, topo Topology) (_ *Cluster, err error) {
+	if topo.Etcd > 0 {
+		return startEtcd(ctx, backend, topo)
+	}
 	if topo.Shards > 0 && (topo.Masters > 1 || topo.Sentinels > 0) {
 		return nil, fmt.Errorf("%w: a Redis Cluster (shards) has no independent masters or sentinels", ErrBadTopology)
 	}
@@ -308,7 +327,7 @@ func (c *Cluster) AddProxy(name, upstream string) (*Node, error) {
 func (c *Cluster) all() []*Node {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append(append(append([]*Node{}, c.Nodes...), c.Sentinels...), c.Services...)
+	return append(append(append(append([]*Node{}, c.Nodes...), c.Sentinels...), c.Services...), c.Etcd...)
 }
 
 // Node returns the redis-server node, sentinel or service with the given
@@ -358,8 +377,11 @@ func (c *Cluster) Close() error {
 	for _, f := range c.filters {
 		f.close()
 	}
+	for _, f := range c.peerFilters {
+		f.close()
+	}
 	var errs []error
-	for _, n := range append(append([]*Node{}, c.Sentinels...), c.Nodes...) {
+	for _, n := range append(append(append([]*Node{}, c.Sentinels...), c.Nodes...), c.Etcd...) {
 		if n.Proc != nil {
 			errs = append(errs, n.Proc.Kill())
 			if r, ok := n.Proc.(interface{ releasePort() }); ok {
