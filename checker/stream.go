@@ -21,7 +21,9 @@ type Stream struct {
 	start   time.Time
 	events  int
 	origin  int64
-	last    int64
+	last    int64 // the latest time added
+	window  int64 // Options.Reorder
+	late    int64 // the most an event came before one added earlier
 	err     error // the error that stopped Add
 	closed  bool
 	res     Result
@@ -43,6 +45,8 @@ type Stream struct {
 	saved  []staleFound // prevented stale writes, with their list position
 	why    []string     // why only the whole history gives the exact result
 	todo   []sweepWin   // scratch for sweeps
+	ctrq   ctrQueue     // reads and writes for the counter rule, by time
+	ctrSeq int
 }
 
 // How the stream keeps Check's answer.
@@ -164,12 +168,14 @@ func NewStream(opt *Options) *Stream {
 	s := &Stream{opt: opt.withDefaults(), start: time.Now(), procs: make(map[int]*proc), lb: newLeaseBuilder(),
 		keys: make(map[string]*lockKey), ctrs: make(map[string]*counterKey)}
 	s.ttl = int64(s.opt.MaxTTL)
+	s.window = int64(s.opt.Reorder)
 	return s
 }
 
 // Add feeds e, the next event of the history. It returns [ErrTimeOrder]
-// (wrapped) if e is earlier than an event before it; the stream then takes
-// no more events, and Close reports the events before e.
+// (wrapped) if e is earlier than an event before it by more than
+// [Options].Reorder; the stream then takes no more events, and Close
+// reports the events before e.
 func (s *Stream) Add(e Event) error {
 	if s.closed {
 		panic("checker: Stream.Add after Close")
@@ -177,15 +183,16 @@ func (s *Stream) Add(e Event) error {
 	if s.err != nil {
 		return s.err
 	}
-	if s.events > 0 && e.Time < s.last {
-		s.err = fmt.Errorf("%w: event %d at %s comes after %s", ErrTimeOrder, e.Index, clock(s.origin).at(e.Time), clock(s.origin).at(s.last))
+	if s.events == 0 {
+		s.origin, s.last = e.Time, e.Time
+	}
+	if e.Time < s.watermark() {
+		s.err = fmt.Errorf("%w: event %d at %s comes %s after one at %s (more than the window of %s)", ErrTimeOrder, e.Index,
+			clock(s.origin).at(e.Time), dur(s.last-e.Time), clock(s.origin).at(s.last), dur(s.window))
 		return s.err
 	}
-	if s.events == 0 {
-		s.origin = e.Time
-	}
 	s.events++
-	s.last = e.Time
+	s.origin, s.last, s.late = min(s.origin, e.Time), max(s.last, e.Time), max(s.late, s.last-e.Time)
 	if e.ValidUntil == math.MaxInt64 {
 		s.inexact("a valid_until of MaxInt64 reads as no deadline")
 	}
@@ -211,12 +218,15 @@ func (s *Stream) Add(e Event) error {
 		*slot = o
 		p.queue = append(p.queue, o)
 		if o.f == FRead || o.f == FWrite {
-			s.counter(o.key).invoked(o)
+			s.toCounter(o.call, o, false)
 		}
 	case o != nil && o.f == e.F:
 		*slot = nil
 		o.typ, o.ret, o.done = e.Type, e.Time, e.Index
 		o.merge(&e)
+		if o.ret < o.call { // it would open a window, or complete, behind the horizon
+			s.inexact("operation %d completed before it was invoked", o.inv)
+		}
 		s.finish(o)
 	case lone(e.F): // a note of its own
 		o = &sop{op: op{seq: s.seq, process: e.Process, f: e.F, key: e.Key, typ: e.Type,
@@ -337,6 +347,10 @@ func (s *Stream) Close() (Result, error) {
 // Events returns the number of events added.
 func (s *Stream) Events() int { return s.events }
 
+// Lateness returns how far out of time order the events added were: the
+// most one came before an event added earlier, 0 if they were in order.
+func (s *Stream) Lateness() time.Duration { return time.Duration(s.late) }
+
 func (s *Stream) inexact(format string, args ...any) {
 	why := fmt.Sprintf(format, args...)
 	if !slices.Contains(s.why, why) {
@@ -391,10 +405,7 @@ func (s *Stream) finish(o *sop) {
 	if o.key != o.invKey {
 		s.inexact("operation %d changed its key from %q to %q", o.inv, o.invKey, o.key)
 	}
-	if a := s.counter(o.invKey).completed(o, s.clock()); a != nil {
-		s.found = append(s.found, *a)
-		s.inexact("a lost update on %q: only the whole history explains it", o.invKey)
-	}
+	s.toCounter(max(o.call, min(o.ret, s.last)), o, true)
 }
 
 // drain applies p's final operations, in invoke order, up to its first

@@ -12,12 +12,16 @@ import (
 // come can change.
 func (s *Stream) advance() {
 	s.pending = 0
+	if !s.ended && s.watermark() < s.origin {
+		return // an event to come may still move the origin (reorder.go)
+	}
+	s.counters()
 	h := int64(math.MaxInt64)
 	if !s.ended {
-		h = s.last
+		h = s.watermark()
 		for _, p := range s.procs {
-			if p.head < len(p.queue) {
-				h = min(h, p.queue[p.head].call)
+			for _, o := range p.queue[p.head:] {
+				h = min(h, o.call)
 			}
 		}
 	}

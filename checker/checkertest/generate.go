@@ -49,6 +49,20 @@ type Options struct {
 	// it already accepted (a fail with error "fenced").
 	// default: false
 	Fenced bool
+	// CleanUp makes a process whose acquire ended unknown release the key
+	// next (with its token, if it was granted), as a client that cleans up
+	// after an error does, rather than leave it held until it expires.
+	// default: false
+	CleanUp bool
+	// Late is how many events, spread evenly over the history, are written
+	// LateBy before the event written just before them (one of another
+	// process), as when several recorders share a file: the history is
+	// then out of time order by LateBy.
+	// default: 0
+	Late int
+	// LateBy is how far before its predecessor a late event is written.
+	// default: 5ns
+	LateBy time.Duration
 	// Seed seeds the simulation: the same options give the same history.
 	// default: 0
 	Seed uint64
@@ -66,6 +80,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.TTL == 0 {
 		o.TTL = time.Second
+	}
+	if o.LateBy == 0 {
+		o.LateBy = 5
 	}
 	return o
 }
@@ -91,8 +108,8 @@ func (s *steps) Pop() any {
 }
 
 // Generate simulates the trial opt describes (nil means the defaults) and
-// returns its history, sorted by time (ties in simulation order), with Index
-// equal to the position. Every operation takes effect atomically halfway
+// returns its history, sorted by time (ties in simulation order) but for
+// the Late events, with Index equal to the position. Every operation takes effect atomically halfway
 // between its invoke and its completion, so the simulated system is
 // linearizable except for the faults opt injects. A nemesis note (a lone
 // info "noop") is added every 200ms.
@@ -157,6 +174,7 @@ func generate(opt *Options, emit func(checker.Event)) {
 	ttl := int64(w.TTL)
 	pending := &events{}
 	added, emitted := 0, 0
+	emit = late(w, emit)
 	add := func(e checker.Event) {
 		heap.Push(pending, queued{e, added})
 		added++
@@ -204,6 +222,10 @@ func generate(opt *Options, emit func(checker.Event)) {
 				l.holder, l.expires = s.process, s.at+ttl
 				if lost {
 					add(checker.Event{Process: s.process, Type: checker.Info, F: checker.FAcquire, Key: key, Error: "timeout", Time: done})
+					if w.CleanUp {
+						p.phase = 3
+						break
+					}
 					p.key = rng.IntN(w.Keys)
 					break
 				}
@@ -215,6 +237,10 @@ func generate(opt *Options, emit func(checker.Event)) {
 				}
 			} else if lost {
 				add(checker.Event{Process: s.process, Type: checker.Info, F: checker.FAcquire, Key: key, Error: "timeout", Time: done})
+				if w.CleanUp {
+					p.phase, p.token = 3, ""
+					break
+				}
 				p.key = rng.IntN(w.Keys)
 			} else {
 				add(checker.Event{Process: s.process, Type: checker.Fail, F: checker.FAcquire, Key: key, Error: "not acquired", Node: "n1", Time: done})
@@ -259,6 +285,31 @@ func generate(opt *Options, emit func(checker.Event)) {
 		heap.Push(q, step{next + half, half, s.process})
 	}
 	flush(math.MaxInt64)
+}
+
+// late returns emit, moving w.Late events, spread evenly, to w.LateBy
+// before the event emitted just before them (when that one is of another
+// process; else the next event that qualifies).
+func late(w Options, emit func(checker.Event)) func(checker.Event) {
+	if w.Late <= 0 {
+		return emit
+	}
+	every := max(w.Events/(w.Late+1), 2)
+	var prev checker.Event
+	n, moved := 0, 0
+	return func(e checker.Event) {
+		n++
+		if moved < w.Late && n >= every*(moved+1) && n > 1 && prev.Process != e.Process {
+			orig := e
+			e.Time = prev.Time - int64(w.LateBy)
+			moved++
+			emit(e)
+			prev = orig
+			return
+		}
+		emit(e)
+		prev = e
+	}
 }
 
 // A queued event waits for its turn; seq keeps simulation order among
