@@ -40,12 +40,12 @@ const MaxReorder = 10 * time.Second
 // of time order), or read whole and why.
 func (s Summary) Path() string {
 	if s.Fallback != nil {
-		return fmt.Sprintf("checked whole (out of time order by %s): %v", dur(int64(s.Lateness)), s.Fallback)
+		return fmt.Sprintf("checked whole (out of time order by %s): %v", s.Lateness, s.Fallback)
 	}
 	if s.Lateness == 0 {
 		return "streamed, in time order"
 	}
-	return fmt.Sprintf("streamed, out of time order by %s (window %s)", dur(int64(s.Lateness)), dur(int64(s.Reorder)))
+	return fmt.Sprintf("streamed, out of time order by %s (window %s)", s.Lateness, s.Reorder)
 }
 
 // CheckFile checks the history at path (a JSON Lines file, gzipped or not,
