@@ -99,7 +99,7 @@ func SetAdvanceEvery(n int) (restore func()) {
 // Retained counts what s holds: operations not yet applied, leases in its
 // lists, and decisions waiting.
 func Retained(s *Stream) int {
-	n := len(s.writes) + len(s.stales) + len(s.pairs)
+	n := len(s.writes) + len(s.stales) + len(s.pairs) + s.ctrq.len()
 	for _, p := range s.procs {
 		n += len(p.queue) - p.head + len(p.leases)
 	}

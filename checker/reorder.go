@@ -1,7 +1,5 @@
 package checker
 
-import "container/heap"
-
 // How a Stream takes events out of time order.
 //
 // A recorder that shares a file with others, or a clock read a moment
@@ -17,7 +15,7 @@ import "container/heap"
 // and take their list positions in invoke order of the file, as ops does;
 // Check orders nothing by time either. The one rule that takes events in
 // time order is the counter rule (maxBefore needs completions in order of
-// time): its invokes and completions wait in a heap, by time, until the
+// time): its invokes and completions wait in a queue sorted by time, by time, until the
 // watermark passes them. The origin of the clock, the earliest time, is
 // known once the watermark reaches it, so nothing is decided before.
 
@@ -31,21 +29,42 @@ type ctrEvent struct {
 	o    *sop
 }
 
-type ctrQueue []ctrEvent
+func (a ctrEvent) before(b ctrEvent) bool { return a.t < b.t || a.t == b.t && a.seq < b.seq }
 
-func (q ctrQueue) Len() int { return len(q) }
-func (q ctrQueue) Less(i, j int) bool {
-	return q[i].t < q[j].t || q[i].t == q[j].t && q[i].seq < q[j].seq
+// A ctrQueue holds ctrEvents by time. They come nearly in order, so an
+// insertion from the back costs little: as far as the event is late.
+type ctrQueue struct {
+	q    []ctrEvent
+	head int
 }
-func (q ctrQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *ctrQueue) Push(x any)   { *q = append(*q, x.(ctrEvent)) }
-func (q *ctrQueue) Pop() any {
-	old := *q
-	x := old[len(old)-1]
-	old[len(old)-1] = ctrEvent{}
-	*q = old[:len(old)-1]
-	return x
+
+func (c *ctrQueue) push(e ctrEvent) {
+	c.q = append(c.q, e)
+	for i := len(c.q) - 1; i > c.head && e.before(c.q[i-1]); i-- {
+		c.q[i], c.q[i-1] = c.q[i-1], e
+	}
 }
+
+// next returns the first event if it is before t (or any event if all).
+func (c *ctrQueue) next(t int64, all bool) (ctrEvent, bool) {
+	if c.head == len(c.q) || !all && c.q[c.head].t >= t {
+		return ctrEvent{}, false
+	}
+	e := c.q[c.head]
+	c.q[c.head] = ctrEvent{}
+	c.head++
+	switch {
+	case c.head == len(c.q):
+		c.q, c.head = c.q[:0], 0
+	case c.head >= 256 && c.head*2 >= len(c.q):
+		n := copy(c.q, c.q[c.head:])
+		clear(c.q[n:])
+		c.q, c.head = c.q[:n], 0
+	}
+	return e, true
+}
+
+func (c *ctrQueue) len() int { return len(c.q) - c.head }
 
 // watermark returns the time at or after which every event to come is.
 func (s *Stream) watermark() int64 { return s.last - s.window }
@@ -53,7 +72,7 @@ func (s *Stream) watermark() int64 { return s.last - s.window }
 // toCounter queues o's invoke (done false) or end for the counter rule, at
 // time t, no earlier than its invoke.
 func (s *Stream) toCounter(t int64, o *sop, done bool) {
-	heap.Push(&s.ctrq, ctrEvent{t: t, seq: s.ctrSeq, done: done, o: o})
+	s.ctrq.push(ctrEvent{t: t, seq: s.ctrSeq, done: done, o: o})
 	s.ctrSeq++
 }
 
@@ -61,8 +80,11 @@ func (s *Stream) toCounter(t int64, o *sop, done bool) {
 // watermark (everything, once the history has ended).
 func (s *Stream) counters() {
 	w := s.watermark()
-	for len(s.ctrq) > 0 && (s.ended || s.ctrq[0].t < w) {
-		e := heap.Pop(&s.ctrq).(ctrEvent)
+	for {
+		e, ok := s.ctrq.next(w, s.ended)
+		if !ok {
+			return
+		}
 		c := s.counter(e.o.invKey)
 		if !e.done {
 			c.invoked(e.o)
