@@ -104,7 +104,7 @@ func Retained(s *Stream) int {
 		n += len(p.queue) - p.head + len(p.leases)
 	}
 	for _, k := range s.keys {
-		n += len(k.open) + len(k.sweep) + len(k.active) + len(k.byStart) + len(k.recent) + len(k.holds) + len(k.tries)
+		n += len(k.open) + len(k.sweep) + len(k.active) + len(k.byStart) + len(k.recent) + len(k.holds) + len(k.tries) + len(k.later)
 		for _, st := range k.starve {
 			n += 1 + len(st.later)
 		}

@@ -64,8 +64,10 @@ func TestStream_SameAsCheckShuffled(t *testing.T) {
 			w.TTL, w.PauseRate, w.Fenced = time.Duration(2+seed%3)*time.Millisecond, 0.1, seed%8 == 1
 		case 2:
 			w.BrokenRate = 0.02
-		case 3: // long leases, released after an unknown acquire
-			w.TTL, w.CleanUp, w.UnknownRate = time.Minute, true, 0.02
+		case 3: // long leases, released after an unknown acquire; holders that crash
+			w.TTL, w.CleanUp, w.UnknownRate, w.Crash = time.Minute, true, 0.02, int(seed%3)
+		default: // holders that crash, their leases expiring unreleased
+			w.Crash = int(seed % 8 / 4)
 		}
 		rng := rand.New(rand.NewPCG(seed, 11))
 		checker.SetAdvanceEvery([]int{1, 7, 512}[seed%3])
@@ -181,4 +183,79 @@ func TestStream_CompletedBeforeInvoked(t *testing.T) {
 	if ok, want := sameAsCheck(t, "completed before invoked", h, opt); ok || want.Verdict != checker.Illegal {
 		t.Errorf("streamed alone %v, Check's verdict %s; want a fallback, illegal", ok, want.Verdict)
 	}
+}
+
+// TestStream_RenewedAfterDeadline checks a lease that was never released
+// and renewed long after its deadline: the stuck-lock rule had taken its
+// hold as ending at the deadline, so the stream must leave it to the whole
+// history or give Check's result.
+func TestStream_RenewedAfterDeadline(t *testing.T) {
+	ev := func(p int, typ checker.Type, f string, ms int64) checker.Event {
+		return checker.Event{Process: p, Type: typ, F: f, Key: "lock", Token: fmt.Sprint("t", p), Time: ms * 1e6}
+	}
+	h := checker.History{ev(1, checker.Invoke, checker.FAcquire, 0), ev(1, checker.OK, checker.FAcquire, 1)}
+	h[1].ValidUntil = 100e6
+	for ms := int64(200); ms < 3000; ms += 100 { // process 2 fails, and fails
+		h = append(h, ev(2, checker.Invoke, checker.FAcquire, ms), ev(2, checker.Fail, checker.FAcquire, ms+1))
+	}
+	renew := ev(1, checker.OK, checker.FExtend, 3100)
+	renew.ValidUntil = 9000e6
+	h = append(h, ev(1, checker.Invoke, checker.FExtend, 3100), renew)
+	for i := range h {
+		h[i].Index = i
+	}
+	defer checker.SetAdvanceEvery(1)()
+	opt := &checker.Options{StuckAfter: time.Second, MaxTTL: time.Second}
+	_, err := stream(h, opt)
+	if !errors.Is(err, checker.ErrNeedHistory) {
+		t.Errorf("Close = %v, want ErrNeedHistory", err)
+	}
+	sameAsCheck(t, "renewed after its deadline", h, opt)
+	h = h[:len(h)-2] // never renewed: streamed alone, a stuck lock
+	if ok, res := sameAsCheck(t, "never renewed", h, opt); !ok || res.Counts()[checker.StuckLock] != 1 {
+		t.Errorf("streamed alone %v, anomalies %v; want a stuck lock, streamed", ok, res.Counts())
+	}
+	// A lease valid through the failures, cut short afterwards by a
+	// renewal whose deadline is already past: the failures that were busy
+	// under it were not.
+	h[1].ValidUntil = 60_000e6
+	renew.ValidUntil = 150e6
+	h = append(h, ev(1, checker.Invoke, checker.FExtend, 3100), renew)
+	for i := range h {
+		h[i].Index = i
+	}
+	if _, err := stream(h, opt); !errors.Is(err, checker.ErrNeedHistory) {
+		t.Errorf("cut short: Close = %v, want ErrNeedHistory", err)
+	}
+	if _, res := sameAsCheck(t, "cut short", h, opt); res.Counts()[checker.StuckLock] != 1 {
+		t.Errorf("cut short: anomalies %v; want a stuck lock", res.Counts())
+	}
+}
+
+// TestStream_FlatMemoryCrashed checks that holders that crash, never
+// releasing their leases, do not make what a stream holds grow with the
+// history: the leases granted after theirs, and the tries of their keys,
+// are let go once their deadlines pass.
+func TestStream_FlatMemoryCrashed(t *testing.T) {
+	w := checkertest.Options{Processes: 16, Keys: 4, Events: 400_000, TTL: 50 * time.Millisecond, UnknownRate: 0.01, Crash: 3, Seed: 5}
+	s := checker.NewStream(nil)
+	bar, most := 0, 0
+	for i, e := range checkertest.Generate(&w) {
+		if err := s.Add(e); err != nil {
+			t.Fatal(err)
+		}
+		if i%10_000 == 0 {
+			n := checker.Retained(s)
+			if i <= 150_000 {
+				bar = max(bar, n)
+			} else if n > 2*bar+100 {
+				t.Fatalf("after %d events the stream holds %d items; at most %d in the first 150k", i, n, bar)
+			}
+			most = max(most, n)
+		}
+	}
+	if res, err := s.Close(); err != nil || res.Verdict != checker.Ok {
+		t.Errorf("verdict %s, %v: %v", res.Verdict, err, res.Counts())
+	}
+	t.Logf("the stream held at most %d items", most)
 }

@@ -45,6 +45,7 @@ type Stream struct {
 	saved  []staleFound // prevented stale writes, with their list position
 	why    []string     // why only the whole history gives the exact result
 	todo   []sweepWin   // scratch for sweeps
+	pins   []*lease     // scratch for forget
 	ctrq   ctrQueue     // reads and writes for the counter rule, by time
 	ctrSeq int
 }
@@ -132,6 +133,7 @@ type lockKey struct {
 	settled map[int]bool // processes whose starvation on this key is settled
 	leased  bool
 	waiting []stuckCase // livelocks, if no lease of the key ever comes
+	later   []stuckCase // stuck locks that began under a lease not yet ended
 }
 
 // A sweepWin is window i of lease l.
@@ -298,7 +300,7 @@ func (s *Stream) Close() (Result, error) {
 	for _, k := range s.keys {
 		if s.opt.StuckAfter >= 0 {
 			for _, l := range k.open {
-				k.holds = append(k.holds, hold{l.acquire.call, possibleEnd(l), l, l.acquire})
+				s.leaseEnded(k, l)
 			}
 		}
 		k.open = nil
@@ -436,7 +438,7 @@ func (s *Stream) apply(p *proc, o *sop) {
 		k := s.keys[closed.key]
 		k.open = without(k.open, closed)
 		if stuck {
-			k.holds = append(k.holds, hold{closed.acquire.call, possibleEnd(closed), closed, closed.acquire})
+			s.leaseEnded(k, closed)
 		}
 	}
 	if created != nil {
@@ -448,16 +450,16 @@ func (s *Stream) apply(p *proc, o *sop) {
 		switch {
 		case !stuck:
 		case o.typ == OK || o.typ == Fail:
-			k.tries = append(k.tries, &o.op)
+			k.tries = insertBy(k.tries, &o.op, byRet)
 		default:
-			k.holds = append(k.holds, hold{o.call, o.call, nil, &o.op})
+			k.holds = insertBy(k.holds, hold{o.call, o.call, nil, &o.op}, byHoldStart)
 		}
 		if s.opt.StarveAfter >= 0 {
 			s.tried(k, o)
 		}
 	case o.f == FExtend && o.typ == Info && stuck:
 		k := s.key(o.key)
-		k.holds = append(k.holds, hold{o.call, o.call, nil, &o.op})
+		k.holds = insertBy(k.holds, hold{o.call, o.call, nil, &o.op}, byHoldStart)
 	case writeToJudge(&o.op):
 		s.writes = append(s.writes, o)
 	}

@@ -54,6 +54,11 @@ type Options struct {
 	// after an error does, rather than leave it held until it expires.
 	// default: false
 	CleanUp bool
+	// Crash is how many processes, spread over the history, crash right
+	// after a grant: they never release it, nor do anything else. At most
+	// Processes-1.
+	// default: 0
+	Crash int
 	// Late is how many events, spread evenly over the history, are written
 	// LateBy before the event written just before them (one of another
 	// process), as when several recorders share a file: the history is
@@ -199,6 +204,8 @@ func generate(opt *Options, emit func(checker.Event)) {
 		heap.Push(q, step{base + rng.Int64N(1_000_000), 100_000, p})
 	}
 	nextNemesis := base + 200_000_000
+	crashes := min(w.Crash, w.Processes-1)
+	crashEvery := w.Events / (crashes + 1)
 	for added < w.Events {
 		s := heap.Pop(q).(step)
 		flush(min(s.at-maxHalf, nextNemesis))
@@ -234,6 +241,10 @@ func generate(opt *Options, emit func(checker.Event)) {
 				p.phase = 1
 				if rng.Float64() < w.PauseRate {
 					next += 2 * ttl
+				}
+				if crashes > 0 && added >= crashEvery*(min(w.Crash, w.Processes-1)-crashes+1) {
+					crashes--
+					continue // it crashed: no next step
 				}
 			} else if lost {
 				add(checker.Event{Process: s.process, Type: checker.Info, F: checker.FAcquire, Key: key, Error: "timeout", Time: done})

@@ -29,6 +29,7 @@ func main() {
 	flag.DurationVar(&opt.TTL, "ttl", opt.TTL, "lease time to live")
 	flag.Float64Var(&opt.UnknownRate, "unknown", opt.UnknownRate, "chance that an acquire or a write ends unknown")
 	flag.BoolVar(&opt.CleanUp, "clean-up", false, "a client releases the key after an unknown acquire")
+	flag.IntVar(&opt.Crash, "crash", 0, "number of clients that crash holding a lease")
 	flag.IntVar(&opt.Late, "late", 0, "number of events written out of time order")
 	flag.DurationVar(&opt.LateBy, "late-by", 5*time.Nanosecond, "how far before their predecessor late events are written")
 	out := flag.String("o", "", "output file (default: standard output)")
