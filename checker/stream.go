@@ -63,11 +63,13 @@ type Stream struct {
 //   - windows that start before the horizon are swept in the order Check
 //     sweeps them (start, then lease), and an overlap is reported once both
 //     leases have ended, with their final windows;
-//   - tries of a key that completed before the horizon and before the
-//     acquire of any lease of the key that is still held are decided as
+//   - tries of a key that completed before the horizon are decided as
 //     stuckLocks decides them, the holds that start before each absorbed;
+//     a try after the acquire of a lease still valid at the horizon found
+//     the key busy, and a lease past its deadline unreleased holds until
+//     that deadline (decide says when that needs checking);
 //   - a write invoked before the horizon is judged by judgeWrite, with the
-//     leases it can name; the lease it was written under then has its final
+//     leases it can name (forget keeps those a write to come can name); the lease it was written under then has its final
 //     windows up to the write, unless it has no deadline and may yet be cut
 //     where its holder was last seen, in which case the write waits;
 //   - a starving process counts the leases granted to others while it
