@@ -191,7 +191,7 @@ func (s *Stream) Add(e Event) error {
 		s.origin, s.last = e.Time, e.Time
 	}
 	if e.Time < s.watermark() {
-		s.err = fmt.Errorf("%w: event %d at %s comes %s after one at %s (more than the window of %s)", ErrTimeOrder, e.Index,
+		s.err = fmt.Errorf("%w: event %d at %s is %s before one at %s, more than the window of %s", ErrTimeOrder, e.Index,
 			clock(s.origin).at(e.Time), dur(s.last-e.Time), clock(s.origin).at(s.last), dur(s.window))
 		return s.err
 	}
