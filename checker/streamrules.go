@@ -309,18 +309,28 @@ func (s *Stream) forget(h int64) {
 		floor = min(floor, w.call)
 	}
 	pins := s.pins[:0]
+	low := make(map[string]int64) // key -> where a lease without deadline may yet be cut
 	for _, p := range s.procs {
 		p.leases = slices.DeleteFunc(p.leases, func(l *lease) bool { return l.closedAt <= floor })
 		for _, l := range p.leases {
 			pins = s.pin(pins, l, h)
+			if l.deadline == math.MaxInt64 && l.closedAt == math.MaxInt64 {
+				if v, ok := low[l.key]; !ok || l.lastSeen < v {
+					low[l.key] = l.lastSeen // lb.finish cuts it there: a window end to come
+				}
+			}
 		}
 	}
 	for _, m := range pins {
 		m.pinned = true
 	}
 	for _, k := range s.keys {
+		cut := h
+		if v, ok := low[k.name]; ok {
+			cut = min(cut, v)
+		}
 		n := 0
-		for n < len(k.byStart) && k.byStart[n].start < h {
+		for n < len(k.byStart) && k.byStart[n].start < cut {
 			n++
 		}
 		keep := k.byStart[:0]
