@@ -48,7 +48,10 @@ test: deps vet
 # 10M-event history (1.1 GB, written to BENCH_DIR), which it checks as a
 # stream: wall time and peak RSS. The checker benchmarks print events/s for
 # parsing (ReadJSONL, ScanJSONL) and checking (Check, Stream) apart, and for
-# the 10M file the parse alone and parse plus check (CheckFile).
+# the 10M file the parse alone and parse plus check (CheckFile). Then it
+# times the check of the issue-27 workloads (genhistory -ttl 60s -clean-up,
+# -late 2 for two events 5ns out of time order, -crash 3 for clients that
+# crash holding a lease) at 100k and 2M events.
 BENCH_DIR ?= /tmp/lockpick-bench
 bench: deps build
 	$(GO) test ./lockcore -run '^$$' -bench AcquireReleaseRatio -benchtime 20x
@@ -64,6 +67,19 @@ bench: deps build
 	@echo "== 10M events through the parser alone (ScanJSONL), then parsed and checked (CheckFile):"
 	LOCKPICK_BENCH_HISTORY=$(BENCH_DIR)/10M.jsonl $(GO) test ./checker -run '^$$' -bench 'ScanJSONLFile' -benchtime 1x
 	LOCKPICK_BENCH_HISTORY=$(BENCH_DIR)/10M.jsonl $(GO) test ./checker -run '^$$' -bench 'CheckFile$$' -benchtime 1x
+	@echo "== lockpick check, end to end, median of 5 (events/s and peak RSS of that run): ordered (1s leases),"
+	@echo "   long leases (60s, a client releases after an unknown acquire), the same with 2 events 5ns out of time order,"
+	@echo "   and with 3 clients that crash holding a lease too:"
+	@for spec in "100k 100000" "100k-long 100000 -ttl 60s -clean-up" "100k-late 100000 -ttl 60s -clean-up -late 2" \
+		"100k-crash 100000 -ttl 60s -clean-up -late 2 -crash 3" \
+		"2M 2000000" "2M-long 2000000 -ttl 60s -clean-up" "2M-late 2000000 -ttl 60s -clean-up -late 2" \
+		"2M-crash 2000000 -ttl 60s -clean-up -late 2 -crash 3"; do \
+		set -- $$spec; name=$$1; n=$$2; shift 2; \
+		[ -s $(BENCH_DIR)/$$name.jsonl ] || $(GO) run ./checker/checkertest/genhistory -events $$n "$$@" -o $(BENCH_DIR)/$$name.jsonl; \
+		for i in 1 2 3 4 5; do /usr/bin/time -f '%e %M' $(BIN) check $(BENCH_DIR)/$$name.jsonl 2>&1 >/dev/null | tail -1; done | sort -n | sed -n 3p | \
+		awk -v name=$$name -v n=$$n '{ printf "%-10s %8d events  %6.2f s  %6.2f M events/s  %5.0f MB peak RSS\n", name, n, $$1, n/(($$1<0.01)?0.01:$$1)/1e6, $$2/1024 }'; \
+	done
+	@$(BIN) check $(BENCH_DIR)/2M-late.jsonl | head -1
 
 # image builds lockpick:latest, a FROM scratch image of a static lockpick,
 # this host's redis-server/redis-sentinel and the clock shim, for running

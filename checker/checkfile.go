@@ -8,13 +8,22 @@ import (
 	"time"
 )
 
-// A Summary tells what [CheckFile] read besides the result.
+// A Summary tells what [CheckFile] read besides the result, and how it
+// checked it.
 type Summary struct {
 	// Events is the number of events in the file.
 	Events int
 	// Grant is the ok acquire with the latest time (the last of equal
 	// times), or nil if the lock was never granted.
 	Grant *Event
+	// Lateness is how far out of time order the file is: the most an
+	// event's time is before that of an event on an earlier line (0 if
+	// the file is in time order).
+	Lateness time.Duration
+	// Reorder is the window the stream took events out of order in (see
+	// [Options].Reorder): the file's Lateness when that was more than the
+	// window asked for but no more than [MaxReorder].
+	Reorder time.Duration
 	// Fallback is nil if the file was checked as a stream, else why it
 	// was read whole and checked by [CheckTimeout] (it wraps
 	// [ErrTimeOrder] or [ErrNeedHistory]).
@@ -22,12 +31,32 @@ type Summary struct {
 	_        struct{} // disallow positional literals, for extensibility
 }
 
+// MaxReorder is the widest window [CheckFile] gives a stream on its own,
+// when [Options].Reorder is not set: a file out of time order by more is
+// checked whole.
+const MaxReorder = 10 * time.Second
+
+// Path says in a line how the file was checked: streamed (and how far out
+// of time order), or read whole and why.
+func (s Summary) Path() string {
+	if s.Fallback != nil {
+		return fmt.Sprintf("checked whole (out of time order by %s): %v", s.Lateness, s.Fallback)
+	}
+	if s.Lateness == 0 {
+		return "streamed, in time order"
+	}
+	return fmt.Sprintf("streamed, out of time order by %s (window %s)", s.Lateness, s.Reorder)
+}
+
 // CheckFile checks the history at path (a JSON Lines file, gzipped or not,
-// or a run folder holding history.jsonl or history.jsonl.gz) and returns what CheckTimeout(ReadFile(path), opt,
-// timeout) returns, streaming it through a [Stream] in flat memory. When
-// the stream cannot give that result (events out of time order, a lost
-// update to explain, see [ErrNeedHistory]), it reads the file whole and
-// calls CheckTimeout. Errors are those of ReadFile.
+// or a run folder holding history.jsonl or history.jsonl.gz) and returns
+// what CheckTimeout(ReadFile(path), opt, timeout) returns, streaming it
+// through a [Stream] in flat memory. A file out of time order by more than
+// the stream's window is streamed again with the window set to its
+// Lateness, if opt does not set Reorder and that is at most [MaxReorder].
+// When no stream can give the result (events further out of time order, a
+// lost update to explain, see [ErrNeedHistory]), it reads the file whole
+// and calls CheckTimeout. Errors are those of ReadFile.
 //
 // The stream runs no search, so timeout only bounds the searches of a file
 // checked whole; a streamed check never ends Unknown.
@@ -36,6 +65,32 @@ func CheckFile(path string, opt *Options, timeout time.Duration) (Result, Summar
 	if err != nil {
 		return Result{}, Summary{}, err
 	}
+	res, sum, err := streamFile(path, opt)
+	if err != nil || sum.Fallback == nil {
+		return res, sum, err
+	}
+	if wide := sum.Lateness; errors.Is(sum.Fallback, ErrTimeOrder) && (opt == nil || opt.Reorder == 0) && wide <= MaxReorder {
+		o := Options{}
+		if opt != nil {
+			o = *opt
+		}
+		o.Reorder = max(wide, 1)
+		if res, sum, err = streamFile(path, &o); err != nil || sum.Fallback == nil {
+			return res, sum, err
+		}
+	}
+	h, err := ReadFile(path)
+	if err != nil {
+		return Result{}, Summary{}, err
+	}
+	return CheckTimeout(h, opt, timeout), sum, nil
+}
+
+// streamFile streams the file at path through a Stream with opt. Its
+// Summary is the file's, with Fallback set if the stream could not give
+// Check's result; the stream stops at an event out of order beyond its
+// window, but the file is read to the end.
+func streamFile(path string, opt *Options) (Result, Summary, error) {
 	f, err := OpenHistory(path)
 	if err != nil {
 		return Result{}, Summary{}, err
@@ -43,37 +98,26 @@ func CheckFile(path string, opt *Options, timeout time.Duration) (Result, Summar
 	defer f.Close()
 	var sum Summary
 	var grant Event
+	var last int64
 	s := NewStream(opt)
 	err = ScanJSONL(f, func(e Event) error {
+		if sum.Events == 0 || e.Time > last {
+			last = e.Time
+		}
+		sum.Lateness = max(sum.Lateness, time.Duration(last-e.Time))
 		sum.Events++
 		if e.F == FAcquire && e.Type == OK && (sum.Grant == nil || e.Time >= grant.Time) {
 			grant, sum.Grant = e, &grant
 		}
-		return s.Add(e)
+		s.Add(e) // after an error, the stream takes no more; the file is read on
+		return nil
 	})
-	res, cerr := s.Close()
-	switch {
-	case err != nil && !errors.Is(err, ErrTimeOrder):
-		return Result{}, Summary{}, fmt.Errorf("%s: %w", path, err)
-	case err != nil:
-		sum.Fallback = err
-	case cerr != nil:
-		sum.Fallback = cerr
-	default:
-		return res, sum, nil
-	}
-	h, err := ReadFile(path)
 	if err != nil {
-		return Result{}, Summary{}, err
+		return Result{}, Summary{}, fmt.Errorf("%s: %w", path, err)
 	}
-	sum.Events, sum.Grant = len(h), nil
-	for i := range h {
-		if h[i].F == FAcquire && h[i].Type == OK && (sum.Grant == nil || h[i].Time >= sum.Grant.Time) {
-			g := h[i]
-			sum.Grant = &g
-		}
-	}
-	return CheckTimeout(h, opt, timeout), sum, nil
+	res, cerr := s.Close()
+	sum.Reorder, sum.Fallback = s.opt.Reorder, cerr
+	return res, sum, nil
 }
 
 // historyPath returns path, or the history.jsonl (else history.jsonl.gz)

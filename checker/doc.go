@@ -114,12 +114,15 @@
 //
 // # Streaming
 //
-// A [Stream] takes a history one event at a time, in time order, and keeps
-// only what later events can still change, so its memory does not grow
-// with the history while leases end and operations complete. Its Close
-// gives the result [Check] gives (it runs no search, so never Unknown), or
-// says with [ErrNeedHistory] that only the whole history can: a lost
-// update to explain, or MaxTTL not set and learned too late. [CheckFile]
-// streams a file and falls back to [CheckTimeout] on the whole history in
-// those cases and when the file is not in time order.
+// A [Stream] takes a history one event at a time, in time order or up to
+// [Options].Reorder out of it (events of recorders sharing a file), and
+// keeps only what later events can still change, so its memory does not
+// grow with the history while leases end and operations complete. Its
+// Close gives the result [Check] gives (it runs no search, so never
+// Unknown), or says with [ErrNeedHistory] that only the whole history can:
+// a lost update to explain, an operation completed before its invoke, or
+// MaxTTL not set and learned too late. [CheckFile] streams a file, again
+// in a window as wide as the file is out of order if the first was too
+// narrow (up to [MaxReorder]), and falls back to [CheckTimeout] on the
+// whole history in the other cases; its [Summary] says which.
 package checker

@@ -99,12 +99,12 @@ func SetAdvanceEvery(n int) (restore func()) {
 // Retained counts what s holds: operations not yet applied, leases in its
 // lists, and decisions waiting.
 func Retained(s *Stream) int {
-	n := len(s.writes) + len(s.stales) + len(s.pairs)
+	n := len(s.writes) + len(s.stales) + len(s.pairs) + s.ctrq.len()
 	for _, p := range s.procs {
 		n += len(p.queue) - p.head + len(p.leases)
 	}
 	for _, k := range s.keys {
-		n += len(k.open) + len(k.sweep) + len(k.active) + len(k.byStart) + len(k.recent) + len(k.holds) + len(k.tries)
+		n += len(k.open) + len(k.sweep) + len(k.active) + len(k.byStart) + len(k.recent) + len(k.holds) + len(k.tries) + len(k.later)
 		for _, st := range k.starve {
 			n += 1 + len(st.later)
 		}

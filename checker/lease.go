@@ -31,8 +31,13 @@ type lease struct {
 	lastSeen int64  // last completion of the holder while it held the lease
 	closedAt int64  // invoke of the release or superseding acquire; math.MaxInt64 if none
 
-	swept int   // for a Stream: windows swept for double grants
-	pairs []int // for a Stream: ids of the leases found overlapping it
+	swept     int   // for a Stream: windows swept for double grants
+	pairs     []int // for a Stream: ids of the leases found overlapping it
+	held      bool  // for a Stream: its hold went to the stuck-lock rule while open
+	heldEnd   int64 // the end of that hold
+	busy      bool  // for a Stream: tries were decided busy under it while open
+	busyUntil int64 // the latest invoke of those tries
+	pinned    bool  // for a Stream: scratch for forget
 }
 
 // end returns the end of the lease's certain ownership, or its start if it

@@ -20,11 +20,19 @@ type Options struct {
 	// default: the longest lease (ValidUntil minus acquire invoke) observed
 	// in the history
 	MaxTTL time.Duration
+	// Reorder is how far out of time order an event may come to a
+	// [Stream]: one earlier than an event added before it by more than
+	// this stops the stream with [ErrTimeOrder]. The stream decides that
+	// much later, and holds what those decisions need that much longer.
+	// -1 allows no disorder. [Check] takes any order and ignores it.
+	// default: 1ms (and see [CheckFile])
+	Reorder time.Duration
 }
 
 const (
 	defaultStuckAfter  = 2 * time.Second
 	defaultStarveAfter = 2 * time.Second
+	defaultReorder     = time.Millisecond
 )
 
 // withDefaults returns a copy of o with the zero fields set to defaults.
@@ -38,6 +46,12 @@ func (o *Options) withDefaults() Options {
 	}
 	if c.StarveAfter == 0 {
 		c.StarveAfter = defaultStarveAfter
+	}
+	switch {
+	case c.Reorder == 0:
+		c.Reorder = defaultReorder
+	case c.Reorder < 0:
+		c.Reorder = 0
 	}
 	return c
 }

@@ -21,7 +21,9 @@ type Stream struct {
 	start   time.Time
 	events  int
 	origin  int64
-	last    int64
+	last    int64 // the latest time added
+	window  int64 // Options.Reorder
+	late    int64 // the most an event came before one added earlier
 	err     error // the error that stopped Add
 	closed  bool
 	res     Result
@@ -43,6 +45,9 @@ type Stream struct {
 	saved  []staleFound // prevented stale writes, with their list position
 	why    []string     // why only the whole history gives the exact result
 	todo   []sweepWin   // scratch for sweeps
+	pins   []*lease     // scratch for forget
+	ctrq   ctrQueue     // reads and writes for the counter rule, by time
+	ctrSeq int
 }
 
 // How the stream keeps Check's answer.
@@ -58,11 +63,13 @@ type Stream struct {
 //   - windows that start before the horizon are swept in the order Check
 //     sweeps them (start, then lease), and an overlap is reported once both
 //     leases have ended, with their final windows;
-//   - tries of a key that completed before the horizon and before the
-//     acquire of any lease of the key that is still held are decided as
+//   - tries of a key that completed before the horizon are decided as
 //     stuckLocks decides them, the holds that start before each absorbed;
+//     a try after the acquire of a lease still valid at the horizon found
+//     the key busy, and a lease past its deadline unreleased holds until
+//     that deadline (decide says when that needs checking);
 //   - a write invoked before the horizon is judged by judgeWrite, with the
-//     leases it can name; the lease it was written under then has its final
+//     leases it can name (forget keeps those a write to come can name); the lease it was written under then has its final
 //     windows up to the write, unless it has no deadline and may yet be cut
 //     where its holder was last seen, in which case the write waits;
 //   - a starving process counts the leases granted to others while it
@@ -128,6 +135,7 @@ type lockKey struct {
 	settled map[int]bool // processes whose starvation on this key is settled
 	leased  bool
 	waiting []stuckCase // livelocks, if no lease of the key ever comes
+	later   []stuckCase // stuck locks that began under a lease not yet ended
 }
 
 // A sweepWin is window i of lease l.
@@ -164,12 +172,14 @@ func NewStream(opt *Options) *Stream {
 	s := &Stream{opt: opt.withDefaults(), start: time.Now(), procs: make(map[int]*proc), lb: newLeaseBuilder(),
 		keys: make(map[string]*lockKey), ctrs: make(map[string]*counterKey)}
 	s.ttl = int64(s.opt.MaxTTL)
+	s.window = int64(s.opt.Reorder)
 	return s
 }
 
 // Add feeds e, the next event of the history. It returns [ErrTimeOrder]
-// (wrapped) if e is earlier than an event before it; the stream then takes
-// no more events, and Close reports the events before e.
+// (wrapped) if e is earlier than an event before it by more than
+// [Options].Reorder; the stream then takes no more events, and Close
+// reports the events before e.
 func (s *Stream) Add(e Event) error {
 	if s.closed {
 		panic("checker: Stream.Add after Close")
@@ -177,15 +187,16 @@ func (s *Stream) Add(e Event) error {
 	if s.err != nil {
 		return s.err
 	}
-	if s.events > 0 && e.Time < s.last {
-		s.err = fmt.Errorf("%w: event %d at %s comes after %s", ErrTimeOrder, e.Index, clock(s.origin).at(e.Time), clock(s.origin).at(s.last))
+	if s.events == 0 {
+		s.origin, s.last = e.Time, e.Time
+	}
+	if e.Time < s.watermark() {
+		s.err = fmt.Errorf("%w: event %d at %s is %s before one at %s, more than the window of %s", ErrTimeOrder, e.Index,
+			clock(s.origin).at(e.Time), dur(s.last-e.Time), clock(s.origin).at(s.last), dur(s.window))
 		return s.err
 	}
-	if s.events == 0 {
-		s.origin = e.Time
-	}
 	s.events++
-	s.last = e.Time
+	s.origin, s.last, s.late = min(s.origin, e.Time), max(s.last, e.Time), max(s.late, s.last-e.Time)
 	if e.ValidUntil == math.MaxInt64 {
 		s.inexact("a valid_until of MaxInt64 reads as no deadline")
 	}
@@ -211,12 +222,15 @@ func (s *Stream) Add(e Event) error {
 		*slot = o
 		p.queue = append(p.queue, o)
 		if o.f == FRead || o.f == FWrite {
-			s.counter(o.key).invoked(o)
+			s.toCounter(o.call, o, false)
 		}
 	case o != nil && o.f == e.F:
 		*slot = nil
 		o.typ, o.ret, o.done = e.Type, e.Time, e.Index
 		o.merge(&e)
+		if o.ret < o.call { // it would open a window, or complete, behind the horizon
+			s.inexact("operation %d completed before it was invoked", o.inv)
+		}
 		s.finish(o)
 	case lone(e.F): // a note of its own
 		o = &sop{op: op{seq: s.seq, process: e.Process, f: e.F, key: e.Key, typ: e.Type,
@@ -288,7 +302,7 @@ func (s *Stream) Close() (Result, error) {
 	for _, k := range s.keys {
 		if s.opt.StuckAfter >= 0 {
 			for _, l := range k.open {
-				k.holds = append(k.holds, hold{l.acquire.call, possibleEnd(l), l, l.acquire})
+				s.leaseEnded(k, l)
 			}
 		}
 		k.open = nil
@@ -336,6 +350,10 @@ func (s *Stream) Close() (Result, error) {
 
 // Events returns the number of events added.
 func (s *Stream) Events() int { return s.events }
+
+// Lateness returns how far out of time order the events added were: the
+// most one came before an event added earlier, 0 if they were in order.
+func (s *Stream) Lateness() time.Duration { return time.Duration(s.late) }
 
 func (s *Stream) inexact(format string, args ...any) {
 	why := fmt.Sprintf(format, args...)
@@ -391,10 +409,7 @@ func (s *Stream) finish(o *sop) {
 	if o.key != o.invKey {
 		s.inexact("operation %d changed its key from %q to %q", o.inv, o.invKey, o.key)
 	}
-	if a := s.counter(o.invKey).completed(o, s.clock()); a != nil {
-		s.found = append(s.found, *a)
-		s.inexact("a lost update on %q: only the whole history explains it", o.invKey)
-	}
+	s.toCounter(max(o.call, min(o.ret, s.last)), o, true)
 }
 
 // drain applies p's final operations, in invoke order, up to its first
@@ -425,7 +440,7 @@ func (s *Stream) apply(p *proc, o *sop) {
 		k := s.keys[closed.key]
 		k.open = without(k.open, closed)
 		if stuck {
-			k.holds = append(k.holds, hold{closed.acquire.call, possibleEnd(closed), closed, closed.acquire})
+			s.leaseEnded(k, closed)
 		}
 	}
 	if created != nil {
@@ -437,16 +452,16 @@ func (s *Stream) apply(p *proc, o *sop) {
 		switch {
 		case !stuck:
 		case o.typ == OK || o.typ == Fail:
-			k.tries = append(k.tries, &o.op)
+			k.tries = insertBy(k.tries, &o.op, byRet)
 		default:
-			k.holds = append(k.holds, hold{o.call, o.call, nil, &o.op})
+			k.holds = insertBy(k.holds, hold{o.call, o.call, nil, &o.op}, byHoldStart)
 		}
 		if s.opt.StarveAfter >= 0 {
 			s.tried(k, o)
 		}
 	case o.f == FExtend && o.typ == Info && stuck:
 		k := s.key(o.key)
-		k.holds = append(k.holds, hold{o.call, o.call, nil, &o.op})
+		k.holds = insertBy(k.holds, hold{o.call, o.call, nil, &o.op}, byHoldStart)
 	case writeToJudge(&o.op):
 		s.writes = append(s.writes, o)
 	}

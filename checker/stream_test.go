@@ -60,8 +60,11 @@ func sameAsCheck(t *testing.T, name string, h checker.History, opt *checker.Opti
 		if err != nil {
 			t.Fatalf("%s: CheckFile: %v", name, err)
 		}
-		if sum.Fallback == nil {
+		switch {
+		case sum.Fallback == nil && errors.Is(err, checker.ErrNeedHistory):
 			t.Errorf("%s: CheckFile streamed a history the stream could not check alone", name)
+		case sum.Fallback == nil && sum.Reorder < sum.Lateness:
+			t.Errorf("%s: CheckFile streamed a history out of order by %s in a window of %s", name, sum.Lateness, sum.Reorder)
 		}
 		// The file goes through JSON: compare it with Check of what it holds.
 		back, err := checker.ReadFile(path)
@@ -250,7 +253,8 @@ func mutate(h checker.History, rng *rand.Rand, swap bool) checker.History {
 func TestStream_TimeOrder(t *testing.T) {
 	h := readHistory(t, "double-grant.jsonl")
 	h[2].Time, h[3].Time = h[3].Time, h[2].Time
-	s := checker.NewStream(nil)
+	late := time.Duration(h[2].Time - h[3].Time)
+	s := checker.NewStream(&checker.Options{Reorder: late - 1})
 	var err error
 	for _, e := range h {
 		if err = s.Add(e); err != nil {
@@ -267,9 +271,28 @@ func TestStream_TimeOrder(t *testing.T) {
 	if err := checker.WriteFile(path, h); err != nil {
 		t.Fatal(err)
 	}
-	res, sum, err := checker.CheckFile(path, nil, 0)
+	// Given the window, CheckFile falls back; else it widens the window.
+	res, sum, err := checker.CheckFile(path, &checker.Options{Reorder: late - 1}, 0)
 	if err != nil || !errors.Is(sum.Fallback, checker.ErrTimeOrder) {
 		t.Fatalf("CheckFile: %v, fallback %v; want a fallback for time order", err, sum.Fallback)
+	}
+	if got, want := sum.Lateness, late; got != want {
+		t.Errorf("lateness = %s, want %s", got, want)
+	}
+	diff(t, "CheckFile", res, checker.Check(h, &checker.Options{Reorder: late - 1}))
+	res, sum, err = checker.CheckFile(path, nil, 0)
+	if err != nil || sum.Fallback != nil || sum.Reorder != late || !strings.Contains(sum.Path(), "streamed") {
+		t.Fatalf("CheckFile: %v, %s, window %s; want it streamed in a window of %s", err, sum.Path(), sum.Reorder, late)
+	}
+	diff(t, "CheckFile", res, checker.Check(h, nil))
+	// Further out of order than MaxReorder, it is checked whole.
+	h[3].Time = h[2].Time - int64(checker.MaxReorder) - 1
+	if err := checker.WriteFile(path, h); err != nil {
+		t.Fatal(err)
+	}
+	res, sum, err = checker.CheckFile(path, nil, 0)
+	if err != nil || !errors.Is(sum.Fallback, checker.ErrTimeOrder) || !strings.Contains(sum.Path(), "whole") {
+		t.Fatalf("CheckFile: %v, %s; want a fallback for time order", err, sum.Path())
 	}
 	diff(t, "CheckFile", res, checker.Check(h, nil))
 }

@@ -3,6 +3,7 @@ package checker
 import (
 	"math"
 	"slices"
+	"sort"
 )
 
 // The rules of a Stream, applied as far as the horizon allows; see the
@@ -12,12 +13,16 @@ import (
 // come can change.
 func (s *Stream) advance() {
 	s.pending = 0
+	if !s.ended && s.watermark() < s.origin {
+		return // an event to come may still move the origin (reorder.go)
+	}
+	s.counters()
 	h := int64(math.MaxInt64)
 	if !s.ended {
-		h = s.last
+		h = s.watermark()
 		for _, p := range s.procs {
-			if p.head < len(p.queue) {
-				h = min(h, p.queue[p.head].call)
+			for _, o := range p.queue[p.head:] {
+				h = min(h, o.call)
 			}
 		}
 	}
@@ -88,21 +93,50 @@ func (s *Stream) sweep(k *lockKey, h int64) {
 	k.active = slices.DeleteFunc(k.active, func(a sweepWin) bool { return a.end() < h })
 }
 
-// decide decides the tries of k that completed before h and before the
-// acquire of any lease of k still held, as stuckLocks does.
+// decide decides the tries of k that completed before h, as stuckLocks
+// does. A lease of k still held at h with a deadline at or after h ends
+// after every such try was invoked (a release to come completes after h),
+// so a try that completed after its acquire's invoke finds the key busy:
+// it ends any run of failures, whatever the lease's end turns out to be,
+// and the lease's hold is absorbed when it ends. A lease whose deadline is
+// before h, never released (a holder that crashed), ends at that deadline.
+// Both hold unless a renewal moves the deadline, which leaseEnded checks.
+// A lease without a deadline holds back the tries after its acquire.
 func (s *Stream) decide(k *lockKey, h int64) {
+	under := int64(math.MaxInt64)
+	var held *lease // the lease held at h granted first
 	for _, l := range k.open {
-		h = min(h, l.acquire.call)
+		switch {
+		case l.held:
+		case l.deadline == math.MaxInt64:
+			h = min(h, l.acquire.call)
+		case l.deadline < h:
+			l.held, l.heldEnd = true, possibleEnd(l)
+			k.holds = insertBy(k.holds, hold{l.acquire.call, l.heldEnd, l, l.acquire}, byHoldStart)
+		case l.acquire.call < under:
+			under, held = l.acquire.call, l
+		}
 	}
-	slices.SortFunc(k.tries, byRet)
-	slices.SortFunc(k.holds, byHoldStart)
+	later := k.later
+	k.later = nil
+	for _, sc := range later {
+		s.stuckFound(k, sc)
+	}
 	i, j := 0, 0
+	after := int64(s.opt.StuckAfter)
 	for ; i < len(k.tries) && k.tries[i].ret < h; i++ {
 		t := k.tries[i]
 		for ; j < len(k.holds) && k.holds[j].start <= t.ret; j++ {
 			k.stuck.absorb(k.holds[j])
 		}
-		if sc := k.stuck.try(t, s.ttl, s.origin, int64(s.opt.StuckAfter)); sc != nil {
+		sc := (*stuckCase)(nil)
+		if t.ret >= under {
+			held.busyUntil, held.busy = max(held.busyUntil, t.call), true
+			sc = k.stuck.flush(true, s.origin, after)
+		} else {
+			sc = k.stuck.try(t, s.ttl, s.origin, after)
+		}
+		if sc != nil {
 			s.stuckFound(k, *sc)
 		}
 	}
@@ -110,9 +144,46 @@ func (s *Stream) decide(k *lockKey, h int64) {
 	k.holds = slices.Delete(k.holds, 0, j)
 }
 
-// stuckFound reports sc, or keeps it if it is a livelock until a lease of
-// k comes (or never does).
+// leaseEnded gives the stuck-lock rule the hold of l, a lease of k that
+// ended (or the history did), unless decide gave it already; then its end
+// must not have moved since a try saw it. Tries decided busy under l must
+// have been invoked before its end.
+func (s *Stream) leaseEnded(k *lockKey, l *lease) {
+	end := possibleEnd(l)
+	switch {
+	case !l.held:
+		k.holds = insertBy(k.holds, hold{l.acquire.call, end, l, l.acquire}, byHoldStart)
+	case end == l.heldEnd:
+	case slices.ContainsFunc(k.holds, func(x hold) bool { return x.l == l }):
+		i := slices.IndexFunc(k.holds, func(x hold) bool { return x.l == l })
+		k.holds[i].end = end // no try has seen it yet
+	default:
+		s.inexact("the lease of process %d on %q was renewed after its deadline had passed", l.process, k.name)
+	}
+	if l.busy && end <= l.busyUntil {
+		s.inexact("the lease of process %d on %q was cut short by a renewal", l.process, k.name)
+	}
+}
+
+// insertBy inserts x into xs, sorted by cmp, from the back: what comes
+// nearly in order costs as far as it is late.
+func insertBy[T any](xs []T, x T, cmp func(a, b T) int) []T {
+	xs = append(xs, x)
+	i := len(xs) - 1
+	for ; i > 0 && cmp(x, xs[i-1]) < 0; i-- {
+		xs[i] = xs[i-1]
+	}
+	xs[i] = x
+	return xs
+}
+
+// stuckFound reports sc, or keeps it until the lease it began under ends,
+// or, if it is a livelock, until a lease of k comes (or never does).
 func (s *Stream) stuckFound(k *lockKey, sc stuckCase) {
+	if l := sc.since.l; l != nil && l.closedAt == math.MaxInt64 && !s.ended {
+		k.later = append(k.later, sc) // its release, still to come, is evidence
+		return
+	}
 	if sc.since.l == nil && sc.since.o == nil && len(sc.run.procs) >= 2 && !k.leased {
 		k.waiting = append(k.waiting, sc)
 		return
@@ -228,31 +299,76 @@ func (s *Stream) emit() {
 	s.stales = stales
 }
 
-// forget lets go of the leases no write to come can name: those that ended
-// before h and before every write still to judge.
+// forget lets go of the leases no write to come can name: those that
+// ended before h and before every write still to judge, and, of a key's
+// leases that start before h, all but the successors a lease its holder
+// may still write under can name (see pin).
 func (s *Stream) forget(h int64) {
 	floor := h
 	for _, w := range s.writes {
 		floor = min(floor, w.call)
 	}
-	live := make(map[string]int64) // key -> earliest start of a lease a write may name
+	pins := s.pins[:0]
+	low := make(map[string]int64) // key -> where a lease without deadline may yet be cut
 	for _, p := range s.procs {
 		p.leases = slices.DeleteFunc(p.leases, func(l *lease) bool { return l.closedAt <= floor })
 		for _, l := range p.leases {
-			if v, ok := live[l.key]; !ok || l.start < v {
-				live[l.key] = l.start
+			pins = s.pin(pins, l, h)
+			if l.deadline == math.MaxInt64 && l.closedAt == math.MaxInt64 {
+				if v, ok := low[l.key]; !ok || l.lastSeen < v {
+					low[l.key] = l.lastSeen // lb.finish cuts it there: a window end to come
+				}
 			}
 		}
 	}
+	for _, m := range pins {
+		m.pinned = true
+	}
 	for _, k := range s.keys {
-		low := h
-		if v, ok := live[k.name]; ok {
-			low = min(low, v)
+		cut := h
+		if v, ok := low[k.name]; ok {
+			cut = min(cut, v)
 		}
 		n := 0
-		for n < len(k.byStart) && k.byStart[n].start < low {
+		for n < len(k.byStart) && k.byStart[n].start < cut {
 			n++
 		}
-		k.byStart = slices.Delete(k.byStart, 0, n)
+		keep := k.byStart[:0]
+		for i, m := range k.byStart {
+			if i >= n || m.pinned {
+				keep = append(keep, m)
+			}
+		}
+		clear(k.byStart[len(keep):])
+		k.byStart = keep
 	}
+	for _, m := range pins {
+		m.pinned = false
+	}
+	clear(pins)
+	s.pins = pins[:0]
+}
+
+// pin adds to pins the leases of l's key that start before h and that
+// successor may return for l, whatever the write: the first of another
+// owner granted after l, and the first granted at or after the end of each
+// window of l that ends before h (l's expiry for a write to come is one of
+// those ends, or later than h).
+func (s *Stream) pin(pins []*lease, l *lease, h int64) []*lease {
+	ls := s.keys[l.key].byStart
+	first := func(i int) []*lease {
+		for ; i < len(ls) && ls[i].start < h; i++ {
+			if m := ls[i]; m.process != l.process && (m.token == "" || m.token != l.token) {
+				return append(pins, m)
+			}
+		}
+		return pins
+	}
+	pins = first(sort.Search(len(ls), func(i int) bool { return ls[i].start > l.start }))
+	for _, w := range l.windows {
+		if w.end < h {
+			pins = first(sort.Search(len(ls), func(i int) bool { return ls[i].start >= w.end }))
+		}
+	}
+	return pins
 }

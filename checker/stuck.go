@@ -92,12 +92,15 @@ type stuckKey struct {
 }
 
 // absorb takes h, the next hold in order of start (byHoldStart).
+//
+// Of equal ends (or starts), the first in order stays, whatever the order
+// of absorbing: a [Stream] absorbs the hold of a lease that ended late.
 func (k *stuckKey) absorb(h hold) {
 	if h.l != nil {
-		if !k.hasLease || h.end > k.lease.end {
+		if !k.hasLease || h.end > k.lease.end || h.end == k.lease.end && byHoldStart(h, k.lease) < 0 {
 			k.lease, k.hasLease = h, true
 		}
-	} else if !k.hasUnknown || h.start > k.unknown.start {
+	} else if !k.hasUnknown || h.start > k.unknown.start || h.start == k.unknown.start && byHoldStart(h, k.unknown) < 0 {
 		k.unknown, k.hasUnknown = h, true
 	}
 }

@@ -49,6 +49,25 @@ type Options struct {
 	// it already accepted (a fail with error "fenced").
 	// default: false
 	Fenced bool
+	// CleanUp makes a process whose acquire ended unknown release the key
+	// next (with its token, if it was granted), as a client that cleans up
+	// after an error does, rather than leave it held until it expires.
+	// default: false
+	CleanUp bool
+	// Crash is how many processes, spread over the history, crash right
+	// after a grant: they never release it, nor do anything else. At most
+	// Processes-1.
+	// default: 0
+	Crash int
+	// Late is how many events, spread evenly over the history, are written
+	// LateBy before the event written just before them (one of another
+	// process), as when several recorders share a file: the history is
+	// then out of time order by LateBy.
+	// default: 0
+	Late int
+	// LateBy is how far before its predecessor a late event is written.
+	// default: 5ns
+	LateBy time.Duration
 	// Seed seeds the simulation: the same options give the same history.
 	// default: 0
 	Seed uint64
@@ -66,6 +85,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.TTL == 0 {
 		o.TTL = time.Second
+	}
+	if o.LateBy == 0 {
+		o.LateBy = 5
 	}
 	return o
 }
@@ -91,8 +113,8 @@ func (s *steps) Pop() any {
 }
 
 // Generate simulates the trial opt describes (nil means the defaults) and
-// returns its history, sorted by time (ties in simulation order), with Index
-// equal to the position. Every operation takes effect atomically halfway
+// returns its history, sorted by time (ties in simulation order) but for
+// the Late events, with Index equal to the position. Every operation takes effect atomically halfway
 // between its invoke and its completion, so the simulated system is
 // linearizable except for the faults opt injects. A nemesis note (a lone
 // info "noop") is added every 200ms.
@@ -157,6 +179,7 @@ func generate(opt *Options, emit func(checker.Event)) {
 	ttl := int64(w.TTL)
 	pending := &events{}
 	added, emitted := 0, 0
+	emit = late(w, emit)
 	add := func(e checker.Event) {
 		heap.Push(pending, queued{e, added})
 		added++
@@ -181,6 +204,8 @@ func generate(opt *Options, emit func(checker.Event)) {
 		heap.Push(q, step{base + rng.Int64N(1_000_000), 100_000, p})
 	}
 	nextNemesis := base + 200_000_000
+	crashes := min(w.Crash, w.Processes-1)
+	crashEvery := w.Events / (crashes + 1)
 	for added < w.Events {
 		s := heap.Pop(q).(step)
 		flush(min(s.at-maxHalf, nextNemesis))
@@ -204,6 +229,10 @@ func generate(opt *Options, emit func(checker.Event)) {
 				l.holder, l.expires = s.process, s.at+ttl
 				if lost {
 					add(checker.Event{Process: s.process, Type: checker.Info, F: checker.FAcquire, Key: key, Error: "timeout", Time: done})
+					if w.CleanUp {
+						p.phase = 3
+						break
+					}
 					p.key = rng.IntN(w.Keys)
 					break
 				}
@@ -213,8 +242,16 @@ func generate(opt *Options, emit func(checker.Event)) {
 				if rng.Float64() < w.PauseRate {
 					next += 2 * ttl
 				}
+				if crashes > 0 && added >= crashEvery*(min(w.Crash, w.Processes-1)-crashes+1) {
+					crashes--
+					continue // it crashed: no next step
+				}
 			} else if lost {
 				add(checker.Event{Process: s.process, Type: checker.Info, F: checker.FAcquire, Key: key, Error: "timeout", Time: done})
+				if w.CleanUp {
+					p.phase, p.token = 3, ""
+					break
+				}
 				p.key = rng.IntN(w.Keys)
 			} else {
 				add(checker.Event{Process: s.process, Type: checker.Fail, F: checker.FAcquire, Key: key, Error: "not acquired", Node: "n1", Time: done})
@@ -259,6 +296,31 @@ func generate(opt *Options, emit func(checker.Event)) {
 		heap.Push(q, step{next + half, half, s.process})
 	}
 	flush(math.MaxInt64)
+}
+
+// late returns emit, moving w.Late events, spread evenly, to w.LateBy
+// before the event emitted just before them (when that one is of another
+// process; else the next event that qualifies).
+func late(w Options, emit func(checker.Event)) func(checker.Event) {
+	if w.Late <= 0 {
+		return emit
+	}
+	every := max(w.Events/(w.Late+1), 2)
+	var prev checker.Event
+	n, moved := 0, 0
+	return func(e checker.Event) {
+		n++
+		if moved < w.Late && n >= every*(moved+1) && n > 1 && prev.Process != e.Process {
+			orig := e
+			e.Time = prev.Time - int64(w.LateBy)
+			moved++
+			emit(e)
+			prev = orig
+			return
+		}
+		emit(e)
+		prev = e
+	}
 }
 
 // A queued event waits for its turn; seq keeps simulation order among

@@ -56,7 +56,7 @@ number).`,
 				if err != nil {
 					return usageError(err.Error()) // it names the file
 				}
-				fmt.Fprintf(out, "%s: %d events, verdict %s\n", p, sum.Events, r.Verdict)
+				fmt.Fprintf(out, "%s: %d events, verdict %s (%s)\n", p, sum.Events, r.Verdict, sum.Path())
 				for _, a := range r.Anomalies {
 					fmt.Fprintf(out, "  %s: %s\n", a.Kind, wrap(a.Message, 96, "    "))
 				}
