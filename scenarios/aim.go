@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -13,50 +12,6 @@ import (
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/evidence"
 )
-
-// The targets a step can name by the system's state instead of by name;
-// the nemesis resolves them when the step fires.
-const (
-	// AimMaster is the current master: the node the sentinels name, else n1;
-	// in a Redis Cluster, the primary serving the lock key's slot.
-	AimMaster = "@master"
-	// AimReplica is a node other than the current master, of a topology
-	// with replicas; in a Redis Cluster, a replica of the key's primary.
-	AimReplica = "@replica"
-	// AimKeyHolder is a node on which the lock's key exists right now.
-	AimKeyHolder = "@key-holder"
-	// AimHolderResource is the path to the resource (r<p>) of the client
-	// that holds the lock right now.
-	AimHolderResource = "@holder-resource"
-	// AimHolder, with pause-client or kill-client, is the isolated client
-	// that holds the lock right now.
-	AimHolder = "@holder"
-)
-
-// aimed reports whether the step names its target by the system's state.
-func (s Step) aimed() bool { return strings.HasPrefix(s.Node, "@") }
-
-// validAim reports whether the aimed target fits the scenario.
-func (s Scenario) validAim(st Step) string {
-	switch {
-	case clientFault(st.Fault) && st.Node == AimHolder:
-		if len(s.Isolate) == 0 {
-			return "@holder needs isolated clients (isolate:)"
-		}
-		return ""
-	case clientFault(st.Fault):
-		return fmt.Sprintf("%s aims only at @holder, not %q", st.Fault, st.Node)
-	case st.Node == AimMaster, st.Node == AimKeyHolder, st.Node == AimHolderResource:
-		return ""
-	case st.Node == AimReplica:
-		if s.Topology.Replicas == 0 {
-			return "@replica needs a topology with replicas"
-		}
-		return ""
-	}
-	return fmt.Sprintf("unknown target %q (known: %s, %s, %s, %s; %s with pause-client)",
-		st.Node, AimMaster, AimReplica, AimKeyHolder, AimHolderResource, AimHolder)
-}
 
 // aim resolves step i's target when it fires: it sets the node (or, for
 // pause-client, the paused process) and returns the concrete target and a

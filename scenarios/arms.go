@@ -140,3 +140,20 @@ func nodeText(n *yaml.Node) string {
 	}
 	return strings.Join(parts, " ")
 }
+
+// FaultText returns the fault kinds of s's steps and everything under the
+// faults of its arms, joined by spaces, for a quick search.
+func (s Scenario) FaultText() string {
+	var text []string
+	for _, st := range s.Faults {
+		text = append(text, st.Fault)
+	}
+	for _, a := range s.Arms {
+		for i := 0; i+1 < len(a.overlay.Content); i += 2 {
+			if a.overlay.Content[i].Value == "faults" {
+				text = append(text, nodeText(a.overlay.Content[i+1]))
+			}
+		}
+	}
+	return strings.Join(text, " ")
+}

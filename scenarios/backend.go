@@ -47,20 +47,9 @@ func ShimCache() string {
 	return filepath.Join(os.TempDir(), "lockpick-cache")
 }
 
-// needs returns the shims the steps of s (in any arm) need: the clock shim
+// needsOf returns the shims the steps of s (in any arm) need: the clock shim
 // for a clock-* fault, the fsync shim for power-loss.
-func (s Scenario) needs() Needs {
-	var text []string
-	for _, st := range s.Faults {
-		text = append(text, st.Fault)
-	}
-	for _, a := range s.Arms {
-		for i := 0; i+1 < len(a.overlay.Content); i += 2 {
-			if a.overlay.Content[i].Value == "faults" {
-				text = append(text, nodeText(a.overlay.Content[i+1]))
-			}
-		}
-	}
-	all := strings.Join(text, " ")
+func needsOf(s Scenario) Needs {
+	all := s.FaultText()
 	return Needs{Clock: strings.Contains(all, "clock-"), Fsync: strings.Contains(all, "power-loss")}
 }

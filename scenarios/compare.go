@@ -56,7 +56,7 @@ func Compare(ctx context.Context, s Scenario, arms []string, opt *Options) (*res
 			dir.Abort()
 			return nil, "", err
 		}
-		c.Arms = append(c.Arms, results.NewArmResult(arms[i], s.armSummary(arms[i]), verdict, arms[i]))
+		c.Arms = append(c.Arms, results.NewArmResult(arms[i], armSummary(s, arms[i]), verdict, arms[i]))
 	}
 	c.AddTests()
 	c.WallSeconds = time.Since(began).Seconds()
@@ -77,7 +77,7 @@ func Compare(ctx context.Context, s Scenario, arms []string, opt *Options) (*res
 }
 
 // armSummary is the named arm's own summary, if it has one.
-func (s Scenario) armSummary(name string) string {
+func armSummary(s Scenario, name string) string {
 	for _, a := range s.Arms {
 		if a.Name == name {
 			return a.Summary

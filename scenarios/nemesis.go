@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -17,81 +16,6 @@ import (
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/evidence"
 )
-
-// A Step is one fault in a scenario's schedule.
-//
-// The fault kinds are cluster's ("kill", "restart", "pause", "partition",
-// "latency", "drop-replies", "reset", "cut-replication", "clock-jump",
-// "clock-rate", "promote", "sentinel-failover"), configured by Params, plus
-// "pause-client", which freezes an isolated client's whole process, and
-// "kill-client", which kills it (SIGKILL): the client crashes.
-type Step struct {
-	// At is when the fault is injected, from the start of the trial.
-	At Duration `json:"at" yaml:"at"`
-	// Jitter adds a random delay in [0, Jitter), drawn from the trial's seed.
-	Jitter Duration `json:"jitter,omitempty" yaml:"jitter"`
-	// Fault is the fault kind.
-	Fault string `json:"fault" yaml:"fault"`
-	// Node names the target: a Redis node "n1".., or client p's path to the
-	// resource "r<p>".
-	Node string `json:"node,omitempty" yaml:"node"`
-	// Client names the isolated client of pause-client and kill-client.
-	Client int `json:"client,omitempty" yaml:"client"`
-	// For heals the fault this long after it was injected; 0 leaves it until
-	// the end of the trial, when every fault is healed.
-	For Duration `json:"for,omitempty" yaml:"for"`
-	// Params configures the fault, e.g. {delay: 3s} for restart.
-	Params map[string]any `json:"params,omitempty" yaml:"params"`
-	// When, if set, makes the step wait from At for a moment of the trial
-	// (a client's acquire, its grant) and fire then; For counts from the
-	// moment. See [When].
-	When *When `json:"when,omitempty" yaml:"when"`
-	// Within is how long after At the moment may come; past it the moment
-	// never came and the trial is inconclusive. 0: until the trial ends.
-	Within Duration `json:"within,omitempty" yaml:"within"`
-}
-
-// clientFault reports whether a fault kind acts on an isolated client's
-// process rather than on a node.
-func clientFault(kind string) bool { return kind == "pause-client" || kind == "kill-client" }
-
-func (s Step) target() string {
-	if clientFault(s.Fault) {
-		return fmt.Sprintf("c%d", s.Client)
-	}
-	return s.Node
-}
-
-// clientOf returns the client a client-fault target such as "c2" names.
-func clientOf(target string) (int, bool) {
-	p, err := strconv.Atoi(strings.TrimPrefix(target, "c"))
-	return p, err == nil && strings.HasPrefix(target, "c")
-}
-
-// fault builds the step's fault; a client fault needs the worker's pid.
-func (s Step) fault(pids map[int]int) (cluster.Fault, error) {
-	if clientFault(s.Fault) {
-		pid, ok := pids[s.Client]
-		if !ok && pids != nil {
-			return nil, fmt.Errorf("%w: client %d is not isolated", ErrBadScenario, s.Client)
-		}
-		return clientProcessFault(s.Fault, pid), nil
-	}
-	return cluster.NewFault(s.Fault, s.Params)
-}
-
-// clientProcessFault is the cluster fault of a client fault kind on pid.
-func clientProcessFault(kind string, pid int) cluster.Fault {
-	if kind == "kill-client" {
-		return &cluster.ProcessKillFault{PID: pid}
-	}
-	return &cluster.ProcessPauseFault{PID: pid}
-}
-
-func (s Step) validate() error {
-	_, err := s.fault(nil)
-	return err
-}
 
 // A trialEnv is what the nemesis can reach: the cluster, the process ids
 // of isolated clients, and the lock's key, whose presence on a node is
@@ -568,22 +492,4 @@ func (m *nemesis) watchSlot(ctx context.Context) {
 		case <-t.C:
 		}
 	}
-}
-
-// Schedule lists the scenario's faults in words, e.g. "+300ms kill n1".
-func (sc Scenario) Schedule() string {
-	var b strings.Builder
-	for i, s := range sc.Faults {
-		if i > 0 {
-			b.WriteString("; ")
-		}
-		fmt.Fprintf(&b, "+%v %s %s", s.At.D(), s.Fault, s.target())
-		if s.When != nil {
-			fmt.Fprintf(&b, " when %s", s.When)
-		}
-		if s.For > 0 {
-			fmt.Fprintf(&b, " for %v", s.For.D())
-		}
-	}
-	return b.String()
 }

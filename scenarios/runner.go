@@ -327,7 +327,7 @@ func RunTrial(ctx context.Context, s Scenario, seed uint64, dir string, nb Backe
 	if nb == nil {
 		nb = ProcessBackend
 	}
-	backend, err := nb(filepath.Join(dir, "nodes"), s.needs())
+	backend, err := nb(filepath.Join(dir, "nodes"), needsOf(s))
 	if err != nil {
 		return TrialResult{}, &InfraError{Err: err}
 	}

@@ -111,7 +111,7 @@ func soak(ctx context.Context, s Scenario, o Options, opt SoakOptions, dir *resu
 		return nil, &InfraError{Err: err}
 	}
 	began := time.Now()
-	backend, err := o.Backend(dir.Path("nodes"), s.needs())
+	backend, err := o.Backend(dir.Path("nodes"), needsOf(s))
 	if err != nil {
 		return nil, &InfraError{Err: err}
 	}

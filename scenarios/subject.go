@@ -3,8 +3,6 @@ package scenarios
 import (
 	"context"
 	"fmt"
-	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -142,14 +140,6 @@ func (c SubjectConfig) Clock() lockcore.Clock {
 	return lockcore.SystemClock{}
 }
 
-// skew is client p's clock offset.
-func (l Lock) skew(p int) time.Duration {
-	if p >= 1 && p <= len(l.ClockSkew) {
-		return l.ClockSkew[p-1].D()
-	}
-	return 0
-}
-
 var (
 	subjectsMu sync.RWMutex
 	subjects   = map[string]func(SubjectConfig) Subject{}
@@ -164,31 +154,13 @@ func RegisterSubject(kind string, mk func(SubjectConfig) Subject) {
 		panic("scenarios: subject registered twice: " + kind)
 	}
 	subjects[kind] = mk
+	RegisterLockKind(kind)
 }
 
 func newSubject(c SubjectConfig) Subject {
 	subjectsMu.RLock()
 	defer subjectsMu.RUnlock()
 	return subjects[c.Lock.Kind](c)
-}
-
-// lockKinds lists the registered lock kinds.
-func lockKinds() string {
-	subjectsMu.RLock()
-	defer subjectsMu.RUnlock()
-	var ks []string
-	for k := range subjects {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return strings.Join(ks, ", ")
-}
-
-func knownLock(kind string) bool {
-	subjectsMu.RLock()
-	defer subjectsMu.RUnlock()
-	_, ok := subjects[kind]
-	return ok
 }
 
 // LockerSubject adapts a [lockcore.Locker] on one node to a Subject. mk
@@ -235,12 +207,6 @@ func (s *perMaster) Release(ctx context.Context) (string, error) {
 	return served.Node(), served.Outcome("release", s.cfg.Lock.Key, err)
 }
 
-// The ways a client takes the lock ([Lock.Acquire]).
-const (
-	AcquireTry   = "try"   // one attempt; the client waits its RetryDelay
-	AcquireBlock = "block" // the lock's own Lock, waiting as it does
-)
-
 // attempt is l.Lock with block, l.TryLock without.
 func attempt(ctx context.Context, l lockcore.Locker, block bool) (*lockcore.Lease, error) {
 	if block {
@@ -248,9 +214,6 @@ func attempt(ctx context.Context, l lockcore.Locker, block bool) (*lockcore.Leas
 	}
 	return l.TryLock(ctx)
 }
-
-// blockingKinds are the locks whose Subject honours acquire: block.
-var blockingKinds = []string{"set-nx", "redlock", "reentrant", "setnx-expire", "getset", "multilock"}
 
 // noMaster is the error of an acquire that found no master to send to: it
 // surely did not run.
