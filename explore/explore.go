@@ -14,6 +14,7 @@ import (
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/evidence"
 	"github.com/lockpick/lockpick/results"
+	"github.com/lockpick/lockpick/scenario"
 	"github.com/lockpick/lockpick/scenarios"
 )
 
@@ -93,12 +94,12 @@ type Result struct {
 
 // A Finding is one unsafe schedule, shrunk, with its measured replay rate.
 type Finding struct {
-	File     string           `json:"file"`     // minimal.yaml, minimal-2.yaml, ...
-	Original Schedule         `json:"original"` // the schedule the search drew
-	Kind     string           `json:"kind"`     // the anomaly kind reproduced, e.g. double-grant
-	Anomaly  string           `json:"anomaly"`  // the original trial's anomaly, in words
-	Shrunk   Shrunk           `json:"shrink"`
-	Minimal  []scenarios.Step `json:"minimal"`
+	File     string          `json:"file"`     // minimal.yaml, minimal-2.yaml, ...
+	Original Schedule        `json:"original"` // the schedule the search drew
+	Kind     string          `json:"kind"`     // the anomaly kind reproduced, e.g. double-grant
+	Anomaly  string          `json:"anomaly"`  // the original trial's anomaly, in words
+	Shrunk   Shrunk          `json:"shrink"`
+	Minimal  []scenario.Step `json:"minimal"`
 	// Reproduced of Measured replays of the minimal scenario showed the anomaly.
 	Reproduced int    `json:"reproduced"`
 	Measured   int    `json:"measured"`
@@ -106,7 +107,7 @@ type Finding struct {
 
 	originalTrial scenarios.TrialResult
 	minimalTrial  *scenarios.TrialResult
-	minimal       scenarios.Scenario
+	minimal       scenario.Scenario
 }
 
 // ErrFoundNothing is not an error of the harness: the budget ran out with no
@@ -117,7 +118,7 @@ var ErrFoundNothing = errors.New("explore: no finding within the budget")
 // and writes an explore folder (explore.json, minimal.yaml, original.yaml,
 // report.html, replay run folders). It returns [ErrFoundNothing] when the
 // budget ran out first, an *[scenarios.InfraError] when the harness failed.
-func Explore(ctx context.Context, base scenarios.Scenario, opt Options) (*Result, error) {
+func Explore(ctx context.Context, base scenario.Scenario, opt Options) (*Result, error) {
 	o := opt.withDefaults()
 	base.Faults, base.Arms = nil, nil
 	if slices.Contains(o.Faults, "pause-client") && len(base.Isolate) == 0 {
@@ -127,7 +128,7 @@ func Explore(ctx context.Context, base scenarios.Scenario, opt Options) (*Result
 		}
 	}
 	if err := o.Shard.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: %v", scenarios.ErrBadScenario, err)
+		return nil, fmt.Errorf("%w: %v", scenario.ErrBadScenario, err)
 	}
 	gen, err := NewGenerator(base, o.Faults)
 	if err != nil {
@@ -184,7 +185,7 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-func explore(ctx context.Context, base scenarios.Scenario, gen *Generator, o Options, dir *results.RunDir) (*Result, error) {
+func explore(ctx context.Context, base scenario.Scenario, gen *Generator, o Options, dir *results.RunDir) (*Result, error) {
 	res := &Result{Scenario: base.Name, Seed: o.Seed, Vocabulary: gen.Kinds(), Parallel: o.Parallel, Inconclusive: map[string]int{}}
 	if !o.Shard.Whole() {
 		res.Shard = o.Shard.String()
@@ -282,18 +283,18 @@ func explore(ctx context.Context, base scenarios.Scenario, gen *Generator, o Opt
 
 // shrinkFinding shrinks f, measures the minimal scenario with a run of
 // its own in dir, and returns the finding.
-func shrinkFinding(ctx context.Context, base scenarios.Scenario, f *finding, o Options, dir *results.RunDir, n, flaky int, report func(func(*Progress))) (Finding, error) {
+func shrinkFinding(ctx context.Context, base scenario.Scenario, f *finding, o Options, dir *results.RunDir, n, flaky int, report func(func(*Progress))) (Finding, error) {
 	fd := Finding{File: "minimal.yaml", Original: f.tried.Schedule, Anomaly: f.tried.Example, originalTrial: f.trial}
 	if n > 1 {
 		fd.File = fmt.Sprintf("minimal-%d.yaml", n)
 	}
 	fd.Kind = f.kind
 	original := f.tried.Schedule.Apply(base)
-	original.Expect = scenarios.Unsafe
+	original.Expect = scenario.Unsafe
 	rp := &replayer{backend: o.Backend, kind: fd.Kind}
 	so := o.Shrink
 	so.Seed = f.tried.Schedule.Seed
-	so.Progress = func(step ShrinkStep, best scenarios.Scenario) {
+	so.Progress = func(step ShrinkStep, best scenario.Scenario) {
 		report(func(p *Progress) {
 			p.Replays += step.Replays
 			p.Best = fmt.Sprintf("%d faults: %s", len(best.Faults), best.Schedule())
@@ -340,7 +341,7 @@ func shrinkFinding(ctx context.Context, base scenarios.Scenario, f *finding, o O
 	}
 	fd.minimal.Name = name // a step back lands on a scenario of the chain, named like the base
 	fd.minimal.Faults = slices.Clone(fd.minimal.Faults)
-	slices.SortStableFunc(fd.minimal.Faults, func(a, b scenarios.Step) int { return int(a.At - b.At) })
+	slices.SortStableFunc(fd.minimal.Faults, func(a, b scenario.Step) int { return int(a.At - b.At) })
 	fd.Minimal = fd.minimal.Faults
 	report(func(p *Progress) { p.Phase = "measure" })
 	// The measurement is a run like `lockpick run --file minimal.yaml --trials N`.
@@ -373,7 +374,7 @@ type replayer struct {
 	kind    string
 }
 
-func (r *replayer) replay(ctx context.Context, s scenarios.Scenario, seed uint64) (Outcome, error) {
+func (r *replayer) replay(ctx context.Context, s scenario.Scenario, seed uint64) (Outcome, error) {
 	tr, err := runTrial(ctx, s, seed, r.backend)
 	if err != nil {
 		return Outcome{}, err
@@ -384,7 +385,7 @@ func (r *replayer) replay(ctx context.Context, s scenarios.Scenario, seed uint64
 
 // explain writes the minimal scenario's explain paragraph from its faults
 // and the anomaly.
-func explain(base scenarios.Scenario, f *finding, fd Finding, seed uint64) string {
+func explain(base scenario.Scenario, f *finding, fd Finding, seed uint64) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Found by `lockpick explore %s --seed %d` (schedule %d of the search), with no scripted fault: ",
 		base.Name, seed, f.tried.Schedule.Index)
@@ -403,7 +404,7 @@ func explain(base scenarios.Scenario, f *finding, fd Finding, seed uint64) strin
 
 // describeFaults says the faults in a sentence, e.g. "at +350ms restart
 // n3, then at +1.2s pause the node holding the lock's key for 800ms".
-func describeFaults(steps []scenarios.Step) string {
+func describeFaults(steps []scenario.Step) string {
 	if len(steps) == 0 {
 		return "no fault at all (the lock breaks under load alone)"
 	}
@@ -429,17 +430,17 @@ func describeFaults(steps []scenarios.Step) string {
 }
 
 // targetWords says a step's target in words.
-func targetWords(s scenarios.Step) string {
+func targetWords(s scenario.Step) string {
 	switch s.Node {
-	case scenarios.AimMaster:
+	case scenario.AimMaster:
 		return "the current master"
-	case scenarios.AimReplica:
+	case scenario.AimReplica:
 		return "a replica"
-	case scenarios.AimKeyHolder:
+	case scenario.AimKeyHolder:
 		return "a node holding the lock's key"
-	case scenarios.AimHolderResource:
+	case scenario.AimHolderResource:
 		return "the holder's path to the resource"
-	case scenarios.AimHolder:
+	case scenario.AimHolder:
 		return "the one holding the lock"
 	case "":
 		return fmt.Sprintf("%d", s.Client)

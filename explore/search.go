@@ -10,6 +10,7 @@ import (
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/evidence"
 	"github.com/lockpick/lockpick/results"
+	"github.com/lockpick/lockpick/scenario"
 	"github.com/lockpick/lockpick/scenarios"
 )
 
@@ -38,7 +39,7 @@ type finding struct {
 // searcher runs random schedules on base until one is unsafe or the budget
 // is spent.
 type searcher struct {
-	base     scenarios.Scenario
+	base     scenario.Scenario
 	gen      *Generator
 	seed     uint64
 	parallel int
@@ -160,7 +161,7 @@ func (sr *searcher) play(ctx context.Context, i int) (*finding, error) {
 
 // runTrial plays one trial of s, with its node files in a temporary folder
 // that goes once the trial ends: search and shrink keep only the result.
-func runTrial(ctx context.Context, s scenarios.Scenario, seed uint64, nb scenarios.BackendFactory) (scenarios.TrialResult, error) {
+func runTrial(ctx context.Context, s scenario.Scenario, seed uint64, nb scenarios.BackendFactory) (scenarios.TrialResult, error) {
 	dir, err := os.MkdirTemp("", "lockpick-explore-")
 	if err != nil {
 		return scenarios.TrialResult{}, &scenarios.InfraError{Err: err}

@@ -11,6 +11,7 @@ import (
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/evidence"
+	"github.com/lockpick/lockpick/scenario"
 )
 
 // aim resolves step i's target when it fires: it sets the node (or, for
@@ -34,9 +35,9 @@ func (m *nemesis) aim(ctx context.Context, i int, rng *rand.Rand) (target, how s
 		all = append(all, n.Name)
 	}
 	switch st.Node {
-	case AimMaster, AimReplica:
+	case scenario.AimMaster, scenario.AimReplica:
 		master := m.currentMaster(ctx)
-		if st.Node == AimMaster {
+		if st.Node == scenario.AimMaster {
 			target, how = master, st.Node
 		} else {
 			// A fault on the replication link needs a replica that has one:
@@ -59,7 +60,7 @@ func (m *nemesis) aim(ctx context.Context, i int, rng *rand.Rand) (target, how s
 			}
 			target, how = pick(slices.DeleteFunc(slices.Clone(cands), func(n string) bool { return n == master }), cands)
 		}
-	case AimKeyHolder:
+	case scenario.AimKeyHolder:
 		held := make([]bool, len(c.Nodes))
 		var wg sync.WaitGroup
 		for j, n := range c.Nodes { // at once: a paused node costs its timeout only once
@@ -73,15 +74,15 @@ func (m *nemesis) aim(ctx context.Context, i int, rng *rand.Rand) (target, how s
 			}
 		}
 		target, how = pick(holding, all)
-	case AimHolderResource, AimHolder:
+	case scenario.AimHolderResource, scenario.AimHolder:
 		var clients, holders []string
 		held := checker.Holders(m.rec.History(), monoNow())
 		for p := 1; p <= m.env.clients; p++ {
-			if _, isolated := m.env.pids[p]; st.Node == AimHolder && !isolated {
+			if _, isolated := m.env.pids[p]; st.Node == scenario.AimHolder && !isolated {
 				continue
 			}
 			name := fmt.Sprintf("r%d", p)
-			if st.Node == AimHolder {
+			if st.Node == scenario.AimHolder {
 				name = fmt.Sprintf("c%d", p)
 			}
 			clients = append(clients, name)
@@ -92,11 +93,11 @@ func (m *nemesis) aim(ctx context.Context, i int, rng *rand.Rand) (target, how s
 		target, how = pick(holders, clients)
 	}
 	if target == "" {
-		return "", "", fmt.Errorf("%w: no target for %s", ErrBadScenario, st.Node)
+		return "", "", fmt.Errorf("%w: no target for %s", scenario.ErrBadScenario, st.Node)
 	}
-	if clientFault(st.Fault) {
-		p, _ := clientOf(target)
-		m.faults[i] = clientProcessFault(st.Fault, m.env.pids[p])
+	if scenario.ClientFault(st.Fault) {
+		p, _ := scenario.ClientOf(target)
+		m.faults[i] = scenario.ClientProcessFault(st.Fault, m.env.pids[p])
 		return target, how, nil
 	}
 	m.nodes[i], err = c.Node(target)

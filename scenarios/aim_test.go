@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/lockpick/lockpick/internal/testredis"
+	"github.com/lockpick/lockpick/scenario"
 	"github.com/lockpick/lockpick/scenarios"
 )
 
@@ -16,7 +17,7 @@ import (
 // replicates through nothing, its effect check says so.
 func TestAim_FollowsFailover(t *testing.T) {
 	testredis.Require(t, true)
-	s, err := scenarios.Parse("aim.yaml", []byte(`name: aim
+	s, err := scenario.Parse("aim.yaml", []byte(`name: aim
 expect: safe
 topology: {masters: 1, replicas: 1, sentinels: 3, down_after: 400ms}
 lock: {kind: set-nx, ttl: 2s, retry_delay: 50ms}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/scenario"
 )
 
 // A BackendFactory makes the backend of one trial, keeping node files under
@@ -49,7 +50,7 @@ func ShimCache() string {
 
 // needsOf returns the shims the steps of s (in any arm) need: the clock shim
 // for a clock-* fault, the fsync shim for power-loss.
-func needsOf(s Scenario) Needs {
+func needsOf(s scenario.Scenario) Needs {
 	all := s.FaultText()
 	return Needs{Clock: strings.Contains(all, "clock-"), Fsync: strings.Contains(all, "power-loss")}
 }

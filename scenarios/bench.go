@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/scenario"
 )
 
 // A BenchResult is the acquire+release throughput of one subject.
@@ -110,8 +111,8 @@ type bencher struct {
 
 func newBencher(ctx context.Context, view View, kind string, ops int) (*bencher, error) {
 	tgt := newTarget(view)
-	lock := Lock{Kind: kind, Key: "bench-" + kind, TTL: Duration(10 * time.Second), RetryDelay: Duration(time.Millisecond),
-		NodeTimeout: Duration(50 * time.Millisecond)}
+	lock := scenario.Lock{Kind: kind, Key: "bench-" + kind, TTL: scenario.Duration(10 * time.Second), RetryDelay: scenario.Duration(time.Millisecond),
+		NodeTimeout: scenario.Duration(50 * time.Millisecond)}
 	subj := newSubject(SubjectConfig{tgt: tgt, Lock: lock, Process: 1})
 	b := &bencher{close: func() { closeSubject(subj); tgt.close() }, nodes: 1}
 	if kind == "redlock" || kind == "redsync" {

@@ -7,20 +7,21 @@ import (
 	"time"
 
 	"github.com/lockpick/lockpick/results"
+	"github.com/lockpick/lockpick/scenario"
 )
 
 // Compare runs each named arm of s for opt.Trials trials (all arms when arms
 // is empty) and writes one run folder holding a folder per arm and
 // compare.json. It returns the comparison and the folder's path.
-func Compare(ctx context.Context, s Scenario, arms []string, opt *Options) (*results.Comparison, string, error) {
+func Compare(ctx context.Context, s scenario.Scenario, arms []string, opt *Options) (*results.Comparison, string, error) {
 	o := opt.withDefaults()
 	if len(arms) == 0 {
 		arms = s.ArmNames()
 	}
 	if len(arms) < 2 {
-		return nil, "", fmt.Errorf("%w: compare needs two arms; %d named (%s has %s)", ErrBadScenario, len(arms), s.Name, strings.Join(s.ArmNames(), ", "))
+		return nil, "", fmt.Errorf("%w: compare needs two arms; %d named (%s has %s)", scenario.ErrBadScenario, len(arms), s.Name, strings.Join(s.ArmNames(), ", "))
 	}
-	variants := make([]Scenario, len(arms))
+	variants := make([]scenario.Scenario, len(arms))
 	for i, a := range arms {
 		v, err := s.Arm(a)
 		if err != nil {
@@ -77,7 +78,7 @@ func Compare(ctx context.Context, s Scenario, arms []string, opt *Options) (*res
 }
 
 // armSummary is the named arm's own summary, if it has one.
-func armSummary(s Scenario, name string) string {
+func armSummary(s scenario.Scenario, name string) string {
 	for _, a := range s.Arms {
 		if a.Name == name {
 			return a.Summary

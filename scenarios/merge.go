@@ -14,6 +14,7 @@ import (
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/evidence"
 	"github.com/lockpick/lockpick/results"
+	"github.com/lockpick/lockpick/scenario"
 )
 
 // ErrShardsDontFit means the folders given to [Merge] are not the shards of
@@ -358,7 +359,7 @@ func (sd *shardDir) recheck() error {
 
 // recheckTrial checks trial t's history in run folder dir again and returns
 // the result, or an error naming the trial when its record differs.
-func recheckTrial(dir string, s Scenario, t results.Trial) (checker.Result, error) {
+func recheckTrial(dir string, s scenario.Scenario, t results.Trial) (checker.Result, error) {
 	where := fmt.Sprintf("%s: trial %d", dir, t.Trial)
 	h, err := checker.ReadFile(filepath.Join(dir, t.Dir, checker.HistoryFile))
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lockpick/lockpick/internal/testredis"
 	"github.com/lockpick/lockpick/results"
+	"github.com/lockpick/lockpick/scenario"
 	"github.com/lockpick/lockpick/scenarios"
 )
 
@@ -39,7 +40,7 @@ arms:
 // verdicts, arm by arm.
 func TestMerge_EqualsUnshardedRun(t *testing.T) {
 	testredis.Require(t, false)
-	s, err := scenarios.Parse("overrun.yaml", []byte(overrun))
+	s, err := scenario.Parse("overrun.yaml", []byte(overrun))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/evidence"
+	"github.com/lockpick/lockpick/scenario"
 )
 
 // A trialEnv is what the nemesis can reach: the cluster, the process ids
@@ -38,7 +39,7 @@ type eventLog interface {
 // happened to each step, for the trial's evidence.
 type nemesis struct {
 	env   *trialEnv
-	steps []Step
+	steps []scenario.Step
 	rec   eventLog
 	start time.Time
 
@@ -66,15 +67,15 @@ type action struct {
 
 // newNemesis builds the faults of steps; a step that names a client that
 // is not isolated or a node the topology lacks is an [ErrBadScenario].
-func newNemesis(env *trialEnv, steps []Step, rec eventLog) (*nemesis, error) {
+func newNemesis(env *trialEnv, steps []scenario.Step, rec eventLog) (*nemesis, error) {
 	m := newSchedule(env, steps, rec)
 	resetMoments(rec)
 	for i, s := range steps {
-		if s.aimed() {
+		if s.Aimed() {
 			// The target is chosen when the step fires (see aim).
 			desc := s.Fault + " " + s.Node
-			if !clientFault(s.Fault) {
-				f, err := s.fault(nil)
+			if !scenario.ClientFault(s.Fault) {
+				f, err := s.NewFault(nil)
 				if err != nil {
 					return nil, err
 				}
@@ -83,27 +84,27 @@ func newNemesis(env *trialEnv, steps []Step, rec eventLog) (*nemesis, error) {
 			m.record[i] = evidence.Fault{Step: i, Fault: s.Fault, Target: s.Node, Aim: s.Node, Desc: desc}
 			continue
 		}
-		f, err := s.fault(env.pids)
+		f, err := s.NewFault(env.pids)
 		if err != nil {
 			return nil, err
 		}
 		m.faults[i] = f
-		if !clientFault(s.Fault) {
+		if !scenario.ClientFault(s.Fault) {
 			if m.nodes[i], err = env.c.Node(s.Node); err != nil {
-				return nil, fmt.Errorf("%w: %v", ErrBadScenario, err)
+				return nil, fmt.Errorf("%w: %v", scenario.ErrBadScenario, err)
 			}
 		}
 		desc := cluster.Describe(f, m.nodes[i])
 		if m.nodes[i] == nil {
-			desc = strings.TrimSuffix(desc, fmt.Sprintf(" pid %d", env.pids[s.Client])) + " " + s.target()
+			desc = strings.TrimSuffix(desc, fmt.Sprintf(" pid %d", env.pids[s.Client])) + " " + s.Target()
 		}
-		m.record[i] = evidence.Fault{Step: i, Fault: s.Fault, Target: s.target(), Desc: desc}
+		m.record[i] = evidence.Fault{Step: i, Fault: s.Fault, Target: s.Target(), Desc: desc}
 	}
 	return m, nil
 }
 
 // newSchedule returns a nemesis for steps with nothing built yet.
-func newSchedule(env *trialEnv, steps []Step, rec eventLog) *nemesis {
+func newSchedule(env *trialEnv, steps []scenario.Step, rec eventLog) *nemesis {
 	m := &nemesis{env: env, steps: steps, rec: rec, faults: make([]cluster.Fault, len(steps)),
 		nodes: make([]*cluster.Node, len(steps)), record: make([]evidence.Fault, len(steps)), live: make([]bool, len(steps)),
 		injected: make([]chan struct{}, len(steps)), seeds: make([]uint64, len(steps)), moments: make([]*moment, len(steps))}
@@ -138,12 +139,12 @@ func (m *nemesis) run(runCtx, ctx context.Context, rng *rand.Rand, start time.Ti
 		}
 		m.record[i].At = at.Seconds()
 		plan = append(plan, action{at: at, step: i})
-		if s.For > 0 && !s.aimed() && s.When == nil { // an aimed step heals after it fires: see inject; one with When, after its moment
+		if s.For > 0 && !s.Aimed() && s.When == nil { // an aimed step heals after it fires: see inject; one with When, after its moment
 			plan = append(plan, action{at: at + s.For.D(), heal: true, step: i})
 		}
 	}
 	for i, s := range m.steps {
-		if s.aimed() {
+		if s.Aimed() {
 			m.seeds[i] = rng.Uint64()
 		}
 	}
@@ -178,7 +179,7 @@ func (m *nemesis) inject(ctx context.Context, i int) {
 	st := m.steps[i]
 	injected := sync.OnceFunc(func() { close(m.injected[i]) })
 	defer injected()
-	if st.aimed() {
+	if st.Aimed() {
 		target, how, err := m.aim(ctx, i, rand.New(rand.NewPCG(m.seeds[i], uint64(i))))
 		m.mu.Lock()
 		r := &m.record[i]
@@ -205,10 +206,10 @@ func (m *nemesis) inject(ctx context.Context, i int) {
 	switch {
 	case n != nil && n.Proc != nil: // a Redis node
 		before = keyBefore(ctx, n, m.env.key)
-	case clientFault(st.Fault):
+	case scenario.ClientFault(st.Fault):
 		before = m.clientHolds(target)
 	default:
-		if _, p, ok := clientLinkOf(target); ok { // a client's own link: did it hold the lock?
+		if _, p, ok := scenario.ClientLinkOf(target); ok { // a client's own link: did it hold the lock?
 			before = m.clientHolds(fmt.Sprintf("c%d", p))
 		}
 	}
@@ -361,22 +362,22 @@ func (m *nemesis) observe(target, what string) {
 // of the trial, or a kill-client step killed, with the effect observed: a
 // lock that never answered one of them is explained by the fault.
 func (m *nemesis) pausedClients() map[int]bool {
-	return m.stoppedClients(func(s Step) bool { return s.Fault == "pause-client" && s.For == 0 })
+	return m.stoppedClients(func(s scenario.Step) bool { return s.Fault == "pause-client" && s.For == 0 })
 }
 
 // killedClients returns the clients a kill-client step killed, with its
 // effect observed: their processes were meant to die.
 func (m *nemesis) killedClients() map[int]bool {
-	return m.stoppedClients(func(s Step) bool { return s.Fault == "kill-client" })
+	return m.stoppedClients(func(s scenario.Step) bool { return s.Fault == "kill-client" })
 }
 
-func (m *nemesis) stoppedClients(match func(Step) bool) map[int]bool {
+func (m *nemesis) stoppedClients(match func(scenario.Step) bool) map[int]bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := map[int]bool{}
 	for i, r := range m.record {
 		if match(m.steps[i]) && r.Fired != nil && r.Error == "" && r.NoEffect == "" {
-			if c, ok := clientOf(r.Target); ok {
+			if c, ok := scenario.ClientOf(r.Target); ok {
 				out[c] = true
 			}
 		}
@@ -394,7 +395,7 @@ func (m *nemesis) evidence() ([]evidence.Fault, []string) {
 // clientHolds says whether the client a target such as "c1" names holds
 // the lock now, by the history so far: "held" or "absent".
 func (m *nemesis) clientHolds(target string) string {
-	p, ok := clientOf(target)
+	p, ok := scenario.ClientOf(target)
 	if ok && slices.Contains(checker.Holders(m.rec.History(), monoNow()), p) {
 		return evidence.KeyHeld
 	}

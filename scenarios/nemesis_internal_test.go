@@ -12,6 +12,7 @@ import (
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/evidence"
+	"github.com/lockpick/lockpick/scenario"
 )
 
 // A slowFault takes its time to inject, and notes whether a heal came
@@ -40,7 +41,7 @@ func (f *slowFault) Heal(ctx context.Context, n *cluster.Node) error {
 // makes the trial inconclusive.
 func TestNemesis_LateHealIsRecorded(t *testing.T) {
 	f := &slowFault{took: 400 * time.Millisecond}
-	steps := []Step{{Fault: "slow", For: Duration(100 * time.Millisecond)}}
+	steps := []scenario.Step{{Fault: "slow", For: scenario.Duration(100 * time.Millisecond)}}
 	m := newSchedule(&trialEnv{}, steps, checker.NewRecorder(monoNow))
 	m.faults[0], m.record[0] = f, evidence.Fault{Fault: "slow", Target: "n1", Desc: "slow n1"}
 	ctx := context.Background()
@@ -77,7 +78,7 @@ func TestNemesis_PartitionRecordsKeys(t *testing.T) {
 	if err := rdb.Set(ctx, "lock", "c1", time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
-	steps := []Step{{Fault: "partition", Node: "n1", For: Duration(100 * time.Millisecond)}}
+	steps := []scenario.Step{{Fault: "partition", Node: "n1", For: scenario.Duration(100 * time.Millisecond)}}
 	m, err := newNemesis(&trialEnv{c: c, key: "lock"}, steps, checker.NewRecorder(monoNow))
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +106,7 @@ func (f *slowVerify) Verify(ctx context.Context, n *cluster.Node) (string, error
 // effect was checked: its heal waits only for the inject.
 func TestNemesis_AimedHealIsOnTime(t *testing.T) {
 	c := startOne(t)
-	steps := []Step{{Fault: "partition", Node: AimMaster, For: Duration(100 * time.Millisecond)}}
+	steps := []scenario.Step{{Fault: "partition", Node: scenario.AimMaster, For: scenario.Duration(100 * time.Millisecond)}}
 	m, err := newNemesis(&trialEnv{c: c, key: "lock"}, steps, checker.NewRecorder(monoNow))
 	if err != nil {
 		t.Fatal(err)
@@ -115,7 +116,7 @@ func TestNemesis_AimedHealIsOnTime(t *testing.T) {
 	m.run(ctx, ctx, rand.New(rand.NewPCG(1, 2)), time.Now())
 	faults, _ := m.evidence()
 	r := faults[0]
-	if r.Target != "n1" || r.Aim != AimMaster || r.Effect == "" {
+	if r.Target != "n1" || r.Aim != scenario.AimMaster || r.Effect == "" {
 		t.Fatalf("aimed step: %+v, want n1 aimed at @master, with its effect", r)
 	}
 	if r.HealLate != "" || r.Healed == nil || *r.Healed > 0.3 {

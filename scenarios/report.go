@@ -5,11 +5,12 @@ import (
 	"path/filepath"
 
 	"github.com/lockpick/lockpick/results"
+	"github.com/lockpick/lockpick/scenario"
 )
 
 // writeReport renders report.html and summary.md for a run, showing trial t
 // with the result tr.
-func writeReport(dir *results.RunDir, s Scenario, v *results.Verdict, tr TrialResult, t results.Trial) error {
+func writeReport(dir *results.RunDir, s scenario.Scenario, v *results.Verdict, tr TrialResult, t results.Trial) error {
 	r := &results.Report{Verdict: v, Summary: s.Summary, Explain: s.Explain, Trial: t.Trial,
 		Timeline: results.NewTimeline(tr.History, tr.Check), Check: tr.Check, Evidence: tr.Evidence}
 	vis := filepath.Join(t.Dir, "linearizability.html")

@@ -8,12 +8,13 @@ import (
 
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/results"
+	"github.com/lockpick/lockpick/scenario"
 )
 
 // RunScenario reads the scenario a run folder was played with, from its
 // scenario.json.
-func RunScenario(runDir string) (Scenario, error) {
-	var s Scenario
+func RunScenario(runDir string) (scenario.Scenario, error) {
+	var s scenario.Scenario
 	return s, readRunFile(runDir, "scenario.json", &s)
 }
 
@@ -57,7 +58,7 @@ func Rerender(runDir string) error {
 // soak did, from that round's window; without one (no anomaly) it shows
 // the last round without its timeline: a soak keeps no other round's
 // events apart from history.jsonl.gz.
-func rerenderSoak(runDir string, s Scenario, v *results.Verdict) error {
+func rerenderSoak(runDir string, s scenario.Scenario, v *results.Verdict) error {
 	t := v.TrialResults[len(v.TrialResults)-1]
 	for _, r := range v.TrialResults {
 		if r.Trial == v.Soak.FirstAnomaly && r.Dir != "" {
@@ -75,7 +76,7 @@ func rerenderSoak(runDir string, s Scenario, v *results.Verdict) error {
 
 // readTrial reads back the history of trial t of a run folder and checks it
 // again, with t's evidence and verdict.
-func readTrial(runDir string, s Scenario, t results.Trial) (TrialResult, error) {
+func readTrial(runDir string, s scenario.Scenario, t results.Trial) (TrialResult, error) {
 	h, err := checker.ReadFile(filepath.Join(runDir, t.Dir, checker.HistoryFile))
 	if err != nil {
 		return TrialResult{}, err

@@ -17,6 +17,7 @@ import (
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/evidence"
 	"github.com/lockpick/lockpick/results"
+	"github.com/lockpick/lockpick/scenario"
 )
 
 // Options configures [Run]. Zero fields take their defaults.
@@ -56,7 +57,7 @@ func (o Options) checkShard() error {
 		err = o.Shard.Fits(o.Trials)
 	}
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrBadScenario, err)
+		return fmt.Errorf("%w: %v", scenario.ErrBadScenario, err)
 	}
 	return nil
 }
@@ -111,9 +112,9 @@ const checkTimeout = 30 * time.Second
 // Run plays s for opt.Trials trials and writes a run folder. It returns the
 // verdict and the folder's path. Harness failures come back as *[InfraError]
 // and leave no run folder behind.
-func Run(ctx context.Context, s Scenario, opt *Options) (*results.Verdict, string, error) {
+func Run(ctx context.Context, s scenario.Scenario, opt *Options) (*results.Verdict, string, error) {
 	o := opt.withDefaults()
-	s = s.withDefaults()
+	s = s.WithDefaults()
 	if err := s.Validate(); err != nil {
 		return nil, "", err
 	}
@@ -151,7 +152,7 @@ func intoFolder(o Options, name string, fill func(*results.RunDir) (*results.Ver
 	return v, final, nil
 }
 
-func runTrials(ctx context.Context, s Scenario, o Options, dir *results.RunDir) (*results.Verdict, error) {
+func runTrials(ctx context.Context, s scenario.Scenario, o Options, dir *results.RunDir) (*results.Verdict, error) {
 	if err := dir.WriteJSON("scenario.json", s); err != nil {
 		return nil, &InfraError{Err: err}
 	}
@@ -187,7 +188,7 @@ func runTrials(ctx context.Context, s Scenario, o Options, dir *results.RunDir) 
 }
 
 // newVerdict sums up a run's trials (in trial order) and their checks.
-func newVerdict(s Scenario, seed uint64, trials []results.Trial, checks []checker.Result) *results.Verdict {
+func newVerdict(s scenario.Scenario, seed uint64, trials []results.Trial, checks []checker.Result) *results.Verdict {
 	v := &results.Verdict{Scenario: s.Name, Seed: seed, Trials: len(trials), Expect: string(s.Expect), Anomalies: map[string]int{}}
 	observed := make([]string, len(trials))
 	for i, t := range trials {
@@ -221,7 +222,7 @@ func newVerdict(s Scenario, seed uint64, trials []results.Trial, checks []checke
 // that is not plainly safe, else the first.
 func shownTrial(trials []results.Trial) int {
 	for i, t := range trials {
-		if t.Observed != string(Safe) {
+		if t.Observed != string(scenario.Safe) {
 			return i
 		}
 	}
@@ -230,7 +231,7 @@ func shownTrial(trials []results.Trial) int {
 
 // finishRun writes a run folder's verdict.json, its top-level history (the
 // shown trial's) and its report.
-func finishRun(dir *results.RunDir, s Scenario, v *results.Verdict, shown TrialResult, i int) error {
+func finishRun(dir *results.RunDir, s scenario.Scenario, v *results.Verdict, shown TrialResult, i int) error {
 	if err := checker.WriteFile(dir.Path(checker.HistoryFile), shown.History); err != nil {
 		return err
 	}
@@ -251,7 +252,7 @@ type playedTrial struct {
 
 // playTrials runs the trials of o.Shard, o.Parallel at a time, writing each
 // trial's files as it ends, and returns them in trial order.
-func playTrials(ctx context.Context, s Scenario, o Options, dir *results.RunDir) ([]playedTrial, error) {
+func playTrials(ctx context.Context, s scenario.Scenario, o Options, dir *results.RunDir) ([]playedTrial, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	numbers := o.Shard.Trials(o.Trials)
@@ -321,8 +322,8 @@ func writeTrial(dir *results.RunDir, rel string, tr TrialResult) error {
 // RunTrial plays one trial of s with the given seed on a backend made by nb
 // (nil: [ProcessBackend]), keeping node files under dir/nodes. It returns an
 // *[InfraError] when the harness fails.
-func RunTrial(ctx context.Context, s Scenario, seed uint64, dir string, nb BackendFactory) (TrialResult, error) {
-	s = s.withDefaults()
+func RunTrial(ctx context.Context, s scenario.Scenario, seed uint64, dir string, nb BackendFactory) (TrialResult, error) {
+	s = s.WithDefaults()
 	began := time.Now()
 	if nb == nil {
 		nb = ProcessBackend
@@ -332,7 +333,7 @@ func RunTrial(ctx context.Context, s Scenario, seed uint64, dir string, nb Backe
 		return TrialResult{}, &InfraError{Err: err}
 	}
 	defer backend.Close()
-	c, err := cluster.Start(ctx, backend, s.Topology.cluster())
+	c, err := cluster.Start(ctx, backend, s.Topology.Cluster())
 	if err != nil {
 		return TrialResult{}, &InfraError{Err: err}
 	}
@@ -441,14 +442,14 @@ func RunTrial(ctx context.Context, s Scenario, seed uint64, dir string, nb Backe
 // protected resource through a proxy of its own (r<p>, so one client's
 // path can be delayed or cut alone) and, when the schedule needs them, its
 // own links to the nodes.
-func clientView(c *cluster.Cluster, s Scenario, res *resource, p int) (View, error) {
+func clientView(c *cluster.Cluster, s scenario.Scenario, res *resource, p int) (View, error) {
 	rp, err := c.AddProxy(fmt.Sprintf("r%d", p), res.addr())
 	if err != nil {
 		return View{}, err
 	}
 	view := viewOf(c)
 	view.Resource = rp.Addr()
-	if s.usesClientLinks() {
+	if s.UsesClientLinks() {
 		return clientLinks(c, view, p)
 	}
 	return view, nil
@@ -526,8 +527,8 @@ func (c clientErrors) judge(clients int, paused, killed map[int]bool, faults []e
 // CheckOptions returns the checker options for histories of s, the same
 // for `lockpick run` and `lockpick check`: an acquire whose outcome is
 // unknown may hold the lock for at most the scenario's TTL.
-func CheckOptions(s Scenario) *checker.Options {
-	return &checker.Options{MaxTTL: s.withDefaults().Lock.TTL.D()}
+func CheckOptions(s scenario.Scenario) *checker.Options {
+	return &checker.Options{MaxTTL: s.WithDefaults().Lock.TTL.D()}
 }
 
 // inTimeOrder sorts events from all clients by time and renumbers them:

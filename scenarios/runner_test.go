@@ -9,6 +9,7 @@ import (
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/internal/testredis"
 	"github.com/lockpick/lockpick/results"
+	"github.com/lockpick/lockpick/scenario"
 	"github.com/lockpick/lockpick/scenarios"
 )
 
@@ -30,7 +31,7 @@ func TestMain(m *testing.M) {
 // verdict cannot be met by doing nothing.
 func TestCatalogue(t *testing.T) {
 	testredis.Require(t, true)
-	for _, s := range scenarios.All() {
+	for _, s := range scenario.All() {
 		t.Run(s.Name, func(t *testing.T) {
 			tr, err := scenarios.RunTrial(context.Background(), s, 1, t.TempDir(), nil)
 			if err != nil {
@@ -73,7 +74,7 @@ func first(t *testing.T, tr scenarios.TrialResult, k checker.Kind) checker.Anoma
 // increments lost, or a safe verdict elsewhere would prove nothing.
 func TestNoLock_ResourceCheckSeesLostUpdates(t *testing.T) {
 	testredis.Require(t, false)
-	s, err := scenarios.Lookup("no-lock")
+	s, err := scenario.Lookup("no-lock")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +119,7 @@ func TestCatalogue_EveryArm(t *testing.T) {
 		{"watchdog-reconnect", 3}, {"partition-holder", 3}, {"cluster-failover-lock-loss", 2}, {"cluster-minority-primary", 3},
 		{"cluster-slot-migration", 2}} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := scenarios.Lookup(tc.name)
+			s, err := scenario.Lookup(tc.name)
 			if err != nil {
 				t.Fatal(err)
 			}

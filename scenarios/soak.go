@@ -24,6 +24,7 @@ import (
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/evidence"
 	"github.com/lockpick/lockpick/results"
+	"github.com/lockpick/lockpick/scenario"
 )
 
 // SoakOptions configures [Soak]. Zero fields take their defaults.
@@ -86,19 +87,19 @@ type SoakAnomaly struct {
 // when the round ends. A cancelled ctx ends the soak with a partial
 // verdict, which is returned with no error. Harness failures come back as
 // *[InfraError] and leave no run folder.
-func Soak(ctx context.Context, s Scenario, opt SoakOptions) (*results.Verdict, string, error) {
-	s = s.withDefaults()
+func Soak(ctx context.Context, s scenario.Scenario, opt SoakOptions) (*results.Verdict, string, error) {
+	s = s.WithDefaults()
 	if err := s.Validate(); err != nil {
 		return nil, "", err
 	}
 	if opt.For <= 0 {
-		return nil, "", fmt.Errorf("%w: soak: the length must be positive", ErrBadScenario)
+		return nil, "", fmt.Errorf("%w: soak: the length must be positive", scenario.ErrBadScenario)
 	}
 	if opt.Every == 0 {
 		opt.Every = s.Duration.D()
 	}
 	if opt.Every < s.Duration.D() {
-		return nil, "", fmt.Errorf("%w: soak: a round every %v is shorter than the scenario's duration (%v)", ErrBadScenario, opt.Every, s.Duration.D())
+		return nil, "", fmt.Errorf("%w: soak: a round every %v is shorter than the scenario's duration (%v)", scenario.ErrBadScenario, opt.Every, s.Duration.D())
 	}
 	o := (&Options{Seed: opt.Seed, Out: opt.Out, Name: opt.Name, Backend: opt.Backend}).withDefaults()
 	return intoFolder(o, folderName("soak-", s.Name, o.Seed, ""), func(dir *results.RunDir) (*results.Verdict, error) {
@@ -106,7 +107,7 @@ func Soak(ctx context.Context, s Scenario, opt SoakOptions) (*results.Verdict, s
 	})
 }
 
-func soak(ctx context.Context, s Scenario, o Options, opt SoakOptions, dir *results.RunDir) (*results.Verdict, error) {
+func soak(ctx context.Context, s scenario.Scenario, o Options, opt SoakOptions, dir *results.RunDir) (*results.Verdict, error) {
 	if err := dir.WriteJSON("scenario.json", s); err != nil {
 		return nil, &InfraError{Err: err}
 	}
@@ -116,7 +117,7 @@ func soak(ctx context.Context, s Scenario, o Options, opt SoakOptions, dir *resu
 		return nil, &InfraError{Err: err}
 	}
 	defer backend.Close()
-	c, err := cluster.Start(ctx, backend, s.Topology.cluster())
+	c, err := cluster.Start(ctx, backend, s.Topology.Cluster())
 	if err != nil {
 		return nil, &InfraError{Err: err}
 	}
@@ -189,7 +190,7 @@ func soak(ctx context.Context, s Scenario, o Options, opt SoakOptions, dir *resu
 // A soakRun is a soak under way: its topology, its clients, its log and
 // where its rounds stand.
 type soakRun struct {
-	s        Scenario
+	s        scenario.Scenario
 	opt      SoakOptions
 	c        *cluster.Cluster
 	hctx     context.Context // for heals and the wind-up: never cancelled
@@ -380,7 +381,7 @@ func (r *soakRun) waitProcs() {
 
 // writeSoak writes the verdict of the rounds out, with the soak section
 // sum, and the report, opened on the first round with an anomaly.
-func writeSoak(dir *results.RunDir, s Scenario, seed uint64, out []*soakRound, sum *results.Soak) (*results.Verdict, error) {
+func writeSoak(dir *results.RunDir, s scenario.Scenario, seed uint64, out []*soakRound, sum *results.Soak) (*results.Verdict, error) {
 	trials := make([]results.Trial, len(out))
 	checks := make([]checker.Result, len(out))
 	shown := 0
@@ -569,7 +570,7 @@ type soakLog struct {
 var _ eventLog = (*soakLog)(nil)
 
 // newSoakLog writes the history of a soak of s into dir.
-func newSoakLog(dir *results.RunDir, s Scenario) (*soakLog, error) {
+func newSoakLog(dir *results.RunDir, s scenario.Scenario) (*soakLog, error) {
 	f, err := os.Create(dir.Path(checker.HistoryFileGz))
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/results"
+	"github.com/lockpick/lockpick/scenario"
 )
 
 // A soakScript records constructed events into a soakLog, round by round,
@@ -21,13 +22,13 @@ type soakScript struct {
 	token int
 }
 
-func newSoakScript(t *testing.T, s Scenario) *soakScript {
+func newSoakScript(t *testing.T, s scenario.Scenario) *soakScript {
 	t.Helper()
 	dir, err := results.Create(t.TempDir(), "soak")
 	if err != nil {
 		t.Fatal(err)
 	}
-	log, err := newSoakLog(dir, s.withDefaults())
+	log, err := newSoakLog(dir, s.WithDefaults())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +116,7 @@ func mapsEqualKinds(a, b map[checker.Kind]int) bool {
 	return true
 }
 
-var soakTestScenario = Scenario{Name: "soak-test", Clients: 2, Lock: Lock{Kind: "set-nx", Key: "lock", TTL: Duration(2 * time.Second)}}
+var soakTestScenario = scenario.Scenario{Name: "soak-test", Clients: 2, Lock: scenario.Lock{Kind: "set-nx", Key: "lock", TTL: scenario.Duration(2 * time.Second)}}
 
 // TestSoakLog_StarvationInALaterRound: process 2 is granted the lock in
 // round 1, then fails for 3 s in round 2 while process 1 is granted it

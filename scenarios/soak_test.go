@@ -15,6 +15,7 @@ import (
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/internal/testredis"
 	"github.com/lockpick/lockpick/results"
+	"github.com/lockpick/lockpick/scenario"
 	"github.com/lockpick/lockpick/scenarios"
 )
 
@@ -32,7 +33,7 @@ func soakFor(t *testing.T, ctx context.Context, name string, d time.Duration) (*
 // the whole history there, so it may differ.
 func soakWith(t *testing.T, ctx context.Context, name string, opt scenarios.SoakOptions) (*results.Verdict, string) {
 	t.Helper()
-	s, err := scenarios.Lookup(name)
+	s, err := scenario.Lookup(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +217,7 @@ func sumOf(m map[string]int) int {
 	return n
 }
 
-func mustRunScenario(t *testing.T, dir string) scenarios.Scenario {
+func mustRunScenario(t *testing.T, dir string) scenario.Scenario {
 	t.Helper()
 	s, err := scenarios.RunScenario(dir)
 	if err != nil {
@@ -226,12 +227,12 @@ func mustRunScenario(t *testing.T, dir string) scenarios.Scenario {
 }
 
 func TestSoak_EveryShorterThanARound(t *testing.T) {
-	s, err := scenarios.Lookup("failover-lock-loss")
+	s, err := scenario.Lookup("failover-lock-loss")
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, _, err = scenarios.Soak(context.Background(), s, scenarios.SoakOptions{For: time.Minute, Every: time.Second, Out: t.TempDir()})
-	if !errors.Is(err, scenarios.ErrBadScenario) {
+	if !errors.Is(err, scenario.ErrBadScenario) {
 		t.Fatalf("a round every 1s of a 4s scenario: %v; want ErrBadScenario", err)
 	}
 }
@@ -259,7 +260,7 @@ func TestSoak_IsolatedClient(t *testing.T) {
 // start-up ate the round's schedule and the kill met no lock).
 func TestSoak_SlowLockProgram(t *testing.T) {
 	testredis.Require(t, true)
-	s, err := scenarios.Lookup("failover-lock-loss")
+	s, err := scenario.Lookup("failover-lock-loss")
 	if err != nil {
 		t.Fatal(err)
 	}

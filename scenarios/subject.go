@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockpick/lockpick/lockcore"
+	"github.com/lockpick/lockpick/scenario"
 )
 
 // A Subject is the lock under test as one client sees it: lockpick's own
@@ -59,7 +60,7 @@ type Warmer interface {
 // A SubjectConfig is what building one client's Subject takes.
 type SubjectConfig struct {
 	// Lock is the scenario's lock section.
-	Lock Lock
+	Lock scenario.Lock
 	// Fenced asks for fencing tokens.
 	Fenced bool
 	// Process is the client's number, from 1.
@@ -134,7 +135,7 @@ func (c SubjectConfig) Masters() ([]*redis.Client, []string) { return c.tgt.mast
 
 // Clock returns the client's clock, skewed as the scenario says.
 func (c SubjectConfig) Clock() lockcore.Clock {
-	if skew := c.Lock.skew(c.Process); skew != 0 {
+	if skew := c.Lock.Skew(c.Process); skew != 0 {
 		return lockcore.SkewedClock{Base: lockcore.SystemClock{}, Offset: skew}
 	}
 	return lockcore.SystemClock{}
@@ -154,7 +155,7 @@ func RegisterSubject(kind string, mk func(SubjectConfig) Subject) {
 		panic("scenarios: subject registered twice: " + kind)
 	}
 	subjects[kind] = mk
-	RegisterLockKind(kind)
+	scenario.RegisterLockKind(kind)
 }
 
 func newSubject(c SubjectConfig) Subject {
@@ -191,7 +192,7 @@ func (s *perMaster) Acquire(ctx context.Context) (Grant, error) {
 	}
 	s.cur = l
 	ctx, served := s.cfg.Served(ctx, node)
-	lease, err := attempt(ctx, l, s.cfg.Lock.Acquire == AcquireBlock)
+	lease, err := attempt(ctx, l, s.cfg.Lock.Acquire == scenario.AcquireBlock)
 	node = served.Node()
 	err = served.Outcome("acquire", s.cfg.Lock.Key, err)
 	s.node = node

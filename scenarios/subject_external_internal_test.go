@@ -20,13 +20,14 @@ import (
 	"github.com/lockpick/lockpick/evidence"
 	"github.com/lockpick/lockpick/internal/testredis"
 	"github.com/lockpick/lockpick/lockcore"
+	"github.com/lockpick/lockpick/scenario"
 )
 
 // extConfig is client p's config for the external subject argv, on view.
 func extConfig(tb testing.TB, view View, p int, argv ...string) SubjectConfig {
 	tgt := newTarget(view)
 	tb.Cleanup(tgt.close)
-	return SubjectConfig{Lock: Lock{Kind: "external", Key: "lock", TTL: Duration(2 * time.Second), Command: argv}, Process: p, tgt: tgt}
+	return SubjectConfig{Lock: scenario.Lock{Kind: "external", Key: "lock", TTL: scenario.Duration(2 * time.Second), Command: argv}, Process: p, tgt: tgt}
 }
 
 // noRedis is a view for fake programs, which never dial.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockpick/lockpick/internal/testredis"
+	"github.com/lockpick/lockpick/scenario"
 	"github.com/lockpick/lockpick/scenarios"
 )
 
@@ -49,15 +50,15 @@ func TestExternal_PausedBeforeFirstAnswer(t *testing.T) {
 	testredis.Require(t, true)
 	t.Parallel()
 	replier := `while read -r l; do id=${l#*\"id\":}; id=${id%%,*}; printf '{"id":%s,"ok":true,"token":"t%s"}\n' "$id" "$id"; done`
-	s, err := scenarios.Lookup("single-baseline")
+	s, err := scenario.Lookup("single-baseline")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if s, err = s.WithSubject("external", []string{"sh", "-c", "sleep 2; " + replier}); err != nil {
 		t.Fatal(err)
 	}
-	s.Clients, s.Isolate, s.Duration = 1, []int{1}, scenarios.Duration(1500*time.Millisecond)
-	s.Faults = []scenarios.Step{{Fault: "pause-client", Client: 1, For: scenarios.Duration(time.Second)}}
+	s.Clients, s.Isolate, s.Duration = 1, []int{1}, scenario.Duration(1500*time.Millisecond)
+	s.Faults = []scenario.Step{{Fault: "pause-client", Client: 1, For: scenario.Duration(time.Second)}}
 	if _, err := scenarios.RunTrial(context.Background(), s, 1, t.TempDir(), nil); err != nil {
 		t.Fatalf("the pause of a slow-starting lock program ended the run: %v", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockpick/lockpick/lockcore"
+	"github.com/lockpick/lockpick/scenario"
 )
 
 // lockpick's own locks, from package lockcore.
@@ -67,7 +68,7 @@ func init() {
 			ReleaseAcquiredOnly: c.Lock.ReleaseAcquiredOnly, Clock: c.Clock(),
 			Sequential: c.Lock.Sequential, Greedy: c.Lock.Greedy, GiveUpEarly: c.Lock.GiveUpEarly,
 			FixedRetryDelay: c.Lock.FixedRetryDelay, DriftFactor: c.Lock.DriftFactor, WaitAll: c.Lock.WaitAll,
-			Tries: c.Lock.Tries, Order: c.order(len(nodes)), IgnoreElapsed: c.Lock.IgnoreElapsed}), block: c.Lock.Acquire == AcquireBlock}
+			Tries: c.Lock.Tries, Order: c.order(len(nodes)), IgnoreElapsed: c.Lock.IgnoreElapsed}), block: c.Lock.Acquire == scenario.AcquireBlock}
 	})
 	RegisterSubject("multilock", func(c SubjectConfig) Subject {
 		clients, names := c.Masters()
@@ -78,7 +79,7 @@ func init() {
 		for k, i := range c.order(len(clients)) {
 			nodes[k], ordered[k] = clients[i], names[i]
 		}
-		return &overMasters{names: ordered, block: c.Lock.Acquire == AcquireBlock, l: lockcore.NewMultiLock(nodes, c.Lock.Key,
+		return &overMasters{names: ordered, block: c.Lock.Acquire == scenario.AcquireBlock, l: lockcore.NewMultiLock(nodes, c.Lock.Key,
 			&lockcore.MultiLockOptions{LeaseTime: c.Lock.TTL.D(), All: c.Lock.AllNodes, NoWatchdog: c.Lock.NoWatchdog,
 				RetryDelay: c.Lock.RetryDelay.D(), Clock: c.Clock(), OnRenew: c.OnRenew})}
 	})

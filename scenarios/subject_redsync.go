@@ -128,7 +128,7 @@ func (s *redsyncSubject) grantedBy(value string) string {
 // onClientClock moves a deadline redsync read off the host clock onto the
 // client's own, which the history converts back.
 func (s *redsyncSubject) onClientClock(t time.Time) time.Time {
-	return t.Add(s.cfg.Lock.skew(s.cfg.Process))
+	return t.Add(s.cfg.Lock.Skew(s.cfg.Process))
 }
 
 // A notingPool is one node's redsync pool that notes accepted SET NXs.

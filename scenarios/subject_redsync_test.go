@@ -6,14 +6,14 @@ import (
 
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/internal/testredis"
-	"github.com/lockpick/lockpick/scenarios"
+	"github.com/lockpick/lockpick/scenario"
 )
 
 func TestRedsync_CrashRestart(t *testing.T) {
 	testredis.Require(t, true)
 	t.Parallel()
 	tr := runWith(t, "redlock-crash-restart", "redsync", nil, nil)
-	if got, want := tr.Observed, string(scenarios.Unsafe); got != want {
+	if got, want := tr.Observed, string(scenario.Unsafe); got != want {
 		t.Fatalf("observed %s, want %s", got, want)
 	}
 	// The grants name their majorities, which redsync does not tell: the

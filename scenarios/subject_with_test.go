@@ -9,6 +9,7 @@ import (
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/evidence"
 	"github.com/lockpick/lockpick/internal/testredis"
+	"github.com/lockpick/lockpick/scenario"
 	"github.com/lockpick/lockpick/scenarios"
 )
 
@@ -42,13 +43,13 @@ func TestScenario_WithSubject(t *testing.T) {
 		{"single-baseline", "no-such-lock", nil, "unknown subject"},
 	} {
 		t.Run(tc.scenario+"@"+tc.subject, func(t *testing.T) {
-			s, err := scenarios.Lookup(tc.scenario)
+			s, err := scenario.Lookup(tc.scenario)
 			if err != nil {
 				t.Fatal(err)
 			}
 			v, err := s.WithSubject(tc.subject, tc.command)
 			if err != nil {
-				if !errors.Is(err, scenarios.ErrBadScenario) || !strings.Contains(err.Error(), tc.want) {
+				if !errors.Is(err, scenario.ErrBadScenario) || !strings.Contains(err.Error(), tc.want) {
 					t.Fatalf("error %q, want one wrapping ErrBadScenario that says %q", err, tc.want)
 				}
 				return
@@ -68,10 +69,10 @@ func TestScenario_WithSubject(t *testing.T) {
 
 // runWith plays one trial of the built-in scenario name with the subject
 // put through it; edit, if set, changes the scenario first.
-func runWith(t *testing.T, name, subject string, command []string, edit func(*scenarios.Scenario)) scenarios.TrialResult {
+func runWith(t *testing.T, name, subject string, command []string, edit func(*scenario.Scenario)) scenarios.TrialResult {
 	t.Helper()
 	testredis.Require(t, true)
-	s, err := scenarios.Lookup(name)
+	s, err := scenario.Lookup(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +93,7 @@ func runWith(t *testing.T, name, subject string, command []string, edit func(*sc
 // name its faults. It tolerates starvation: without its faults, a scenario
 // whose holder keeps the lock for most of the trial (failover-lock-loss
 // holds it 6s of 4s) starves the other client by design.
-func noFaults(s *scenarios.Scenario) {
+func noFaults(s *scenario.Scenario) {
 	s.Faults, s.Require = nil, nil
 	s.Tolerate = append(s.Tolerate, "starvation")
 }
@@ -101,7 +102,7 @@ func noFaults(s *scenarios.Scenario) {
 // grants times.
 func wantSafe(t *testing.T, tr scenarios.TrialResult, grants int) {
 	t.Helper()
-	if got, want := tr.Observed, string(scenarios.Safe); got != want {
+	if got, want := tr.Observed, string(scenario.Safe); got != want {
 		t.Fatalf("observed %s, want %s; anomalies: %+v", got, want, tr.Check.Anomalies)
 	}
 	n := 0
@@ -118,7 +119,7 @@ func wantSafe(t *testing.T, tr scenarios.TrialResult, grants int) {
 // replica, at once.
 func wantFailoverDoubleGrant(t *testing.T, tr scenarios.TrialResult) {
 	t.Helper()
-	if got, want := tr.Observed, string(scenarios.Unsafe); got != want {
+	if got, want := tr.Observed, string(scenario.Unsafe); got != want {
 		t.Fatalf("observed %s, want %s", got, want)
 	}
 	a := first(t, tr, checker.DoubleGrant)
@@ -150,7 +151,7 @@ func TestCatalogue_AttackMustMeetTheLock(t *testing.T) {
 		{"reply-loss-release-all", "drop-replies", "n1", true},
 	} {
 		t.Run(tc.scenario, func(t *testing.T) {
-			s, err := scenarios.Lookup(tc.scenario)
+			s, err := scenario.Lookup(tc.scenario)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockpick/lockpick/checker"
+	"github.com/lockpick/lockpick/scenario"
 )
 
 // A momentKey names a kind of moment, whatever its number.
@@ -56,7 +57,7 @@ func (t *triggerLog) reset() {
 
 // A moment is one step waiting for its When.
 type moment struct {
-	when     When
+	when     scenario.When
 	came     chan struct{} // closed when the moment came
 	injected chan struct{} // closed once the step's fault is in (or will not be)
 	once     sync.Once
@@ -71,15 +72,15 @@ func (m *moment) done() { m.once.Do(func() { close(m.injected) }) }
 func (t *triggerLog) Record(e checker.Event) checker.Event {
 	e = t.eventLog.Record(e)
 	t.mu.Lock()
-	for _, ev := range []string{MomentAcquire, MomentGranted, MomentRead, MomentReleased} {
-		if (When{Event: ev, Client: e.Process}).is(e) {
+	for _, ev := range []string{scenario.MomentAcquire, scenario.MomentGranted, scenario.MomentRead, scenario.MomentReleased} {
+		if (scenario.When{Event: ev, Client: e.Process}).Is(e) {
 			t.counts[momentKey{ev, e.Process}]++
 		}
 	}
 	var came []*moment
 	t.armed = slices.DeleteFunc(t.armed, func(m *moment) bool {
 		w := m.when
-		if w.is(e) && (w.Nth == 0 || t.counts[momentKey{w.Event, w.Client}] == w.Nth) {
+		if w.Is(e) && (w.Nth == 0 || t.counts[momentKey{w.Event, w.Client}] == w.Nth) {
 			came = append(came, m)
 			return true
 		}
@@ -105,7 +106,7 @@ func (t *triggerLog) Record(e checker.Event) checker.Event {
 }
 
 // arm starts waiting for w.
-func (t *triggerLog) arm(w When) *moment {
+func (t *triggerLog) arm(w scenario.When) *moment {
 	m := &moment{when: w, came: make(chan struct{}), injected: make(chan struct{})}
 	t.mu.Lock()
 	t.armed = append(t.armed, m)

@@ -14,6 +14,7 @@ import (
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/evidence"
+	"github.com/lockpick/lockpick/scenario"
 )
 
 // sleeper starts a process a pause-client step can freeze, killed at the
@@ -47,8 +48,8 @@ func procState(t *testing.T, pid int) string {
 func momentNemesis(t *testing.T, pid int, within time.Duration) (*nemesis, *triggerLog) {
 	t.Helper()
 	log := withTriggers(checker.NewRecorder(monoNow))
-	steps := []Step{{At: Duration(20 * time.Millisecond), Within: Duration(within), Fault: "pause-client", Client: 1,
-		When: &When{Event: MomentAcquire, Client: 1}}}
+	steps := []scenario.Step{{At: scenario.Duration(20 * time.Millisecond), Within: scenario.Duration(within), Fault: "pause-client", Client: 1,
+		When: &scenario.When{Event: scenario.MomentAcquire, Client: 1}}}
 	nem, err := newNemesis(&trialEnv{pids: map[int]int{1: pid}, clients: 2}, steps, log)
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +130,7 @@ func TestMoment_LateFaultMakesTrialInconclusive(t *testing.T) {
 	nem, log := momentNemesis(t, sleeper(t), time.Second)
 	log.hold = 10 * time.Millisecond
 	nem.faults[0] = &injectTakes50ms{}
-	nem.steps[0].For = Duration(100 * time.Millisecond)
+	nem.steps[0].For = scenario.Duration(100 * time.Millisecond)
 	done, cancel := playUntilArmed(nem, log, time.Second)
 	defer cancel()
 	log.Record(checker.Event{Process: 1, Type: checker.Invoke, F: checker.FAcquire, Key: "k"})
@@ -181,7 +182,7 @@ func TestMoment_Nth(t *testing.T) {
 	release := checker.Event{Process: 1, Type: checker.OK, F: checker.FRelease, Key: "k"}
 	log.Record(release) // before the reset: not counted
 	resetMoments(log)
-	mo := log.arm(When{Event: MomentReleased, Client: 1, Nth: 2})
+	mo := log.arm(scenario.When{Event: scenario.MomentReleased, Client: 1, Nth: 2})
 	go func() { <-mo.came; mo.done() }()
 	log.Record(checker.Event{Process: 2, Type: checker.OK, F: checker.FRelease, Key: "k"}) // another client's
 	log.Record(release)

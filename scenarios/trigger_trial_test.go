@@ -8,6 +8,7 @@ import (
 
 	"github.com/lockpick/lockpick/evidence"
 	"github.com/lockpick/lockpick/internal/testredis"
+	"github.com/lockpick/lockpick/scenario"
 	"github.com/lockpick/lockpick/scenarios"
 )
 
@@ -17,11 +18,11 @@ import (
 // safe: the attack did not land.
 func TestReplyLoss_MissedDropIsInconclusive(t *testing.T) {
 	testredis.Require(t, false)
-	s, err := scenarios.Lookup("reply-loss")
+	s, err := scenario.Lookup("reply-loss")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Clients, s.Cycles, s.Duration = 1, []int{1}, scenarios.Duration(1500*time.Millisecond)
+	s.Clients, s.Cycles, s.Duration = 1, []int{1}, scenario.Duration(1500*time.Millisecond)
 	tr, err := scenarios.RunTrial(context.Background(), s, 1, t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/lockcore"
+	"github.com/lockpick/lockpick/scenario"
 )
 
 // counterKey is the protected resource's key in histories.
@@ -19,7 +20,7 @@ const counterKey = "counter"
 // counter+1 → release, emitting an event for every step.
 type worker struct {
 	process  int
-	s        Scenario
+	s        scenario.Scenario
 	subj     Subject
 	res      *resourceClient
 	emit     func(checker.Event)
@@ -30,8 +31,8 @@ type worker struct {
 
 // newWorker returns client p of s, with its subject built on tgt, emitting
 // events through emit and its subject's troubles into problems.
-func newWorker(p int, s Scenario, tgt *target, emit func(checker.Event), problems *problemLog) *worker {
-	w := &worker{process: p, s: s, emit: emit, mono: newMonoClock(s.Lock.skew(p)), problems: problems}
+func newWorker(p int, s scenario.Scenario, tgt *target, emit func(checker.Event), problems *problemLog) *worker {
+	w := &worker{process: p, s: s, emit: emit, mono: newMonoClock(s.Lock.Skew(p)), problems: problems}
 	w.subj = newSubject(SubjectConfig{tgt: tgt, Lock: s.Lock, Fenced: s.Fenced, Process: p, OnRenew: w.renewed})
 	return w
 }

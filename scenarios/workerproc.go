@@ -18,6 +18,7 @@ import (
 
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/scenario"
 )
 
 // WorkerEnv is the environment variable that turns a lockpick binary (or a
@@ -30,10 +31,10 @@ const WorkerEnv = "LOCKPICK_WORKER"
 
 // workerSpec is what an isolated client needs to play its part.
 type workerSpec struct {
-	Process   int      `json:"process"`
-	Scenario  Scenario `json:"scenario"`
-	View      View     `json:"view"`
-	StartMono int64    `json:"start_mono"` // CLOCK_MONOTONIC ns when the trial began
+	Process   int               `json:"process"`
+	Scenario  scenario.Scenario `json:"scenario"`
+	View      View              `json:"view"`
+	StartMono int64             `json:"start_mono"` // CLOCK_MONOTONIC ns when the trial began
 }
 
 // IsWorker reports whether this process was started as an isolated client.
@@ -49,7 +50,7 @@ func ServeWorker(ctx context.Context, in io.Reader, w io.Writer) error {
 	if err := json.Unmarshal([]byte(os.Getenv(WorkerEnv)), &spec); err != nil {
 		return fmt.Errorf("worker: bad spec: %w", err)
 	}
-	s := spec.Scenario.withDefaults()
+	s := spec.Scenario.WithDefaults()
 	tgt := newTarget(spec.View)
 	defer tgt.close()
 	var mu sync.Mutex
@@ -210,7 +211,7 @@ func startWorker(spec workerSpec, rec recorder, stderr io.Writer) (*workerProc, 
 // finish waits for the worker once the faults are healed (up to s's hold
 // plus 3 s, then kills it), adds what went wrong with it to problems, and
 // returns the error of a subject that never worked (see problems).
-func (p *workerProc) finish(s Scenario, killed bool, problems *problemLog) error {
+func (p *workerProc) finish(s scenario.Scenario, killed bool, problems *problemLog) error {
 	p.wait(s.Hold.D() + 3*time.Second)
 	list, err := p.problems(p.process == s.Lock.CrashAfterSetNX, killed)
 	for _, msg := range list {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/results"
+	"github.com/lockpick/lockpick/scenario"
 	"github.com/lockpick/lockpick/scenarios"
 )
 
@@ -78,7 +79,7 @@ func compare(ctx context.Context, out io.Writer, name string, arms []string, f r
 	switch {
 	case ctx.Err() != nil:
 		return &exitError{code: 130, err: errors.New("interrupted; every node was stopped and no run folder was kept")}
-	case errors.Is(err, scenarios.ErrBadScenario), errors.Is(err, scenarios.ErrUnknownScenario):
+	case errors.Is(err, scenario.ErrBadScenario), errors.Is(err, scenario.ErrUnknownScenario):
 		return usageError(err.Error())
 	case err != nil:
 		return infraError(err)
@@ -108,16 +109,16 @@ func compareFailure(c *results.Comparison) error {
 
 // loadScenario returns the scenario from the single file given, else the
 // built-in one. With a file, a name is optional and must be the file's.
-func loadScenario(name string, files []string) (scenarios.Scenario, error) {
+func loadScenario(name string, files []string) (scenario.Scenario, error) {
 	switch {
 	case len(files) > 1:
-		return scenarios.Scenario{}, errors.New("compare: takes one --file")
+		return scenario.Scenario{}, errors.New("compare: takes one --file")
 	case len(files) == 0 && name == "":
-		return scenarios.Scenario{}, errors.New("compare: name a scenario (see `lockpick list`) or pass --file")
+		return scenario.Scenario{}, errors.New("compare: name a scenario (see `lockpick list`) or pass --file")
 	case len(files) == 0:
-		return scenarios.Lookup(name)
+		return scenario.Lookup(name)
 	}
-	s, err := scenarios.LoadFile(files[0])
+	s, err := scenario.LoadFile(files[0])
 	if err == nil && name != "" && name != s.Name {
 		err = fmt.Errorf("compare: %s holds scenario %q, not %q", files[0], s.Name, name)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/lockpick/lockpick/scenarios"
+	"github.com/lockpick/lockpick/scenario"
 )
 
 func newListCmd() *cobra.Command {
@@ -19,7 +19,7 @@ func newListCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := cmd.OutOrStdout()
 			if verbose {
-				for _, s := range scenarios.All() {
+				for _, s := range scenario.All() {
 					fmt.Fprintf(out, "%s  [expect %s]\n  %s\n", s.Name, s.Expect, wrap(s.Explain, 76, "  "))
 					if sched := s.Schedule(); sched != "" {
 						fmt.Fprintf(out, "  faults: %s\n", wrap(sched, 76, "    "))
@@ -33,7 +33,7 @@ func newListCmd() *cobra.Command {
 			}
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "SCENARIO\tEXPECT\tWHAT")
-			for _, s := range scenarios.All() {
+			for _, s := range scenario.All() {
 				fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Name, s.Expect, s.Summary)
 			}
 			return tw.Flush()

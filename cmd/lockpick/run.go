@@ -18,6 +18,7 @@ import (
 
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/results"
+	"github.com/lockpick/lockpick/scenario"
 	"github.com/lockpick/lockpick/scenarios"
 )
 
@@ -104,23 +105,23 @@ func runScenarios(ctx context.Context, out io.Writer, names []string, f runFlags
 	if err != nil {
 		return usageError("run: " + err.Error())
 	}
-	var list []scenarios.Scenario
+	var list []scenario.Scenario
 	if f.suite != "" {
-		suite, err := scenarios.Suite(f.suite)
+		suite, err := scenario.Suite(f.suite)
 		if err != nil {
 			return usageError(err.Error())
 		}
 		list = append(list, suite...)
 	}
 	for _, file := range f.files {
-		s, err := scenarios.LoadFile(file)
+		s, err := scenario.LoadFile(file)
 		if err != nil {
 			return usageError(err.Error())
 		}
 		list = append(list, s)
 	}
 	for _, n := range names {
-		s, err := scenarios.Lookup(n)
+		s, err := scenario.Lookup(n)
 		if err != nil {
 			return usageError(err.Error())
 		}
@@ -178,7 +179,7 @@ func runScenarios(ctx context.Context, out io.Writer, names []string, f runFlags
 		switch {
 		case ctx.Err() != nil:
 			return &exitError{code: 130, err: errors.New("interrupted; every node was stopped and no run folder was kept")}
-		case errors.Is(err, scenarios.ErrBadScenario):
+		case errors.Is(err, scenario.ErrBadScenario):
 			return usageError(err.Error())
 		case err != nil:
 			return infraError(err)
@@ -303,7 +304,7 @@ func writeReports(junit, summary string, vs []*results.Verdict, dirs []string, e
 
 // runSoak runs s as a soak (docs/soak.md): anomalies go to stderr as they
 // are found, progress too unless --quiet, and the verdict to out.
-func runSoak(ctx context.Context, out io.Writer, s scenarios.Scenario, nb scenarios.BackendFactory, f runFlags) error {
+func runSoak(ctx context.Context, out io.Writer, s scenario.Scenario, nb scenarios.BackendFactory, f runFlags) error {
 	show := !f.quiet && isTerminal(os.Stderr)
 	opt := scenarios.SoakOptions{For: f.soak, Every: f.every, Seed: f.seed, Out: f.out, Backend: nb, StopOnAnomaly: f.stopOnA,
 		Anomaly: func(a scenarios.SoakAnomaly) {
@@ -324,7 +325,7 @@ func runSoak(ctx context.Context, out io.Writer, s scenarios.Scenario, nb scenar
 		fmt.Fprint(os.Stderr, "\r\033[K")
 	}
 	switch {
-	case errors.Is(err, scenarios.ErrBadScenario):
+	case errors.Is(err, scenario.ErrBadScenario):
 		return usageError(err.Error())
 	case err != nil:
 		return infraError(err)

@@ -1,4 +1,4 @@
-package scenarios_test
+package scenario_test
 
 import (
 	"errors"
@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockpick/lockpick/scenarios"
+	"github.com/lockpick/lockpick/scenario"
 )
 
 func TestParse_Errors(t *testing.T) {
@@ -47,12 +47,12 @@ func TestParse_Errors(t *testing.T) {
 		{"requirement names no fault", "name: x\nexpect: safe\nrequire:\n  - {grants: 1, after: kill n4}\n", 4, "require[0]", `no fault "kill n4"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := scenarios.Parse("bad.yaml", []byte(tc.yaml))
-			var fe *scenarios.FileError
+			_, err := scenario.Parse("bad.yaml", []byte(tc.yaml))
+			var fe *scenario.FileError
 			if !errors.As(err, &fe) {
 				t.Fatalf("err = %v, want *FileError", err)
 			}
-			if !errors.Is(err, scenarios.ErrBadScenario) {
+			if !errors.Is(err, scenario.ErrBadScenario) {
 				t.Errorf("err does not wrap ErrBadScenario")
 			}
 			if got, want := fe.Line, tc.line; got != want && !(want < 0 && got > 0) {
@@ -69,9 +69,9 @@ func TestParse_Errors(t *testing.T) {
 }
 
 func TestLoadFile_RoundTripsBuiltins(t *testing.T) {
-	for _, s := range scenarios.All() {
+	for _, s := range scenario.All() {
 		path := filepath.Join("catalogue", s.Name+".yaml")
-		got, err := scenarios.LoadFile(path)
+		got, err := scenario.LoadFile(path)
 		if err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
@@ -79,13 +79,13 @@ func TestLoadFile_RoundTripsBuiltins(t *testing.T) {
 			t.Errorf("%s: loaded %+v, builtin %+v", path, got, s)
 		}
 	}
-	if _, err := scenarios.LoadFile(filepath.Join(t.TempDir(), "missing.yaml")); !errors.Is(err, scenarios.ErrBadScenario) {
+	if _, err := scenario.LoadFile(filepath.Join(t.TempDir(), "missing.yaml")); !errors.Is(err, scenario.ErrBadScenario) {
 		t.Errorf("missing file: err = %v", err)
 	}
 }
 
 func TestScenario_ArmMergesSections(t *testing.T) {
-	s, err := scenarios.Parse("arms.yaml", []byte(`name: x
+	s, err := scenario.Parse("arms.yaml", []byte(`name: x
 expect: safe
 lock: {kind: redlock, ttl: 4s, release_acquired_only: true}
 faults:
@@ -108,7 +108,7 @@ arms:
 	if len(a.Faults) != 0 || len(s.Faults) != 1 {
 		t.Errorf("arm faults = %v, base faults = %v; want the list replaced in the arm only", a.Faults, s.Faults)
 	}
-	if _, err := s.Arm("none"); !errors.Is(err, scenarios.ErrUnknownScenario) {
+	if _, err := s.Arm("none"); !errors.Is(err, scenario.ErrUnknownScenario) {
 		t.Errorf("unknown arm: err = %v", err)
 	}
 }
@@ -117,7 +117,7 @@ arms:
 // expect:, so no fix arm inherits the unsafe its scenario expects (compare
 // judges each arm against its expectation), and the arm's variant carries it.
 func TestCatalogue_ArmsStateExpect(t *testing.T) {
-	for _, s := range scenarios.All() {
+	for _, s := range scenario.All() {
 		for _, a := range s.Arms {
 			if a.Expect == "" {
 				t.Errorf("%s: arm %s has no expect: of its own (it would inherit %s)", s.Name, a.Name, s.Expect)
@@ -151,7 +151,7 @@ faults:
   - {at: 2s, fault: partition, node: n1, for: 300ms}
   - {at: 3s, fault: sentinel-failover, node: "@master"}
 `
-	if _, err := scenarios.Parse("ok.yaml", []byte(yaml)); err != nil {
+	if _, err := scenario.Parse("ok.yaml", []byte(yaml)); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -1,4 +1,4 @@
-package scenarios
+package scenario
 
 import (
 	"fmt"
@@ -115,7 +115,7 @@ func (s Scenario) Arm(name string) (Scenario, error) {
 		if a.Summary != "" {
 			v.Summary = a.Summary
 		}
-		return v.withDefaults(), v.Validate()
+		return v.WithDefaults(), v.Validate()
 	}
 	return Scenario{}, fmt.Errorf("%w: %s has no arm %q (arms: %s)", ErrUnknownScenario, s.Name, name, strings.Join(s.ArmNames(), ", "))
 }

@@ -1,4 +1,4 @@
-package scenarios
+package scenario
 
 import (
 	"fmt"
@@ -131,7 +131,8 @@ func (t Topology) Nodes() int {
 	return max(t.Masters, 1) + t.Replicas
 }
 
-func (t Topology) cluster() cluster.Topology {
+// Cluster is the topology as package cluster starts it.
+func (t Topology) Cluster() cluster.Topology {
 	return cluster.Topology{Masters: t.Masters, Replicas: t.Replicas, Sentinels: t.Sentinels, DownAfter: t.DownAfter.D(),
 		Persistence: cluster.Persistence(t.Persistence), Shards: t.Shards, NodeTimeout: t.NodeTimeout.D()}
 }
@@ -216,7 +217,9 @@ type Lock struct {
 	PauseAfterSetNX Duration `json:"pause_after_setnx,omitempty" yaml:"pause_after_setnx"`
 }
 
-func (s Scenario) withDefaults() Scenario {
+// WithDefaults returns s with every zero setting that has a default set
+// to it (see the fields' default: lines).
+func (s Scenario) WithDefaults() Scenario {
 	if s.Clients <= 0 {
 		s.Clients = 2
 	}
@@ -245,9 +248,9 @@ var catalogue = map[string]Scenario{}
 
 func register(s Scenario) {
 	if _, dup := catalogue[s.Name]; dup {
-		panic("scenarios: duplicate scenario " + s.Name)
+		panic("scenario: duplicate scenario " + s.Name)
 	}
-	catalogue[s.Name] = s.withDefaults()
+	catalogue[s.Name] = s.WithDefaults()
 }
 
 // Lookup returns the built-in scenario with the given name, or an error

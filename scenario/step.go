@@ -1,4 +1,4 @@
-package scenarios
+package scenario
 
 import (
 	"fmt"
@@ -41,37 +41,40 @@ type Step struct {
 	Within Duration `json:"within,omitempty" yaml:"within"`
 }
 
-// clientFault reports whether a fault kind acts on an isolated client's
+// ClientFault reports whether a fault kind acts on an isolated client's
 // process rather than on a node.
-func clientFault(kind string) bool { return kind == "pause-client" || kind == "kill-client" }
+func ClientFault(kind string) bool { return kind == "pause-client" || kind == "kill-client" }
 
-func (s Step) target() string {
-	if clientFault(s.Fault) {
+// Target names what the step acts on: its node, or "c<p>" for a client
+// fault on client p.
+func (s Step) Target() string {
+	if ClientFault(s.Fault) {
 		return fmt.Sprintf("c%d", s.Client)
 	}
 	return s.Node
 }
 
-// clientOf returns the client a client-fault target such as "c2" names.
-func clientOf(target string) (int, bool) {
+// ClientOf returns the client a client-fault target such as "c2" names.
+func ClientOf(target string) (int, bool) {
 	p, err := strconv.Atoi(strings.TrimPrefix(target, "c"))
 	return p, err == nil && strings.HasPrefix(target, "c")
 }
 
-// fault builds the step's fault; a client fault needs the worker's pid.
-func (s Step) fault(pids map[int]int) (cluster.Fault, error) {
-	if clientFault(s.Fault) {
+// NewFault builds the step's fault; a client fault needs the pid of the
+// client's worker from pids (nil: only check that the fault can be built).
+func (s Step) NewFault(pids map[int]int) (cluster.Fault, error) {
+	if ClientFault(s.Fault) {
 		pid, ok := pids[s.Client]
 		if !ok && pids != nil {
 			return nil, fmt.Errorf("%w: client %d is not isolated", ErrBadScenario, s.Client)
 		}
-		return clientProcessFault(s.Fault, pid), nil
+		return ClientProcessFault(s.Fault, pid), nil
 	}
 	return cluster.NewFault(s.Fault, s.Params)
 }
 
-// clientProcessFault is the cluster fault of a client fault kind on pid.
-func clientProcessFault(kind string, pid int) cluster.Fault {
+// ClientProcessFault is the cluster fault of a client fault kind on pid.
+func ClientProcessFault(kind string, pid int) cluster.Fault {
 	if kind == "kill-client" {
 		return &cluster.ProcessKillFault{PID: pid}
 	}
@@ -79,7 +82,7 @@ func clientProcessFault(kind string, pid int) cluster.Fault {
 }
 
 func (s Step) validate() error {
-	_, err := s.fault(nil)
+	_, err := s.NewFault(nil)
 	return err
 }
 
@@ -102,18 +105,18 @@ const (
 	AimHolder = "@holder"
 )
 
-// aimed reports whether the step names its target by the system's state.
-func (s Step) aimed() bool { return strings.HasPrefix(s.Node, "@") }
+// Aimed reports whether the step names its target by the system's state.
+func (s Step) Aimed() bool { return strings.HasPrefix(s.Node, "@") }
 
 // validAim reports whether the aimed target fits the scenario.
 func (s Scenario) validAim(st Step) string {
 	switch {
-	case clientFault(st.Fault) && st.Node == AimHolder:
+	case ClientFault(st.Fault) && st.Node == AimHolder:
 		if len(s.Isolate) == 0 {
 			return "@holder needs isolated clients (isolate:)"
 		}
 		return ""
-	case clientFault(st.Fault):
+	case ClientFault(st.Fault):
 		return fmt.Sprintf("%s aims only at @holder, not %q", st.Fault, st.Node)
 	case st.Node == AimMaster, st.Node == AimKeyHolder, st.Node == AimHolderResource:
 		return ""
@@ -134,7 +137,7 @@ func (sc Scenario) Schedule() string {
 		if i > 0 {
 			b.WriteString("; ")
 		}
-		fmt.Fprintf(&b, "+%v %s %s", s.At.D(), s.Fault, s.target())
+		fmt.Fprintf(&b, "+%v %s %s", s.At.D(), s.Fault, s.Target())
 		if s.When != nil {
 			fmt.Fprintf(&b, " when %s", s.When)
 		}

@@ -1,4 +1,4 @@
-package scenarios
+package scenario
 
 import (
 	"sort"
@@ -59,8 +59,8 @@ func knownLock(kind string) bool {
 	return lockKindSet[kind]
 }
 
-// skew is client p's clock offset.
-func (l Lock) skew(p int) time.Duration {
+// Skew is client p's clock offset (p from 1), from ClockSkew; 0 if none.
+func (l Lock) Skew(p int) time.Duration {
 	if p >= 1 && p <= len(l.ClockSkew) {
 		return l.ClockSkew[p-1].D()
 	}

@@ -1,10 +1,10 @@
-package scenarios
+package scenario
 
 import "errors"
 
 var (
 	// ErrUnknownScenario means no built-in scenario has that name.
-	ErrUnknownScenario = errors.New("scenarios: unknown scenario")
+	ErrUnknownScenario = errors.New("scenario: unknown scenario")
 	// ErrBadScenario means a scenario's definition is invalid.
-	ErrBadScenario = errors.New("scenarios: bad scenario")
+	ErrBadScenario = errors.New("scenario: bad scenario")
 )

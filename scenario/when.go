@@ -1,4 +1,4 @@
-package scenarios
+package scenario
 
 import (
 	"fmt"
@@ -94,9 +94,9 @@ func (w When) validate(clients int) (field, msg string) {
 	return "", ""
 }
 
-// is reports whether e is an event of the moment's kind, whatever its
+// Is reports whether e is an event of the moment's kind, whatever its
 // number.
-func (w When) is(e checker.Event) bool {
+func (w When) Is(e checker.Event) bool {
 	m := momentEvents[w.Event]
 	return e.Process == w.Client && e.F == m.f && e.Type == m.typ
 }

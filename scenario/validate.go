@@ -1,4 +1,4 @@
-package scenarios
+package scenario
 
 import (
 	"fmt"
@@ -131,18 +131,18 @@ func (s Scenario) Validate() error {
 		if err := st.validate(); err != nil {
 			return bad(field+".fault", "%v", err)
 		}
-		if st.aimed() {
+		if st.Aimed() {
 			if msg := s.validAim(st); msg != "" {
 				return bad(field+".node", "%s", msg)
 			}
-		} else if clientFault(st.Fault) {
+		} else if ClientFault(st.Fault) {
 			if !slices.Contains(s.Isolate, st.Client) {
 				return bad(field+".client", "client %d is not in isolate %v; only isolated clients can be paused or killed", st.Client, s.Isolate)
 			}
 		} else if !validNode(st.Node, nodes, s.Clients) {
 			return bad(field+".node", "no node %q; the topology has n1..n%d, the resource paths r1..r%d and each client's own link to a node, n<i>-c<p>", st.Node, nodes, s.Clients)
 		}
-		if _, _, link := clientLinkOf(st.Node); link && !slices.Contains(linkFaults, st.Fault) {
+		if _, _, link := ClientLinkOf(st.Node); link && !slices.Contains(linkFaults, st.Fault) {
 			return bad(field+".node", "%s is a client's link to a node: only %s act on it, not %s", st.Node, strings.Join(linkFaults, ", "), st.Fault)
 		}
 		if err := s.place(st); err != nil {
@@ -196,7 +196,7 @@ func (s Scenario) validWhen(st Step) (field, msg string) {
 		return "within", "only goes with when"
 	case st.When == nil:
 		return "", ""
-	case st.aimed():
+	case st.Aimed():
 		return "when", fmt.Sprintf("a step aimed at %s cannot also wait for a moment", st.Node)
 	case slices.Contains(slowInjects, st.Fault):
 		return "when", fmt.Sprintf("%s takes seconds to be in place (its inject waits for a node or a failover), longer than a client is held at its moment; schedule it with at", st.Fault)
@@ -250,22 +250,22 @@ func (s Scenario) knownFault(r evidence.Requirement) (field, msg string) {
 // can be master; the trial counts that step only if it did land on n2.
 func (s Scenario) matchesStep(target string, st Step) bool {
 	switch {
-	case target == "" || target == st.target():
+	case target == "" || target == st.Target():
 		return true
-	case !st.aimed() || strings.HasPrefix(target, "@"):
+	case !st.Aimed() || strings.HasPrefix(target, "@"):
 		return false
 	case st.Node == AimHolder:
-		p, ok := clientOf(target)
+		p, ok := ClientOf(target)
 		return ok && slices.Contains(s.Isolate, p)
 	case st.Node == AimHolderResource:
 		return validNode(target, 0, s.Clients) && strings.HasPrefix(target, "r")
 	}
-	return validNode(target, s.Topology.Nodes(), 0) && cluster.Place(mustFault(st), s.Topology.cluster(), target) == nil
+	return validNode(target, s.Topology.Nodes(), 0) && cluster.Place(mustFault(st), s.Topology.Cluster(), target) == nil
 }
 
 // mustFault builds a validated node step's fault.
 func mustFault(st Step) cluster.Fault {
-	f, _ := st.fault(nil)
+	f, _ := st.NewFault(nil)
 	return f
 }
 
@@ -273,20 +273,20 @@ func mustFault(st Step) cluster.Fault {
 // step of s would be refused (e.g. sentinel-failover without sentinels);
 // nil if it can act somewhere, or if kind is not a fault.
 func (s Scenario) Fits(kind string) error {
-	return s.withDefaults().place(Step{Fault: kind})
+	return s.WithDefaults().place(Step{Fault: kind})
 }
 
 // place reports why st's fault cannot act on its target in s's topology,
 // as the fault itself says (see [cluster.Placer]).
 func (s Scenario) place(st Step) error {
-	if clientFault(st.Fault) {
+	if ClientFault(st.Fault) {
 		return nil
 	}
 	node := st.Node
-	if st.aimed() {
+	if st.Aimed() {
 		node = ""
 	}
-	return cluster.Place(mustFault(st), s.Topology.cluster(), node)
+	return cluster.Place(mustFault(st), s.Topology.Cluster(), node)
 }
 
 // keysRecorded checks that a fault requirement's key states are recorded
@@ -294,15 +294,15 @@ func (s Scenario) place(st Step) error {
 // link (whether that client held the lock); key_after for a fault on a
 // Redis node only. A resource path has no key to read.
 func keysRecorded(r evidence.Requirement, st Step) (field, msg string) {
-	_, _, link := clientLinkOf(st.Node)
-	onResource := st.Node == AimHolderResource || (!st.aimed() && !link && strings.HasPrefix(st.Node, "r"))
+	_, _, link := ClientLinkOf(st.Node)
+	onResource := st.Node == AimHolderResource || (!st.Aimed() && !link && strings.HasPrefix(st.Node, "r"))
 	switch {
 	case onResource && r.KeyBefore != "":
 		return "key_before", fmt.Sprintf("%s acts on a path to the resource, which holds no lock key", st.Node)
 	case onResource && r.KeyAfter != "":
 		return "key_after", fmt.Sprintf("%s acts on a path to the resource, which holds no lock key", st.Node)
-	case (clientFault(st.Fault) || link) && r.KeyAfter != "":
-		return "key_after", fmt.Sprintf("is read from a Redis node after the fault; %s %s acts on a client, so only key_before (did it hold the lock) is recorded", st.Fault, st.target())
+	case (ClientFault(st.Fault) || link) && r.KeyAfter != "":
+		return "key_after", fmt.Sprintf("is read from a Redis node after the fault; %s %s acts on a client, so only key_before (did it hold the lock) is recorded", st.Fault, st.Target())
 	}
 	return "", ""
 }
@@ -314,7 +314,7 @@ func validNode(name string, nodes, clients int) bool {
 			return true
 		}
 	}
-	if node, p, ok := clientLinkOf(name); ok {
+	if node, p, ok := ClientLinkOf(name); ok {
 		return p >= 1 && p <= clients && validNode(node, nodes, 0)
 	}
 	return false
@@ -323,9 +323,9 @@ func validNode(name string, nodes, clients int) bool {
 // linkFaults are the faults a client's own link to a node takes.
 var linkFaults = []string{"partition", "latency", "drop-replies", "reset"}
 
-// clientLinkOf splits a per-client link's name, "n1-c2", into its node and
+// ClientLinkOf splits a per-client link's name, "n1-c2", into its node and
 // client.
-func clientLinkOf(name string) (node string, p int, ok bool) {
+func ClientLinkOf(name string) (node string, p int, ok bool) {
 	node, c, found := strings.Cut(name, "-c")
 	if !found || !strings.HasPrefix(node, "n") {
 		return "", 0, false
@@ -334,11 +334,11 @@ func clientLinkOf(name string) (node string, p int, ok bool) {
 	return node, p, err == nil
 }
 
-// usesClientLinks reports whether a fault names a client's own link to a
+// UsesClientLinks reports whether a fault names a client's own link to a
 // node ("n1-c2"), which the runner then makes for every client and node.
-func (s Scenario) usesClientLinks() bool {
+func (s Scenario) UsesClientLinks() bool {
 	for _, st := range s.Faults {
-		if _, _, ok := clientLinkOf(st.Node); ok {
+		if _, _, ok := ClientLinkOf(st.Node); ok {
 			return true
 		}
 	}

@@ -1,4 +1,4 @@
-package scenarios
+package scenario
 
 import (
 	"bytes"
@@ -85,7 +85,7 @@ func Parse(file string, data []byte) (Scenario, error) {
 	if s.Name == "" {
 		s.Name = strings.TrimSuffix(path.Base(file), path.Ext(file))
 	}
-	s = s.withDefaults()
+	s = s.WithDefaults()
 	err := s.Validate()
 	for i, a := range s.Arms {
 		if err != nil {

@@ -1,4 +1,4 @@
-package scenarios_test
+package scenario_test
 
 import (
 	"os"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockpick/lockpick/scenarios"
+	"github.com/lockpick/lockpick/scenario"
 )
 
 // TestREADME_NamesExist: every scenario and scenario:arm that the
@@ -37,7 +37,7 @@ func TestREADME_NamesExist(t *testing.T) {
 				col = cells[4]
 			}
 			for _, m := range name.FindAllStringSubmatch(col, -1) {
-				s, err := scenarios.Lookup(m[1])
+				s, err := scenario.Lookup(m[1])
 				if err != nil {
 					t.Errorf("docs/catalogue.md names %q: %v", m[0], err)
 					continue
@@ -52,7 +52,7 @@ func TestREADME_NamesExist(t *testing.T) {
 	if checked < 40 {
 		t.Errorf("only %d names checked: the tables' layout changed?", checked)
 	}
-	for _, s := range scenarios.All() {
+	for _, s := range scenario.All() {
 		if !strings.Contains(catalogue, "`"+s.Name+"`") {
 			t.Errorf("scenario %s is not in the catalogue table of docs/catalogue.md", s.Name)
 		}

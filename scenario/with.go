@@ -1,4 +1,4 @@
-package scenarios
+package scenario
 
 import (
 	"fmt"
@@ -87,7 +87,7 @@ func (s Scenario) settings() []string {
 // the scenario's lock the subject does not honour. An unknown kind is a
 // plain error wrapping [ErrBadScenario].
 func (s Scenario) WithSubject(kind string, command []string) (Scenario, error) {
-	s = s.withDefaults()
+	s = s.WithDefaults()
 	if !knownLock(kind) {
 		return Scenario{}, fmt.Errorf("%w: unknown subject %q (known: %s)", ErrBadScenario, kind, lockKinds())
 	}
