@@ -41,8 +41,9 @@ func RegisterLockKind(kind string) {
 	lockKindSet[kind] = true
 }
 
-// lockKinds lists the registered lock lockKindSet.
-func lockKinds() string {
+// LockKinds returns the known lock kinds, sorted: the built-in ones and
+// those registered with [RegisterLockKind].
+func LockKinds() []string {
 	lockKindsMu.RLock()
 	defer lockKindsMu.RUnlock()
 	var ks []string
@@ -50,9 +51,13 @@ func lockKinds() string {
 		ks = append(ks, k)
 	}
 	sort.Strings(ks)
-	return strings.Join(ks, ", ")
+	return ks
 }
 
+// lockKinds lists the known lock kinds, for a message.
+func lockKinds() string { return strings.Join(LockKinds(), ", ") }
+
+// knownLock reports whether kind is a known lock kind.
 func knownLock(kind string) bool {
 	lockKindsMu.RLock()
 	defer lockKindsMu.RUnlock()

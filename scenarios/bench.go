@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/scenario"
+	"github.com/lockpick/lockpick/subject"
 )
 
 // A BenchResult is the acquire+release throughput of one subject.
@@ -50,9 +51,9 @@ func Bench(ctx context.Context, dir string, ops, rounds int) ([]BenchResult, err
 		return nil, &InfraError{Err: err}
 	}
 	defer c.Close()
-	var view View
+	var view subject.View
 	for _, n := range c.Nodes {
-		view.Nodes = append(view.Nodes, NodeAddr{Name: n.Name, Addr: n.Proc.Addr()})
+		view.Nodes = append(view.Nodes, subject.NodeAddr{Name: n.Name, Addr: n.Proc.Addr()})
 	}
 	var out []BenchResult
 	for _, pair := range benchPairs {
@@ -66,7 +67,7 @@ func Bench(ctx context.Context, dir string, ops, rounds int) ([]BenchResult, err
 }
 
 // benchPair measures the two subjects of pair in interleaved rounds.
-func benchPair(ctx context.Context, view View, pair [2]string, ops, rounds int) ([]BenchResult, error) {
+func benchPair(ctx context.Context, view subject.View, pair [2]string, ops, rounds int) ([]BenchResult, error) {
 	var bs [2]*bencher
 	for i, kind := range pair {
 		b, err := newBencher(ctx, view, kind, ops)
@@ -109,12 +110,12 @@ type bencher struct {
 	nodes int
 }
 
-func newBencher(ctx context.Context, view View, kind string, ops int) (*bencher, error) {
-	tgt := newTarget(view)
+func newBencher(ctx context.Context, view subject.View, kind string, ops int) (*bencher, error) {
+	tgt := subject.NewTarget(view)
 	lock := scenario.Lock{Kind: kind, Key: "bench-" + kind, TTL: scenario.Duration(10 * time.Second), RetryDelay: scenario.Duration(time.Millisecond),
 		NodeTimeout: scenario.Duration(50 * time.Millisecond)}
-	subj := newSubject(SubjectConfig{tgt: tgt, Lock: lock, Process: 1})
-	b := &bencher{close: func() { closeSubject(subj); tgt.close() }, nodes: 1}
+	subj := subject.New(subject.Config{Target: tgt, Lock: lock, Process: 1})
+	b := &bencher{close: func() { subject.Close(subj); tgt.Close() }, nodes: 1}
 	if kind == "redlock" || kind == "redsync" {
 		b.nodes = len(view.Nodes)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/evidence"
+	"github.com/lockpick/lockpick/internal/testredis"
 	"github.com/lockpick/lockpick/scenario"
 )
 
@@ -71,7 +72,7 @@ func TestNemesis_LateHealIsRecorded(t *testing.T) {
 // Every fault on a Redis node records the lock's key on it before it hit
 // and after: here a partition, whose node keeps its key throughout.
 func TestNemesis_PartitionRecordsKeys(t *testing.T) {
-	c := startOne(t)
+	c := testredis.StartOne(t)
 	rdb := redis.NewClient(&redis.Options{Addr: c.Nodes[0].Proc.Addr()})
 	defer rdb.Close()
 	ctx := context.Background()
@@ -105,7 +106,7 @@ func (f *slowVerify) Verify(ctx context.Context, n *cluster.Node) (string, error
 // An aimed step heals at its time, as a named one does, not once its
 // effect was checked: its heal waits only for the inject.
 func TestNemesis_AimedHealIsOnTime(t *testing.T) {
-	c := startOne(t)
+	c := testredis.StartOne(t)
 	steps := []scenario.Step{{Fault: "partition", Node: scenario.AimMaster, For: scenario.Duration(100 * time.Millisecond)}}
 	m, err := newNemesis(&trialEnv{c: c, key: "lock"}, steps, checker.NewRecorder(monoNow))
 	if err != nil {

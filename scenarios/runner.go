@@ -18,6 +18,7 @@ import (
 	"github.com/lockpick/lockpick/evidence"
 	"github.com/lockpick/lockpick/results"
 	"github.com/lockpick/lockpick/scenario"
+	"github.com/lockpick/lockpick/subject"
 )
 
 // Options configures [Run]. Zero fields take their defaults.
@@ -104,7 +105,7 @@ type TrialResult struct {
 
 // readyTimeout bounds how long an isolated client may take to be ready,
 // its lock's warm-up included.
-func readyTimeout() time.Duration { return warmUpTimeout() + 10*time.Second }
+func readyTimeout() time.Duration { return subject.WarmUpLimit() + 10*time.Second }
 
 // checkTimeout bounds each linearizability search; past it the verdict is unknown.
 const checkTimeout = 30 * time.Second
@@ -372,8 +373,8 @@ func RunTrial(ctx context.Context, s scenario.Scenario, seed uint64, dir string,
 			env.pids[p] = wp.pid()
 			continue
 		}
-		tgt := newTarget(view)
-		defer tgt.close()
+		tgt := subject.NewTarget(view)
+		defer tgt.Close()
 		w := newWorker(p, s, tgt, func(e checker.Event) { log.Record(e) }, problems)
 		w.res = &resourceClient{addr: view.Resource}
 		inproc = append(inproc, w)
@@ -387,7 +388,7 @@ func RunTrial(ctx context.Context, s scenario.Scenario, seed uint64, dir string,
 	// their own) said they are ready.
 	defer func() {
 		for _, w := range inproc {
-			closeSubject(w.subj) // on the paths that do not reach finish
+			subject.Close(w.subj) // on the paths that do not reach finish
 		}
 	}()
 	if err := warmUpAll(ctx, inproc); err != nil {
@@ -442,15 +443,15 @@ func RunTrial(ctx context.Context, s scenario.Scenario, seed uint64, dir string,
 // protected resource through a proxy of its own (r<p>, so one client's
 // path can be delayed or cut alone) and, when the schedule needs them, its
 // own links to the nodes.
-func clientView(c *cluster.Cluster, s scenario.Scenario, res *resource, p int) (View, error) {
+func clientView(c *cluster.Cluster, s scenario.Scenario, res *resource, p int) (subject.View, error) {
 	rp, err := c.AddProxy(fmt.Sprintf("r%d", p), res.addr())
 	if err != nil {
-		return View{}, err
+		return subject.View{}, err
 	}
-	view := viewOf(c)
+	view := subject.ViewOf(c)
 	view.Resource = rp.Addr()
 	if s.UsesClientLinks() {
-		return clientLinks(c, view, p)
+		return subject.ClientLinks(c, view, p)
 	}
 	return view, nil
 }
@@ -500,7 +501,7 @@ func (c clientErrors) judge(clients int, paused, killed map[int]bool, faults []e
 	}
 	unusable := 0
 	for _, e := range c {
-		if errors.Is(e.err, ErrSubjectUnusable) {
+		if errors.Is(e.err, subject.ErrUnusable) {
 			unusable++
 		}
 	}
@@ -516,7 +517,7 @@ func (c clientErrors) judge(clients int, paused, killed map[int]bool, faults []e
 			continue
 		}
 		msg := e.err.Error()
-		for _, prefix := range []error{ErrSubjectUnusable, ErrSubjectSilent} {
+		for _, prefix := range []error{subject.ErrUnusable, subject.ErrSilent} {
 			msg = strings.TrimPrefix(msg, prefix.Error()+": ")
 		}
 		problems.add("%s; %s", msg, cause)

@@ -25,6 +25,7 @@ import (
 	"github.com/lockpick/lockpick/evidence"
 	"github.com/lockpick/lockpick/results"
 	"github.com/lockpick/lockpick/scenario"
+	"github.com/lockpick/lockpick/subject"
 )
 
 // SoakOptions configures [Soak]. Zero fields take their defaults.
@@ -138,7 +139,7 @@ func soak(ctx context.Context, s scenario.Scenario, o Options, opt SoakOptions, 
 	// soak still heals, checks and writes what it has.
 	r := &soakRun{s: s, opt: opt, c: c, hctx: context.WithoutCancel(ctx), log: log,
 		rec: withTriggers(log), problems: &problemLog{},
-		env: &trialEnv{c: c, pids: map[int]int{}, key: s.Lock.Key, clients: s.Clients}, views: map[int]View{},
+		env: &trialEnv{c: c, pids: map[int]int{}, key: s.Lock.Key, clients: s.Clients}, views: map[int]subject.View{},
 		rng: rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15))}
 	defer r.waitProcs() // only with work left on an error path
 	closeTargets, err := r.startClients(ctx, res)
@@ -199,8 +200,8 @@ type soakRun struct {
 	env      *trialEnv
 	problems *problemLog
 	workers  []*worker
-	views    map[int]View  // of the isolated clients
-	procs    []*workerProc // the round's isolated clients
+	views    map[int]subject.View // of the isolated clients
+	procs    []*workerProc        // the round's isolated clients
 	rng      *rand.Rand
 	start    time.Time // when round 1 is due
 	seen     int       // problems already given to a round
@@ -228,12 +229,12 @@ func (r *soakRun) startClients(ctx context.Context, res *resource) (func(), erro
 			r.views[p] = view // its process is started each round
 			continue
 		}
-		tgt := newTarget(view)
-		closers = append(closers, tgt.close)
+		tgt := subject.NewTarget(view)
+		closers = append(closers, tgt.Close)
 		w := newWorker(p, r.s, tgt, func(e checker.Event) { r.rec.Record(e) }, r.problems)
 		w.res = &resourceClient{addr: view.Resource}
 		r.workers = append(r.workers, w)
-		closers = append(closers, func() { closeSubject(w.subj) })
+		closers = append(closers, func() { subject.Close(w.subj) })
 	}
 	if err := warmUpAll(ctx, r.workers); err != nil {
 		return closeAll, &InfraError{Err: err}

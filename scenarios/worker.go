@@ -11,6 +11,7 @@ import (
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/lockcore"
 	"github.com/lockpick/lockpick/scenario"
+	"github.com/lockpick/lockpick/subject"
 )
 
 // counterKey is the protected resource's key in histories.
@@ -21,7 +22,7 @@ const counterKey = "counter"
 type worker struct {
 	process  int
 	s        scenario.Scenario
-	subj     Subject
+	subj     subject.Subject
 	res      *resourceClient
 	emit     func(checker.Event)
 	mono     *monoClock
@@ -31,9 +32,9 @@ type worker struct {
 
 // newWorker returns client p of s, with its subject built on tgt, emitting
 // events through emit and its subject's troubles into problems.
-func newWorker(p int, s scenario.Scenario, tgt *target, emit func(checker.Event), problems *problemLog) *worker {
+func newWorker(p int, s scenario.Scenario, tgt *subject.Target, emit func(checker.Event), problems *problemLog) *worker {
 	w := &worker{process: p, s: s, emit: emit, mono: newMonoClock(s.Lock.Skew(p)), problems: problems}
-	w.subj = newSubject(SubjectConfig{tgt: tgt, Lock: s.Lock, Fenced: s.Fenced, Process: p, OnRenew: w.renewed})
+	w.subj = subject.New(subject.Config{Target: tgt, Lock: s.Lock, Fenced: s.Fenced, Process: p, OnRenew: w.renewed})
 	return w
 }
 
@@ -46,7 +47,7 @@ func (w *worker) renewed(r lockcore.Renewal) {
 	case r.Err == nil:
 		e.Type, e.ValidUntil = checker.OK, w.mono.at(r.ValidUntil)
 	default:
-		e.Type, e.Error = outcome(r.Err), r.Err.Error()
+		e.Type, e.Error = subject.Outcome(r.Err), r.Err.Error()
 	}
 	w.emit(e)
 }
@@ -54,25 +55,10 @@ func (w *worker) renewed(r lockcore.Renewal) {
 // warmUp starts the worker's subject and waits until it answers, if it is
 // a [Warmer]; see [Warmer.WarmUp].
 func (w *worker) warmUp(ctx context.Context) error {
-	if wu, ok := w.subj.(Warmer); ok {
+	if wu, ok := w.subj.(subject.Warmer); ok {
 		return wu.WarmUp(ctx)
 	}
 	return nil
-}
-
-// pingNodes opens the target's connection to each node with a PING, so an
-// isolated client's first acquire does not pay for the dial and handshake
-// (a cold process's first round trip took 300 ms on a busy host, after a
-// pause meant for the holder had hit). Errors are the trial's to see.
-func (t *target) pingNodes(ctx context.Context) {
-	if t.view.Cluster {
-		return // newTarget warmed its cluster client up
-	}
-	ctx, cancel := context.WithTimeout(ctx, time.Second)
-	defer cancel()
-	for _, n := range t.view.Nodes {
-		_ = t.client(n.Addr).Ping(ctx).Err()
-	}
 }
 
 // warmUpAll warms every worker's subject up at once; it returns the first
@@ -96,14 +82,14 @@ func warmUpAll(ctx context.Context, workers []*worker) error {
 // to the problems; it returns the error of a subject that never answered
 // (see [clientErrors.judge]).
 func (w *worker) finish() error {
-	closeSubject(w.subj)
-	h, ok := w.subj.(HealthReporter)
+	subject.Close(w.subj)
+	h, ok := w.subj.(subject.HealthReporter)
 	if !ok {
 		return nil
 	}
 	err := h.Health()
 	switch {
-	case errors.Is(err, ErrSubjectUnusable), errors.Is(err, ErrSubjectSilent):
+	case errors.Is(err, subject.ErrUnusable), errors.Is(err, subject.ErrSilent):
 		return err
 	case err != nil:
 		w.problems.add("%v", err)
@@ -156,7 +142,7 @@ func (w *worker) run(ctx context.Context) {
 	}
 }
 
-func (w *worker) acquire(ctx context.Context) (Grant, bool) {
+func (w *worker) acquire(ctx context.Context) (subject.Grant, bool) {
 	key := w.s.Lock.Key
 	w.emit(checker.Event{Process: w.process, Type: checker.Invoke, F: checker.FAcquire, Key: key})
 	g, err := w.subj.Acquire(ctx)
@@ -167,8 +153,8 @@ func (w *worker) acquire(ctx context.Context) (Grant, bool) {
 		w.problems.add("client %d: the lock under test granted a lock without a deadline (Grant.ValidUntil)", w.process)
 	}
 	if err != nil {
-		w.emit(checker.Event{Process: w.process, Type: outcome(err), F: checker.FAcquire, Key: key, Node: g.Node, Error: err.Error()})
-		return Grant{}, false
+		w.emit(checker.Event{Process: w.process, Type: subject.Outcome(err), F: checker.FAcquire, Key: key, Node: g.Node, Error: err.Error()})
+		return subject.Grant{}, false
 	}
 	w.emit(checker.Event{Process: w.process, Type: checker.OK, F: checker.FAcquire, Key: key, Node: g.Node,
 		Token: g.Token, Fence: g.Fence, ValidUntil: w.mono.at(g.ValidUntil)})
@@ -210,7 +196,7 @@ func (w *worker) unwind(n int) {
 // between the check and the write would defeat the check anyway. It does
 // heed a lock that tells it the lease is lost (Grant.Lost), as code using
 // such a lock should: it records the notification and does not write.
-func (w *worker) criticalSection(ctx context.Context, lease Grant) {
+func (w *worker) criticalSection(ctx context.Context, lease subject.Grant) {
 	if w.res == nil {
 		w.hold(ctx, lease)
 		return
@@ -257,7 +243,7 @@ func (w *worker) criticalSection(ctx context.Context, lease Grant) {
 // hold waits out the hold time, or until ctx ends, watching the lease: if
 // the lock says it is lost, hold records the notification and returns
 // false.
-func (w *worker) hold(ctx context.Context, lease Grant) bool {
+func (w *worker) hold(ctx context.Context, lease subject.Grant) bool {
 	t := time.NewTimer(w.s.Hold.D())
 	defer t.Stop()
 	select {
@@ -273,14 +259,14 @@ func (w *worker) hold(ctx context.Context, lease Grant) bool {
 
 // release runs with its own short context so the last lease of a trial is
 // released (and recorded) even after the trial's context ended.
-func (w *worker) release(lease Grant) {
+func (w *worker) release(lease subject.Grant) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	key := w.s.Lock.Key
 	w.emit(checker.Event{Process: w.process, Type: checker.Invoke, F: checker.FRelease, Key: key, Token: lease.Token})
 	node, err := w.subj.Release(ctx)
 	if err != nil {
-		w.emit(checker.Event{Process: w.process, Type: outcome(err), F: checker.FRelease, Key: key, Node: node, Token: lease.Token, Error: err.Error()})
+		w.emit(checker.Event{Process: w.process, Type: subject.Outcome(err), F: checker.FRelease, Key: key, Node: node, Token: lease.Token, Error: err.Error()})
 		return
 	}
 	w.emit(checker.Event{Process: w.process, Type: checker.OK, F: checker.FRelease, Key: key, Node: node, Token: lease.Token})
@@ -288,15 +274,6 @@ func (w *worker) release(lease Grant) {
 
 // errNoDeadline is the error recorded for a grant without a deadline.
 var errNoDeadline = errors.New("subject error: granted without a deadline")
-
-// outcome maps a lock error to a history type: fail when the operation surely
-// did not take effect, info when it may have. lockcore decides which.
-func outcome(err error) checker.Type {
-	if lockcore.MayHaveRun(err) {
-		return checker.Info
-	}
-	return checker.Fail
-}
 
 // sleep waits d or until ctx ends; it reports whether the full d passed.
 func sleep(ctx context.Context, d time.Duration) bool {

@@ -19,26 +19,19 @@ import (
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/scenario"
+	"github.com/lockpick/lockpick/subject"
 )
-
-// WorkerEnv is the environment variable that turns a lockpick binary (or a
-// test binary) into one isolated client: it holds the worker's spec as JSON.
-//
-// Clients named in a scenario's isolate list run this way, as their own OS
-// processes, so that pausing one (SIGSTOP) freezes all of it, its lease
-// watchdog included, exactly like a stop-the-world GC pause.
-const WorkerEnv = "LOCKPICK_WORKER"
 
 // workerSpec is what an isolated client needs to play its part.
 type workerSpec struct {
 	Process   int               `json:"process"`
 	Scenario  scenario.Scenario `json:"scenario"`
-	View      View              `json:"view"`
+	View      subject.View      `json:"view"`
 	StartMono int64             `json:"start_mono"` // CLOCK_MONOTONIC ns when the trial began
 }
 
 // IsWorker reports whether this process was started as an isolated client.
-func IsWorker() bool { return os.Getenv(WorkerEnv) != "" }
+func IsWorker() bool { return os.Getenv(subject.WorkerEnv) != "" }
 
 // ServeWorker runs the isolated client described by $LOCKPICK_WORKER,
 // writing its events to w as JSON lines. It first writes "ready" and waits
@@ -47,12 +40,12 @@ func IsWorker() bool { return os.Getenv(WorkerEnv) != "" }
 func ServeWorker(ctx context.Context, in io.Reader, w io.Writer) error {
 	SilenceRedisLogs()
 	var spec workerSpec
-	if err := json.Unmarshal([]byte(os.Getenv(WorkerEnv)), &spec); err != nil {
+	if err := json.Unmarshal([]byte(os.Getenv(subject.WorkerEnv)), &spec); err != nil {
 		return fmt.Errorf("worker: bad spec: %w", err)
 	}
 	s := spec.Scenario.WithDefaults()
-	tgt := newTarget(spec.View)
-	defer tgt.close()
+	tgt := subject.NewTarget(spec.View)
+	defer tgt.Close()
 	var mu sync.Mutex
 	enc := json.NewEncoder(w)
 	var werr error
@@ -65,8 +58,8 @@ func ServeWorker(ctx context.Context, in io.Reader, w io.Writer) error {
 		}
 	}
 	wk := newWorker(spec.Process, s, tgt, emit, &problemLog{})
-	defer closeSubject(wk.subj) // on the paths that do not reach finish
-	tgt.pingNodes(ctx)
+	defer subject.Close(wk.subj) // on the paths that do not reach finish
+	tgt.PingNodes(ctx)
 	if err := wk.warmUp(ctx); err != nil {
 		_, _ = fmt.Fprintln(w, notReadyLine+oneLine(err.Error()))
 		return err
@@ -158,7 +151,7 @@ func startWorker(spec workerSpec, rec recorder, stderr io.Writer) (*workerProc, 
 		return nil, err
 	}
 	cmd := exec.Command(exe, "worker")
-	cmd.Env = append(os.Environ(), WorkerEnv+"="+string(b))
+	cmd.Env = append(os.Environ(), subject.WorkerEnv+"="+string(b))
 	cmd.Stderr = stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	out, err := cmd.StdoutPipe()
@@ -244,7 +237,7 @@ func (p *workerProc) problems(crash, killed bool) ([]string, error) {
 		out = append(out, fmt.Sprintf("client %d was to exit after its SETNX (crash_after_setnx) but ran to the end", p.process))
 	}
 	if p.badLines > 0 {
-		out = append(out, fmt.Sprintf("client %d's process wrote %d lines that are not events, e.g. %q", p.process, p.badLines, trim(p.badLine, 80)))
+		out = append(out, fmt.Sprintf("client %d's process wrote %d lines that are not events, e.g. %q", p.process, p.badLines, clip(p.badLine, 80)))
 	}
 	if p.report == nil {
 		return out, nil
@@ -308,3 +301,11 @@ func SilenceRedisLogs() { redis.SetLogger(quietLogger{}) }
 type quietLogger struct{}
 
 func (quietLogger) Printf(context.Context, string, ...any) {}
+
+// clip returns s cut to n bytes, with an ellipsis if it was longer.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,4 +1,4 @@
-package scenarios
+package subject
 
 import (
 	"context"
@@ -20,14 +20,14 @@ import (
 // on every master at once, granted on a majority within TTL minus the time
 // it took minus 1% drift, released on every master.
 func init() {
-	RegisterSubject("redsync", newRedsync)
+	Register("redsync", newRedsync)
 }
 
 // A redsyncSubject runs one redsync.Mutex over a pool per master. The pools
 // note which node accepted which value, so a grant can name its majority
 // ("n1,n2,n3"), which redsync itself does not tell.
 type redsyncSubject struct {
-	cfg   SubjectConfig
+	cfg   Config
 	names []string
 	m     *redsync.Mutex
 
@@ -42,7 +42,7 @@ var (
 	_ Extender = (*redsyncSubject)(nil)
 )
 
-func newRedsync(c SubjectConfig) Subject {
+func newRedsync(c Config) Subject {
 	clients, names := c.Masters()
 	s := &redsyncSubject{cfg: c, names: names, accepted: make([]string, len(clients))}
 	pools := make([]rsredis.Pool, len(clients))

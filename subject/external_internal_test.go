@@ -1,4 +1,4 @@
-package scenarios
+package subject
 
 import (
 	"bytes"
@@ -16,26 +16,24 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockpick/lockpick/checker"
-	"github.com/lockpick/lockpick/cluster"
-	"github.com/lockpick/lockpick/evidence"
 	"github.com/lockpick/lockpick/internal/testredis"
 	"github.com/lockpick/lockpick/lockcore"
 	"github.com/lockpick/lockpick/scenario"
 )
 
 // extConfig is client p's config for the external subject argv, on view.
-func extConfig(tb testing.TB, view View, p int, argv ...string) SubjectConfig {
-	tgt := newTarget(view)
-	tb.Cleanup(tgt.close)
-	return SubjectConfig{Lock: scenario.Lock{Kind: "external", Key: "lock", TTL: scenario.Duration(2 * time.Second), Command: argv}, Process: p, tgt: tgt}
+func extConfig(tb testing.TB, view View, p int, argv ...string) Config {
+	tgt := NewTarget(view)
+	tb.Cleanup(tgt.Close)
+	return Config{Lock: scenario.Lock{Kind: "external", Key: "lock", TTL: scenario.Duration(2 * time.Second), Command: argv}, Process: p, Target: tgt}
 }
 
 // noRedis is a view for fake programs, which never dial.
 var noRedis = View{Nodes: []NodeAddr{{Name: "n1", Addr: "127.0.0.1:1"}}}
 
 // external starts nothing yet: the program runs on the first call.
-func external(tb testing.TB, c SubjectConfig) *externalSubject {
-	s := newSubject(c).(*externalSubject)
+func external(tb testing.TB, c Config) *externalSubject {
+	s := New(c).(*externalSubject)
 	tb.Cleanup(func() { _ = s.Close() })
 	return s
 }
@@ -68,24 +66,7 @@ func gone(s *externalSubject) bool {
 // startRedis starts one Redis node for the test and returns its view.
 func startRedis(tb testing.TB) View {
 	tb.Helper()
-	return viewOf(startOne(tb))
-}
-
-// startOne starts a one-node topology for the test, stopped at its end.
-func startOne(tb testing.TB) *cluster.Cluster {
-	tb.Helper()
-	testredis.Require(tb, true)
-	b, err := ProcessBackend(tb.TempDir(), Needs{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	c, err := cluster.Start(context.Background(), b, cluster.Topology{Masters: 1})
-	if err != nil {
-		_ = b.Close()
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { _ = c.Close(); _ = b.Close() })
-	return c
+	return ViewOf(testredis.StartOne(tb))
 }
 
 func TestExternalSubject_Extlock(t *testing.T) {
@@ -107,7 +88,7 @@ func TestExternalSubject_Extlock(t *testing.T) {
 	if g.Token == "" || g.Node != "n1" || !g.ValidUntil.After(before) || g.ValidUntil.After(time.Now().Add(2*time.Second)) {
 		t.Errorf("grant %+v: want a token, node n1, and a deadline within the 2s TTL", g)
 	}
-	if _, err := b.Acquire(ctx); !errors.Is(err, lockcore.ErrNotAcquired) || outcome(err) != checker.Fail {
+	if _, err := b.Acquire(ctx); !errors.Is(err, lockcore.ErrNotAcquired) || Outcome(err) != checker.Fail {
 		t.Errorf("second client's acquire: %v, want ErrNotAcquired, recorded as fail", err)
 	}
 	ext, err := a.Extend(ctx)
@@ -147,7 +128,7 @@ func TestExternalSubject_Replies(t *testing.T) {
 			s := external(t, extConfig(t, noRedis, 1, "sh", "-c",
 				`while read -r l; do id=${l#*\"id\":}; printf '{"id":%s,`+tc.reply+`}\n' "${id%%,*}"; done`))
 			_, err := s.Acquire(context.Background())
-			if got := outcome(err); got != tc.want || (tc.is != nil && !errors.Is(err, tc.is)) {
+			if got := Outcome(err); got != tc.want || (tc.is != nil && !errors.Is(err, tc.is)) {
 				t.Errorf("acquire: %v, recorded as %s; want %s", err, got, tc.want)
 			}
 		})
@@ -161,7 +142,7 @@ func TestExternalSubject_LateReply(t *testing.T) {
 		`while read -r l; do id=${l#*\"id\":}; id=${id%%,*}; sleep 0.3; printf '{"id":%s,"ok":true,"token":"t%s"}\n' "$id" "$id"; done`))
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	if _, err := s.Acquire(ctx); outcome(err) != checker.Info {
+	if _, err := s.Acquire(ctx); Outcome(err) != checker.Info {
 		t.Fatalf("acquire cut short: %v, want an unknown outcome", err)
 	}
 	g, err := s.Acquire(context.Background())
@@ -182,7 +163,7 @@ func TestExternalSubject_Exits(t *testing.T) {
 		}
 	}
 	s = external(t, extConfig(t, noRedis, 1, "/no/such/program"))
-	if _, err := s.Acquire(context.Background()); err == nil || outcome(err) != checker.Fail {
+	if _, err := s.Acquire(context.Background()); err == nil || Outcome(err) != checker.Fail {
 		t.Errorf("acquire with a missing program: %v, want a failure", err)
 	}
 }
@@ -193,7 +174,7 @@ func TestExternalSubject_CloseKillsWhatItStarted(t *testing.T) {
 	s := external(t, extConfig(t, noRedis, 1, "sh", "-c", "sleep 30 & exec cat >/dev/null"))
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	if _, err := s.Acquire(ctx); outcome(err) != checker.Info {
+	if _, err := s.Acquire(ctx); Outcome(err) != checker.Info {
 		t.Fatalf("acquire: %v, want an unknown outcome", err)
 	}
 	began := time.Now()
@@ -210,8 +191,8 @@ func TestExternalSubject_CloseKillsWhatItStarted(t *testing.T) {
 // of a cluster call is recorded as unknown; without one, or outside a
 // cluster, it stays certain.
 func TestServed_Outcome(t *testing.T) {
-	tgt := newTarget(View{Cluster: true, Nodes: []NodeAddr{{Name: "n1", Addr: "a1", Announced: "p1"}}})
-	cfg := SubjectConfig{tgt: tgt}
+	tgt := NewTarget(View{Cluster: true, Nodes: []NodeAddr{{Name: "n1", Addr: "a1", Announced: "p1"}}})
+	cfg := Config{Target: tgt}
 	_, sv := cfg.Served(context.Background(), "")
 	refused := fmt.Errorf("%w: held", lockcore.ErrNotAcquired)
 	if err := sv.Outcome("acquire", "lock", refused); lockcore.MayHaveRun(err) {
@@ -226,7 +207,7 @@ func TestServed_Outcome(t *testing.T) {
 		t.Fatalf("node %q, want n1", sv.Node())
 	}
 	servedHook{addr: "p1"}.note(context.WithValue(context.Background(), servedKey{}, sv.s), redis.NewCmd(context.Background(), "cluster", "slots"), context.DeadlineExceeded)
-	_, plain := SubjectConfig{tgt: newTarget(View{})}.Served(context.Background(), "n1")
+	_, plain := Config{Target: NewTarget(View{})}.Served(context.Background(), "n1")
 	if err := plain.Outcome("acquire", "lock", refused); lockcore.MayHaveRun(err) || plain.Node() != "n1" {
 		t.Fatalf("outside a cluster: %v, %q", err, plain.Node())
 	}
@@ -256,7 +237,7 @@ func TestExternalSubject_WarmUp(t *testing.T) {
 
 	gone := external(t, extConfig(t, noRedis, 1, "sh", "-c", "echo broken >&2; exit 3"))
 	err := gone.WarmUp(context.Background())
-	if !errors.Is(err, ErrSubjectUnusable) || !strings.Contains(err.Error(), "warm-up") || !strings.Contains(err.Error(), "broken") {
+	if !errors.Is(err, ErrUnusable) || !strings.Contains(err.Error(), "warm-up") || !strings.Contains(err.Error(), "broken") {
 		t.Errorf("warm-up of a program that exits: %v; want ErrSubjectUnusable naming the warm-up and quoting its stderr", err)
 	}
 }
@@ -275,38 +256,7 @@ func TestExternalSubject_SilentAfterWarmUp(t *testing.T) {
 	defer cancel()
 	_, _ = s.Acquire(ctx)
 	_ = s.Close()
-	if err := s.Health(); !errors.Is(err, ErrSubjectSilent) || errors.Is(err, ErrSubjectUnusable) {
+	if err := s.Health(); !errors.Is(err, ErrSilent) || errors.Is(err, ErrUnusable) {
 		t.Errorf("health: %v, want ErrSubjectSilent", err)
-	}
-}
-
-func TestClientErrors_Judge(t *testing.T) {
-	at := 0.2
-	pause := evidence.Fault{Fault: "pause-client", Target: "c1", Desc: "pause-client for 1s c1", Fired: &at}
-	never := fmt.Errorf("%w: lock program x (client 1) answered none of 1 requests", ErrSubjectUnusable)
-	silent := fmt.Errorf("%w: lock program x (client 2) answered none of 3 requests after answering its warm-up", ErrSubjectSilent)
-
-	// Every client silent, nothing on the trial: the lock never worked.
-	var p problemLog
-	if err := (clientErrors{{1, never}}).judge(1, nil, nil, []evidence.Fault{{Fault: "pause-client", Desc: "not fired"}}, &p); err == nil {
-		t.Error("a lock that answered nothing with no fault fired: no harness failure")
-	}
-	// The same with a pause on it: the fault explains it, the trial proves nothing.
-	p = problemLog{}
-	if err := (clientErrors{{1, never}}).judge(1, nil, nil, []evidence.Fault{pause}, &p); err != nil {
-		t.Errorf("a lock a pause kept from answering ended the run: %v", err)
-	}
-	if got := p.all(); len(got) != 1 || !strings.Contains(got[0], "pause-client for 1s c1") || strings.Contains(got[0], "scenarios:") {
-		t.Errorf("problems %q, want one naming the pause", got)
-	}
-	// Up since its warm-up, silent with no fault: inconclusive, not a harness failure.
-	p = problemLog{}
-	if err := (clientErrors{{2, silent}}).judge(1, nil, nil, nil, &p); err != nil || len(p.all()) != 1 {
-		t.Errorf("silent after its warm-up: %v, problems %q; want no error and one problem", err, p.all())
-	}
-	// Paused for good: explained, no problem.
-	p = problemLog{}
-	if err := (clientErrors{{2, silent}}).judge(2, map[int]bool{2: true}, nil, []evidence.Fault{pause}, &p); err != nil || len(p.all()) != 0 {
-		t.Errorf("paused for good: %v, problems %q; want neither", err, p.all())
 	}
 }

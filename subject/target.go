@@ -1,4 +1,4 @@
-package scenarios
+package subject
 
 import (
 	"context"
@@ -42,11 +42,11 @@ type NodeAddr struct {
 // clientLinkName names client p's own link to node, e.g. "n1-c2".
 func clientLinkName(node string, p int) string { return fmt.Sprintf("%s-c%d", node, p) }
 
-// clientLinks gives client p its own proxy to every node, in front of the
+// ClientLinks gives client p its own proxy to every node, in front of the
 // node's client proxy, and points v's nodes at them: a fault on "n1-c2"
 // then cuts client 2 alone from n1, while faults on n1 still reach every
 // client.
-func clientLinks(c *cluster.Cluster, v View, p int) (View, error) {
+func ClientLinks(c *cluster.Cluster, v View, p int) (View, error) {
 	nodes := make([]NodeAddr, len(v.Nodes))
 	for i, n := range v.Nodes {
 		l, err := c.AddProxy(clientLinkName(n.Name, p), n.Addr)
@@ -62,7 +62,8 @@ func clientLinks(c *cluster.Cluster, v View, p int) (View, error) {
 	return v, nil
 }
 
-func viewOf(c *cluster.Cluster) View {
+// ViewOf is the view of c's nodes and sentinels that every client starts from.
+func ViewOf(c *cluster.Cluster) View {
 	v := View{Sentinels: c.SentinelAddrs(), Cluster: c.IsRedisCluster()}
 	for i, n := range c.Nodes {
 		a := NodeAddr{Name: n.Name, Addr: n.Addr()}
@@ -77,9 +78,9 @@ func viewOf(c *cluster.Cluster) View {
 	return v
 }
 
-// A target turns a View into clients: a fixed node, or whatever the
+// A Target turns a View into clients: a fixed node, or whatever the
 // sentinels currently call master.
-type target struct {
+type Target struct {
 	view View
 
 	mu      sync.Mutex
@@ -87,8 +88,10 @@ type target struct {
 	cluster *redis.ClusterClient // of a Redis Cluster view, made on first use
 }
 
-func newTarget(v View) *target {
-	t := &target{view: v, clients: map[string]*redis.Client{}}
+// NewTarget makes the clients of view v (none is dialled yet outside a
+// Redis Cluster); Close closes them.
+func NewTarget(v View) *Target {
+	t := &Target{view: v, clients: map[string]*redis.Client{}}
 	if v.Cluster {
 		t.warmUp()
 	}
@@ -97,7 +100,7 @@ func newTarget(v View) *target {
 
 // master returns a client for the current master and its node name: the
 // first node, or with sentinels the node the first answering sentinel names.
-func (t *target) master(ctx context.Context) (*redis.Client, string, error) {
+func (t *Target) master(ctx context.Context) (*redis.Client, string, error) {
 	n := t.view.Nodes[0]
 	if len(t.view.Sentinels) > 0 {
 		var err error
@@ -108,7 +111,7 @@ func (t *target) master(ctx context.Context) (*redis.Client, string, error) {
 	return t.client(n.Addr), n.Name, nil
 }
 
-func (t *target) askSentinels(ctx context.Context) (NodeAddr, error) {
+func (t *Target) askSentinels(ctx context.Context) (NodeAddr, error) {
 	var last error
 	for _, s := range t.view.Sentinels {
 		addr, err := cluster.MasterAddr(ctx, s)
@@ -128,7 +131,7 @@ func (t *target) askSentinels(ctx context.Context) (NodeAddr, error) {
 
 // masterNodes returns the masters among the view's nodes: the first
 // Masters of them (all, in a view without the count).
-func (t *target) masterNodes() []NodeAddr {
+func (t *Target) masterNodes() []NodeAddr {
 	if m := t.view.Masters; m > 0 && m < len(t.view.Nodes) {
 		return t.view.Nodes[:m]
 	}
@@ -136,7 +139,7 @@ func (t *target) masterNodes() []NodeAddr {
 }
 
 // masters returns a client per master, in node order, with their names.
-func (t *target) masters() ([]*redis.Client, []string) {
+func (t *Target) masters() ([]*redis.Client, []string) {
 	nodes := t.masterNodes()
 	clients := make([]*redis.Client, len(nodes))
 	names := make([]string, len(nodes))
@@ -149,7 +152,7 @@ func (t *target) masters() ([]*redis.Client, []string) {
 // redlockNodes returns what a Redlock client talks to, one per master in
 // node order: each master's client, except that with sentinels the first
 // follows whichever node they call its master (a *follower).
-func (t *target) redlockNodes() []redis.Scripter {
+func (t *Target) redlockNodes() []redis.Scripter {
 	if t.view.Cluster {
 		// One cluster client per primary's key (see shardKeys): it sends
 		// each key to whichever node serves its slot now.
@@ -172,7 +175,7 @@ func (t *target) redlockNodes() []redis.Scripter {
 
 // client returns a pooled client for addr. Retries are off: a retried
 // acquire would hide from the history that the first try may have run.
-func (t *target) client(addr string) *redis.Client {
+func (t *Target) client(addr string) *redis.Client {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	rdb, ok := t.clients[addr]
@@ -193,7 +196,8 @@ func (t *target) client(addr string) *redis.Client {
 	return rdb
 }
 
-func (t *target) close() {
+// Close closes the target's clients.
+func (t *Target) Close() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, rdb := range t.clients {
@@ -201,5 +205,20 @@ func (t *target) close() {
 	}
 	if t.cluster != nil {
 		_ = t.cluster.Close()
+	}
+}
+
+// PingNodes opens the target's connection to each node with a PING, so an
+// isolated client's first acquire does not pay for the dial and handshake
+// (a cold process's first round trip took 300 ms on a busy host, after a
+// pause meant for the holder had hit). Errors are the trial's to see.
+func (t *Target) PingNodes(ctx context.Context) {
+	if t.view.Cluster {
+		return // NewTarget warmed its cluster client up
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	for _, n := range t.view.Nodes {
+		_ = t.client(n.Addr).Ping(ctx).Err()
 	}
 }

@@ -1,4 +1,4 @@
-package scenarios
+package subject
 
 import (
 	"context"
@@ -28,7 +28,7 @@ import (
 // Served.Outcome).
 
 // clusterClient returns the target's cluster client, made on first use.
-func (t *target) clusterClient() *redis.ClusterClient {
+func (t *Target) clusterClient() *redis.ClusterClient {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.cluster != nil {
@@ -73,7 +73,7 @@ func (t *target) clusterClient() *redis.ClusterClient {
 // trial's faults start, as a long-running service has them: otherwise the
 // first acquire would spend its node timeout loading them, through links a
 // fault may already cut.
-func (t *target) warmUp() {
+func (t *Target) warmUp() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	rdb := t.clusterClient()
@@ -83,7 +83,7 @@ func (t *target) warmUp() {
 
 // nodeNamed returns the name of the node at addr, a client or an announced
 // address, or addr itself.
-func (t *target) nodeNamed(addr string) string {
+func (t *Target) nodeNamed(addr string) string {
 	for _, n := range t.view.Nodes {
 		if n.Addr == addr || n.Announced == addr {
 			return n.Name
@@ -156,7 +156,7 @@ func (h servedHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 
 // keyPrimary returns the node serving key's slot, as the target's cluster
 // client knows the slot map.
-func (t *target) keyPrimary(ctx context.Context, key string) (NodeAddr, error) {
+func (t *Target) keyPrimary(ctx context.Context, key string) (NodeAddr, error) {
 	rdb, err := t.clusterClient().MasterForKey(ctx, key)
 	if err != nil {
 		return NodeAddr{}, err

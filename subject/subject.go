@@ -1,4 +1,4 @@
-package scenarios
+package subject
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/lockcore"
 	"github.com/lockpick/lockpick/scenario"
 )
@@ -58,7 +59,7 @@ type Warmer interface {
 }
 
 // A SubjectConfig is what building one client's Subject takes.
-type SubjectConfig struct {
+type Config struct {
 	// Lock is the scenario's lock section.
 	Lock scenario.Lock
 	// Fenced asks for fencing tokens.
@@ -70,25 +71,26 @@ type SubjectConfig struct {
 	// goroutine.
 	OnRenew func(lockcore.Renewal)
 
-	tgt *target
+	// Target is where the client's connections go (see [NewTarget]).
+	Target *Target
 }
 
 // Master returns a client for the current master (the first node, or the one
 // the sentinels name) and its node name. In a Redis Cluster it returns the
 // client's ClusterClient and no name: see [SubjectConfig.Served].
-func (c SubjectConfig) Master(ctx context.Context) (redis.UniversalClient, string, error) {
-	if c.tgt.view.Cluster {
-		return c.tgt.clusterClient(), "", nil
+func (c Config) Master(ctx context.Context) (redis.UniversalClient, string, error) {
+	if c.Target.view.Cluster {
+		return c.Target.clusterClient(), "", nil
 	}
-	return c.tgt.master(ctx)
+	return c.Target.master(ctx)
 }
 
 // Served returns a context under which a Redis Cluster client notes what
 // happened to the commands sent under it, and the record (see [Served]);
 // node names the node outside a cluster, or before any answer.
-func (c SubjectConfig) Served(ctx context.Context, node string) (context.Context, *Served) {
-	sv := &Served{node: node, tgt: c.tgt}
-	if c.tgt.view.Cluster {
+func (c Config) Served(ctx context.Context, node string) (context.Context, *Served) {
+	sv := &Served{node: node, tgt: c.Target}
+	if c.Target.view.Cluster {
 		ctx, sv.s = withServed(ctx)
 	}
 	return ctx, sv
@@ -100,7 +102,7 @@ func (c SubjectConfig) Served(ctx context.Context, node string) (context.Context
 // sees is only the last attempt's.
 type Served struct {
 	node string
-	tgt  *target
+	tgt  *Target
 	s    *served // nil outside a cluster
 }
 
@@ -131,10 +133,10 @@ func (sv *Served) Outcome(op, key string, err error) error {
 }
 
 // Masters returns a client per master and the masters' names, in order.
-func (c SubjectConfig) Masters() ([]*redis.Client, []string) { return c.tgt.masters() }
+func (c Config) Masters() ([]*redis.Client, []string) { return c.Target.masters() }
 
 // Clock returns the client's clock, skewed as the scenario says.
-func (c SubjectConfig) Clock() lockcore.Clock {
+func (c Config) Clock() lockcore.Clock {
 	if skew := c.Lock.Skew(c.Process); skew != 0 {
 		return lockcore.SkewedClock{Base: lockcore.SystemClock{}, Offset: skew}
 	}
@@ -143,22 +145,24 @@ func (c SubjectConfig) Clock() lockcore.Clock {
 
 var (
 	subjectsMu sync.RWMutex
-	subjects   = map[string]func(SubjectConfig) Subject{}
+	subjects   = map[string]func(Config) Subject{}
 )
 
-// RegisterSubject makes a lock kind available to scenarios ("lock: {kind:
+// Register makes a lock kind available to scenarios ("lock: {kind:
 // NAME}") and to --subject. Registering a name twice panics.
-func RegisterSubject(kind string, mk func(SubjectConfig) Subject) {
+func Register(kind string, mk func(Config) Subject) {
 	subjectsMu.Lock()
 	defer subjectsMu.Unlock()
 	if _, dup := subjects[kind]; dup {
-		panic("scenarios: subject registered twice: " + kind)
+		panic("subject: subject registered twice: " + kind)
 	}
 	subjects[kind] = mk
 	scenario.RegisterLockKind(kind)
 }
 
-func newSubject(c SubjectConfig) Subject {
+// New builds the Subject of c.Lock.Kind for one client; the kind must be
+// registered (see [Register]).
+func New(c Config) Subject {
 	subjectsMu.RLock()
 	defer subjectsMu.RUnlock()
 	return subjects[c.Lock.Kind](c)
@@ -168,12 +172,12 @@ func newSubject(c SubjectConfig) Subject {
 // builds the lock for a node's client; a client keeps one lock per node, so
 // a reentrant lock keeps its identity, and each acquire goes to whatever
 // node is master at that moment.
-func LockerSubject(c SubjectConfig, mk func(redis.UniversalClient) lockcore.Locker) Subject {
+func LockerSubject(c Config, mk func(redis.UniversalClient) lockcore.Locker) Subject {
 	return &perMaster{cfg: c, mk: mk, locks: map[string]lockcore.Locker{}}
 }
 
 type perMaster struct {
-	cfg   SubjectConfig
+	cfg   Config
 	mk    func(redis.UniversalClient) lockcore.Locker
 	locks map[string]lockcore.Locker
 	cur   lockcore.Locker
@@ -220,4 +224,13 @@ func attempt(ctx context.Context, l lockcore.Locker, block bool) (*lockcore.Leas
 // surely did not run.
 func noMaster(key string, err error) error {
 	return &lockcore.OpError{Op: "acquire", Key: key, Err: fmt.Errorf("no master: %w", err)}
+}
+
+// Outcome maps a lock error to a history type: fail when the operation surely
+// did not take effect, info when it may have. lockcore decides which.
+func Outcome(err error) checker.Type {
+	if lockcore.MayHaveRun(err) {
+		return checker.Info
+	}
+	return checker.Fail
 }

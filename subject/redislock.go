@@ -1,4 +1,4 @@
-package scenarios
+package subject
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 // SET NX PX through a Lua script and a compare-and-delete release. It has
 // no fencing token and computes no validity deadline of its own.
 func init() {
-	RegisterSubject("redislock", func(c SubjectConfig) Subject {
+	Register("redislock", func(c Config) Subject {
 		return &redislockSubject{cfg: c, clients: map[string]*redislock.Client{}}
 	})
 }
@@ -23,7 +23,7 @@ func init() {
 // moment, as a service following the sentinels would, and releases it on
 // the node that granted it.
 type redislockSubject struct {
-	cfg     SubjectConfig
+	cfg     Config
 	clients map[string]*redislock.Client // by node name
 
 	lock *redislock.Lock // the current grant, nil without one

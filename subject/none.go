@@ -1,4 +1,4 @@
-package scenarios
+package subject
 
 import (
 	"context"
@@ -9,11 +9,11 @@ import (
 // control that shows what a lock is for. Its clients overlap, and the
 // checker must see their lost updates.
 func init() {
-	RegisterSubject("none", func(c SubjectConfig) Subject { return &noLock{c: c} })
+	Register("none", func(c Config) Subject { return &noLock{c: c} })
 }
 
 type noLock struct {
-	c SubjectConfig
+	c Config
 	n int
 }
 

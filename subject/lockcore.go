@@ -1,4 +1,4 @@
-package scenarios
+package subject
 
 import (
 	"context"
@@ -14,20 +14,20 @@ import (
 
 // lockpick's own locks, from package lockcore.
 func init() {
-	RegisterSubject("set-nx", func(c SubjectConfig) Subject {
+	Register("set-nx", func(c Config) Subject {
 		return LockerSubject(c, func(rdb redis.UniversalClient) lockcore.Locker {
 			return lockcore.NewMutex(rdb, c.Lock.Key, &lockcore.Options{TTL: c.Lock.TTL.D(), RetryDelay: c.Lock.RetryDelay.D(),
 				Fencing: c.Fenced, WaitReplicas: c.Lock.WaitReplicas, WaitTimeout: c.Lock.WaitTimeout.D(), Clock: c.Clock()})
 		})
 	})
-	RegisterSubject("reentrant", func(c SubjectConfig) Subject {
+	Register("reentrant", func(c Config) Subject {
 		return LockerSubject(c, func(rdb redis.UniversalClient) lockcore.Locker {
 			return lockcore.NewReentrant(rdb, c.Lock.Key, &lockcore.ReentrantOptions{LeaseTime: c.Lock.TTL.D(),
 				NoWatchdog: c.Lock.NoWatchdog, StopRenewingOnError: c.Lock.StopRenewingOnError,
 				CountEveryAcquire: c.Lock.CountEveryAcquire, Fencing: c.Fenced, Clock: c.Clock(), OnRenew: c.OnRenew})
 		})
 	})
-	RegisterSubject("setnx-expire", func(c SubjectConfig) Subject {
+	Register("setnx-expire", func(c Config) Subject {
 		opt := &lockcore.LegacyOptions{TTL: c.Lock.TTL.D(), RetryDelay: c.Lock.RetryDelay.D(), Clock: c.Clock()}
 		switch {
 		case c.Lock.CrashAfterSetNX == c.Process:
@@ -48,21 +48,21 @@ func init() {
 		}
 		return LockerSubject(c, func(rdb redis.UniversalClient) lockcore.Locker { return lockcore.NewSetNXExpire(rdb, c.Lock.Key, opt) })
 	})
-	RegisterSubject("getset", func(c SubjectConfig) Subject {
+	Register("getset", func(c Config) Subject {
 		return LockerSubject(c, func(rdb redis.UniversalClient) lockcore.Locker {
 			return lockcore.NewGetSetLock(rdb, c.Lock.Key, &lockcore.LegacyOptions{TTL: c.Lock.TTL.D(),
 				RetryDelay: c.Lock.RetryDelay.D(), Clock: c.Clock(),
 				NaiveRecovery: c.Lock.NaiveRecovery, RecoveryPause: c.Lock.RecoveryPause.D()})
 		})
 	})
-	RegisterSubject("redlock", func(c SubjectConfig) Subject {
+	Register("redlock", func(c Config) Subject {
 		_, names := c.Masters()
-		nodes := c.tgt.redlockNodes()
+		nodes := c.Target.redlockNodes()
 		var keys []string
-		if c.tgt.view.Cluster {
+		if c.Target.view.Cluster {
 			keys = shardKeys(c.Lock.Key, len(nodes))
 		}
-		return &overMasters{names: names, nodes: nodes, tgt: c.tgt, l: lockcore.NewRedlock(nodes, c.Lock.Key, &lockcore.RedlockOptions{
+		return &overMasters{names: names, nodes: nodes, tgt: c.Target, l: lockcore.NewRedlock(nodes, c.Lock.Key, &lockcore.RedlockOptions{
 			Keys: keys,
 			TTL:  c.Lock.TTL.D(), NodeTimeout: c.Lock.NodeTimeout.D(), RetryDelay: c.Lock.RetryDelay.D(),
 			ReleaseAcquiredOnly: c.Lock.ReleaseAcquiredOnly, Clock: c.Clock(),
@@ -70,7 +70,7 @@ func init() {
 			FixedRetryDelay: c.Lock.FixedRetryDelay, DriftFactor: c.Lock.DriftFactor, WaitAll: c.Lock.WaitAll,
 			Tries: c.Lock.Tries, Order: c.order(len(nodes)), IgnoreElapsed: c.Lock.IgnoreElapsed}), block: c.Lock.Acquire == scenario.AcquireBlock}
 	})
-	RegisterSubject("multilock", func(c SubjectConfig) Subject {
+	Register("multilock", func(c Config) Subject {
 		clients, names := c.Masters()
 		// RedissonMultiLock asks the nodes in the order it was given them:
 		// rotate_order gives client p a list starting at its p-th master.
@@ -90,7 +90,7 @@ func init() {
 type overMasters struct {
 	names []string
 	nodes []redis.Scripter // a *follower names the node it went to; may be nil
-	tgt   *target          // names the node a *shardNode reached
+	tgt   *Target          // names the node a *shardNode reached
 	l     lockcore.Locker
 	block bool // Lock, not TryLock
 }
@@ -124,7 +124,7 @@ func (s *overMasters) Release(ctx context.Context) (string, error) { return "", 
 
 // order returns the order in which client c asks n masters: 0..n-1, or
 // with RotateOrder starting at the c.Process-th.
-func (c SubjectConfig) order(n int) []int {
+func (c Config) order(n int) []int {
 	shift := 0
 	if c.Lock.RotateOrder {
 		shift = c.Process - 1

@@ -1,4 +1,4 @@
-package scenarios
+package subject
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 // a master with a replica and sentinels does. It is a redis.Scripter with
 // SetNX, what lockcore's Redlock uses.
 type follower struct {
-	t *target
+	t *Target
 
 	mu   sync.Mutex
 	node string // the node the last command went to

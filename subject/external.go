@@ -1,4 +1,4 @@
-package scenarios
+package subject
 
 import (
 	"bufio"
@@ -28,9 +28,17 @@ type Extender interface {
 	Extend(ctx context.Context) (Grant, error)
 }
 
-// closeSubject releases what a client's subject holds outside the process,
+// WorkerEnv is the environment variable that turns a lockpick binary (or a
+// test binary) into one isolated client: it holds the worker's spec as JSON.
+//
+// Clients named in a scenario's isolate list run this way, as their own OS
+// processes, so that pausing one (SIGSTOP) freezes all of it, its lease
+// watchdog included, exactly like a stop-the-world GC pause.
+const WorkerEnv = "LOCKPICK_WORKER"
+
+// Close releases what a client's subject holds outside the process,
 // such as an external subject's program, if it is an [io.Closer].
-func closeSubject(s Subject) {
+func Close(s Subject) {
 	if c, ok := s.(io.Closer); ok {
 		_ = c.Close()
 	}
@@ -43,7 +51,7 @@ func closeSubject(s Subject) {
 // the trial's clock starts (see [externalSubject.WarmUp]); it ends with the
 // client. docs/worker-protocol.md documents it.
 func init() {
-	RegisterSubject("external", func(c SubjectConfig) Subject { return &externalSubject{cfg: c} })
+	Register("external", func(c Config) Subject { return &externalSubject{cfg: c} })
 }
 
 // An extRequest is one line lockpick writes to the program.
@@ -116,9 +124,9 @@ const WarmUpTimeout = 30 * time.Second
 // WarmUpEnv names the environment variable that overrides [WarmUpTimeout].
 const WarmUpEnv = "LOCKPICK_WARMUP_TIMEOUT"
 
-// warmUpTimeout returns $LOCKPICK_WARMUP_TIMEOUT if it is a positive
+// WarmUpLimit returns $LOCKPICK_WARMUP_TIMEOUT if it is a positive
 // duration, else [WarmUpTimeout].
-func warmUpTimeout() time.Duration {
+func WarmUpLimit() time.Duration {
 	if d, err := time.ParseDuration(os.Getenv(WarmUpEnv)); err == nil && d > 0 {
 		return d
 	}
@@ -127,7 +135,7 @@ func warmUpTimeout() time.Duration {
 
 // An externalSubject is one client's copy of the program.
 type externalSubject struct {
-	cfg SubjectConfig
+	cfg Config
 
 	cmd      *exec.Cmd
 	stdin    io.WriteCloser
@@ -163,16 +171,16 @@ var (
 )
 
 func (s *externalSubject) Acquire(ctx context.Context) (Grant, error) {
-	m := s.cfg.tgt.view.Nodes[0]
+	m := s.cfg.Target.view.Nodes[0]
 	switch {
-	case s.cfg.tgt.view.Cluster:
+	case s.cfg.Target.view.Cluster:
 		var err error
-		if m, err = s.cfg.tgt.keyPrimary(ctx, s.cfg.Lock.Key); err != nil {
+		if m, err = s.cfg.Target.keyPrimary(ctx, s.cfg.Lock.Key); err != nil {
 			return Grant{}, noMaster(s.cfg.Lock.Key, err)
 		}
-	case len(s.cfg.tgt.view.Sentinels) > 0:
+	case len(s.cfg.Target.view.Sentinels) > 0:
 		var err error
-		if m, err = s.cfg.tgt.askSentinels(ctx); err != nil {
+		if m, err = s.cfg.Target.askSentinels(ctx); err != nil {
 			return Grant{}, noMaster(s.cfg.Lock.Key, err)
 		}
 	}
@@ -263,8 +271,8 @@ func (s *externalSubject) call(ctx context.Context, req extRequest) (extReply, t
 // error wraps [ErrSubjectUnusable]. The hello is not counted in Health.
 func (s *externalSubject) WarmUp(ctx context.Context) error {
 	calls, answered := s.calls, s.answered
-	timeout := warmUpTimeout()
-	_, _, err := s.exchange(ctx, extRequest{Op: "hello", Master: s.cfg.tgt.view.Nodes[0].Addr}, timeout)
+	timeout := WarmUpLimit()
+	_, _, err := s.exchange(ctx, extRequest{Op: "hello", Master: s.cfg.Target.view.Nodes[0].Addr}, timeout)
 	up := s.answered > answered
 	s.calls, s.answered = calls, answered
 	if up {
@@ -278,7 +286,7 @@ func (s *externalSubject) WarmUp(ctx context.Context) error {
 	}
 	s.diedEarly = false // err says so, and there was no trial yet
 	what := append([]string{fmt.Sprintf("answered none of its requests, not even its warm-up (op hello, waited up to %v): %v", timeout, err)}, s.troubles()...)
-	return fmt.Errorf("%w: %s %s%s", ErrSubjectUnusable, s.who(), strings.Join(what, "; "), s.stderr.lastLines())
+	return fmt.Errorf("%w: %s %s%s", ErrUnusable, s.who(), strings.Join(what, "; "), s.stderr.lastLines())
 }
 
 // exchange is call with timeout in place of the TTL.
@@ -287,7 +295,7 @@ func (s *externalSubject) exchange(ctx context.Context, req extRequest, timeout 
 		// Nothing ran: the program did not start.
 		return extReply{}, time.Time{}, &lockcore.OpError{Op: req.Op, Key: s.cfg.Lock.Key, Err: err}
 	}
-	view := s.cfg.tgt.view
+	view := s.cfg.Target.view
 	s.id++
 	req.ID, req.Key, req.TTLMS, req.Process = s.id, s.cfg.Lock.Key, s.cfg.Lock.TTL.D().Milliseconds(), s.cfg.Process
 	req.NodeTimeoutMS = s.cfg.Lock.NodeTimeout.D().Milliseconds()
@@ -427,9 +435,9 @@ func (s *externalSubject) Health() error {
 	what := s.troubles()
 	if (s.answered == 0 && s.calls > 0) || s.startErr != nil {
 		// Up since its warm-up, its silence is the trial's doing.
-		kind, after := ErrSubjectUnusable, ""
+		kind, after := ErrUnusable, ""
 		if s.warm {
-			kind, after = ErrSubjectSilent, " after answering its warm-up"
+			kind, after = ErrSilent, " after answering its warm-up"
 		}
 		what = append([]string{fmt.Sprintf("answered none of %d requests%s", s.calls, after)}, what...)
 		return fmt.Errorf("%w: %s %s%s", kind, s.who(), strings.Join(what, "; "), s.stderr.lastLines())
@@ -551,5 +559,5 @@ func (s *externalSubject) Close() error {
 
 // name returns the name of the node at addr, or addr if none is.
 func (s *externalSubject) name(addr string) string {
-	return s.cfg.tgt.nodeNamed(addr)
+	return s.cfg.Target.nodeNamed(addr)
 }
