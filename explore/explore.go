@@ -15,7 +15,7 @@ import (
 	"github.com/lockpick/lockpick/evidence"
 	"github.com/lockpick/lockpick/results"
 	"github.com/lockpick/lockpick/scenario"
-	"github.com/lockpick/lockpick/scenarios"
+	"github.com/lockpick/lockpick/trial"
 )
 
 // Options configures [Explore]. Zero fields take their defaults.
@@ -44,7 +44,7 @@ type Options struct {
 	// Out is the folder the explore folder is created in. default: results/explore.
 	Out string
 	// Backend makes each trial's backend. default: [scenarios.ProcessBackend].
-	Backend scenarios.BackendFactory
+	Backend trial.BackendFactory
 	// Progress, if set, is called as the work goes on.
 	Progress func(Progress)
 	// Shard, if set, searches only the schedules dealt to it (schedule j
@@ -105,8 +105,8 @@ type Finding struct {
 	Measured   int    `json:"measured"`
 	ReplayDir  string `json:"replay_dir"` // the run folder of those replays
 
-	originalTrial scenarios.TrialResult
-	minimalTrial  *scenarios.TrialResult
+	originalTrial trial.TrialResult
+	minimalTrial  *trial.TrialResult
 	minimal       scenario.Scenario
 }
 
@@ -136,7 +136,7 @@ func Explore(ctx context.Context, base scenario.Scenario, opt Options) (*Result,
 	}
 	dir, err := results.Create(o.Out, fmt.Sprintf("%s-%s-seed%d%s", time.Now().Format("20060102-150405"), base.Name, o.Seed, o.Shard.Suffix()))
 	if err != nil {
-		return nil, &scenarios.InfraError{Err: err}
+		return nil, &trial.InfraError{Err: err}
 	}
 	res, err := explore(ctx, base, gen, o, dir)
 	if err != nil && !errors.Is(err, ErrFoundNothing) {
@@ -145,12 +145,12 @@ func Explore(ctx context.Context, base scenario.Scenario, opt Options) (*Result,
 	}
 	if werr := write(dir, base, res); werr != nil {
 		dir.Abort()
-		return nil, &scenarios.InfraError{Err: werr}
+		return nil, &trial.InfraError{Err: werr}
 	}
 	final, cerr := dir.Commit()
 	if cerr != nil {
 		dir.Abort()
-		return nil, &scenarios.InfraError{Err: cerr}
+		return nil, &trial.InfraError{Err: cerr}
 	}
 	res.Dir = final
 	return res, err
@@ -179,7 +179,7 @@ func (o Options) withDefaults() Options {
 		o.Out = filepath.Join("results", "explore")
 	}
 	if o.Backend == nil {
-		o.Backend = scenarios.ProcessBackend
+		o.Backend = trial.ProcessBackend
 	}
 	o.Shrink.Parallel = o.Parallel
 	return o
@@ -346,7 +346,7 @@ func shrinkFinding(ctx context.Context, base scenario.Scenario, f *finding, o Op
 	report(func(p *Progress) { p.Phase = "measure" })
 	// The measurement is a run like `lockpick run --file minimal.yaml --trials N`.
 	runName := strings.TrimSuffix(fd.File, ".yaml") + "-replay"
-	v, runDir, err := scenarios.Run(ctx, fd.minimal, &scenarios.Options{Trials: o.Measure, Seed: 1, Out: dir.Path("."),
+	v, runDir, err := trial.Run(ctx, fd.minimal, &trial.Options{Trials: o.Measure, Seed: 1, Out: dir.Path("."),
 		Name: runName, Parallel: o.Parallel, Backend: o.Backend})
 	if err != nil {
 		return fd, err
@@ -359,7 +359,7 @@ func shrinkFinding(ctx context.Context, base scenario.Scenario, f *finding, o Op
 	}
 	report(func(p *Progress) { p.Replays += o.Measure })
 	if h, err := checker.ReadFile(filepath.Join(runDir, "history.jsonl")); err == nil {
-		tr := scenarios.TrialResult{History: h, Check: checker.Check(h, scenarios.CheckOptions(fd.minimal))}
+		tr := trial.TrialResult{History: h, Check: checker.Check(h, trial.CheckOptions(fd.minimal))}
 		fd.minimalTrial = &tr
 	}
 	fd.minimal.Explain = explain(base, f, fd, o.Seed)
@@ -370,7 +370,7 @@ func shrinkFinding(ctx context.Context, base scenario.Scenario, f *finding, o Op
 // A replayer runs the shrinker's trials on real nodes: a trial reproduces
 // the finding when it is unsafe with the same anomaly kind.
 type replayer struct {
-	backend scenarios.BackendFactory
+	backend trial.BackendFactory
 	kind    string
 }
 

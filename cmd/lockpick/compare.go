@@ -12,10 +12,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lockpick/lockpick/campaign"
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/results"
 	"github.com/lockpick/lockpick/scenario"
-	"github.com/lockpick/lockpick/scenarios"
+	"github.com/lockpick/lockpick/trial"
 )
 
 func newCompareCmd() *cobra.Command {
@@ -73,7 +74,7 @@ func compare(ctx context.Context, out io.Writer, name string, arms []string, f r
 	defer cluster.KillAll()
 	total := len(shard.Trials(f.trials)) * max(len(arms), len(s.Arms))
 	bar := newBar(s.Name, f, total)
-	c, dir, err := scenarios.Compare(ctx, s, arms, &scenarios.Options{Trials: f.trials, Seed: f.seed, Out: f.out,
+	c, dir, err := campaign.Compare(ctx, s, arms, &trial.Options{Trials: f.trials, Seed: f.seed, Out: f.out,
 		Parallel: f.parallel, Backend: nb, Shard: shard, Progress: func(done, _ int) { _ = bar.Set(done) }})
 	_ = bar.Finish()
 	switch {

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockpick/lockpick/cluster"
-	"github.com/lockpick/lockpick/scenarios"
+	"github.com/lockpick/lockpick/trial"
 )
 
 func newImageCmd() *cobra.Command {
@@ -45,7 +45,7 @@ See deploy/kubernetes/ for an Indexed Job that runs the shards.`,
 func buildImage(cmd *cobra.Command, out io.Writer, lockpickBin, tag string) error {
 	ctx := cmd.Context()
 	o := cluster.RunnerImageOptions{Lockpick: lockpickBin}
-	shim, err := cluster.BuildClockShim(scenarios.ShimCache())
+	shim, err := cluster.BuildClockShim(trial.ShimCache())
 	switch {
 	case errors.Is(err, cluster.ErrNoCompiler):
 		fmt.Fprintln(cmd.ErrOrStderr(), "lockpick: no gcc: the image has no clock or fsync shim, so scenarios that move a clock or cut the power will not run in it")
@@ -53,7 +53,7 @@ func buildImage(cmd *cobra.Command, out io.Writer, lockpickBin, tag string) erro
 		return infraError(err)
 	default:
 		o.ClockShim = shim
-		if o.FsyncShim, err = cluster.BuildFsyncShim(scenarios.ShimCache()); err != nil {
+		if o.FsyncShim, err = cluster.BuildFsyncShim(trial.ShimCache()); err != nil {
 			return infraError(err)
 		}
 	}

@@ -19,7 +19,7 @@ import (
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/results"
 	"github.com/lockpick/lockpick/scenario"
-	"github.com/lockpick/lockpick/scenarios"
+	"github.com/lockpick/lockpick/trial"
 )
 
 type runFlags struct {
@@ -173,7 +173,7 @@ func runScenarios(ctx context.Context, out io.Writer, names []string, f runFlags
 	var dirs []string
 	for _, s := range list {
 		bar := newBar(s.Name, f, len(shard.Trials(f.trials)))
-		v, dir, err := scenarios.Run(ctx, s, &scenarios.Options{Trials: f.trials, Seed: f.seed, Out: f.out,
+		v, dir, err := trial.Run(ctx, s, &trial.Options{Trials: f.trials, Seed: f.seed, Out: f.out,
 			Parallel: f.parallel, Backend: nb, Shard: shard, Judge: judge, Progress: func(done, _ int) { _ = bar.Set(done) }})
 		_ = bar.Finish()
 		switch {
@@ -304,10 +304,10 @@ func writeReports(junit, summary string, vs []*results.Verdict, dirs []string, e
 
 // runSoak runs s as a soak (docs/soak.md): anomalies go to stderr as they
 // are found, progress too unless --quiet, and the verdict to out.
-func runSoak(ctx context.Context, out io.Writer, s scenario.Scenario, nb scenarios.BackendFactory, f runFlags) error {
+func runSoak(ctx context.Context, out io.Writer, s scenario.Scenario, nb trial.BackendFactory, f runFlags) error {
 	show := !f.quiet && isTerminal(os.Stderr)
-	opt := scenarios.SoakOptions{For: f.soak, Every: f.every, Seed: f.seed, Out: f.out, Backend: nb, StopOnAnomaly: f.stopOnA,
-		Anomaly: func(a scenarios.SoakAnomaly) {
+	opt := trial.SoakOptions{For: f.soak, Every: f.every, Seed: f.seed, Out: f.out, Backend: nb, StopOnAnomaly: f.stopOnA,
+		Anomaly: func(a trial.SoakAnomaly) {
 			if show {
 				fmt.Fprint(os.Stderr, "\r\033[K")
 			}
@@ -315,12 +315,12 @@ func runSoak(ctx context.Context, out io.Writer, s scenario.Scenario, nb scenari
 				a.Anomaly.Kind, wrap(a.Anomaly.Message, 96, "    "))
 		}}
 	if show {
-		opt.Progress = func(p scenarios.SoakProgress) {
+		opt.Progress = func(p trial.SoakProgress) {
 			fmt.Fprintf(os.Stderr, "\r\033[K%s: %s/%s, round %d/%d, %.0f events/s, %d anomalies, peak RSS %d MB",
 				s.Name, p.Elapsed.Truncate(time.Second), p.Total, p.Round, p.Rounds, p.EventsPerSec, p.Anomalies, p.PeakRSS>>20)
 		}
 	}
-	v, dir, err := scenarios.Soak(ctx, s, opt)
+	v, dir, err := trial.Soak(ctx, s, opt)
 	if show {
 		fmt.Fprint(os.Stderr, "\r\033[K")
 	}
