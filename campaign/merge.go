@@ -39,7 +39,7 @@ type Merged struct {
 }
 
 // Merge puts the shard folders of sharded runs and comparisons (made with
-// [Options].Shard) back together, one merged folder under out per run or
+// [trial.Options].Shard) back together, one merged folder under out per run or
 // comparison, with the verdicts one unsharded run with the same seed would
 // have written (wall times aside). Every trial's history is checked again
 // by this binary's checker. Shards are grouped by scenario; a group whose

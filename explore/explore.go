@@ -43,7 +43,7 @@ type Options struct {
 	Target float64
 	// Out is the folder the explore folder is created in. default: results/explore.
 	Out string
-	// Backend makes each trial's backend. default: [scenarios.ProcessBackend].
+	// Backend makes each trial's backend. default: [trial.ProcessBackend].
 	Backend trial.BackendFactory
 	// Progress, if set, is called as the work goes on.
 	Progress func(Progress)
@@ -117,7 +117,7 @@ var ErrFoundNothing = errors.New("explore: no finding within the budget")
 // Explore searches base with random fault schedules, shrinks each finding
 // and writes an explore folder (explore.json, minimal.yaml, original.yaml,
 // report.html, replay run folders). It returns [ErrFoundNothing] when the
-// budget ran out first, an *[scenarios.InfraError] when the harness failed.
+// budget ran out first, an *[trial.InfraError] when the harness failed.
 func Explore(ctx context.Context, base scenario.Scenario, opt Options) (*Result, error) {
 	o := opt.withDefaults()
 	base.Faults, base.Arms = nil, nil

@@ -19,7 +19,7 @@ type kind struct {
 func always(scenario.Scenario) string { return "" }
 
 // whyNot says why explore does not draw fault k for s: where the fault can
-// act, by the rule a scenario file meets ([scenarios.Scenario.Fits]), then
+// act, by the rule a scenario file meets ([scenario.Scenario.Fits]), then
 // explore's own policy; "" if it draws it.
 func whyNot(k string, s scenario.Scenario) string {
 	if err := s.Fits(k); err != nil {

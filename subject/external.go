@@ -268,7 +268,7 @@ func (s *externalSubject) call(ctx context.Context, req extRequest) (extReply, t
 // for the answer for at most [warmUpTimeout]. The runner calls it before
 // the trial's clock starts, so the program's start-up does not eat into
 // the fault schedule. A program that does not answer is closed, and its
-// error wraps [ErrSubjectUnusable]. The hello is not counted in Health.
+// error wraps [ErrUnusable]. The hello is not counted in Health.
 func (s *externalSubject) WarmUp(ctx context.Context) error {
 	calls, answered := s.calls, s.answered
 	timeout := WarmUpLimit()
@@ -424,7 +424,7 @@ func (s *externalSubject) read(out io.Reader) {
 }
 
 // Health reports a program that never answered (wrapping
-// [ErrSubjectUnusable], or [ErrSubjectSilent] if it answered its warm-up),
+// [ErrUnusable], or [ErrSilent] if it answered its warm-up),
 // and one that wrote lines that are not replies,
 // granted a lock without a deadline, or exited before the end of the trial.
 // Call it after Close.

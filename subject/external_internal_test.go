@@ -238,7 +238,7 @@ func TestExternalSubject_WarmUp(t *testing.T) {
 	gone := external(t, extConfig(t, noRedis, 1, "sh", "-c", "echo broken >&2; exit 3"))
 	err := gone.WarmUp(context.Background())
 	if !errors.Is(err, ErrUnusable) || !strings.Contains(err.Error(), "warm-up") || !strings.Contains(err.Error(), "broken") {
-		t.Errorf("warm-up of a program that exits: %v; want ErrSubjectUnusable naming the warm-up and quoting its stderr", err)
+		t.Errorf("warm-up of a program that exits: %v; want ErrUnusable naming the warm-up and quoting its stderr", err)
 	}
 }
 
@@ -257,6 +257,6 @@ func TestExternalSubject_SilentAfterWarmUp(t *testing.T) {
 	_, _ = s.Acquire(ctx)
 	_ = s.Close()
 	if err := s.Health(); !errors.Is(err, ErrSilent) || errors.Is(err, ErrUnusable) {
-		t.Errorf("health: %v, want ErrSubjectSilent", err)
+		t.Errorf("health: %v, want ErrSilent", err)
 	}
 }

@@ -43,7 +43,7 @@ type Grant struct {
 // whether it behaved. It is optional.
 type HealthReporter interface {
 	// Health returns nil if the subject behaved. An error wrapping
-	// [ErrSubjectUnusable] means it never worked at all (the trial fails
+	// [ErrUnusable] means it never worked at all (the trial fails
 	// as an infrastructure error); any other error makes the trial
 	// inconclusive.
 	Health() error
@@ -53,12 +53,12 @@ type HealthReporter interface {
 // starts, such as a lock program. It is optional.
 type Warmer interface {
 	// WarmUp starts the subject and waits until it answers. An error
-	// wrapping [ErrSubjectUnusable] means it never did (the trial fails as
+	// wrapping [ErrUnusable] means it never did (the trial fails as
 	// an infrastructure error before its clock starts).
 	WarmUp(ctx context.Context) error
 }
 
-// A SubjectConfig is what building one client's Subject takes.
+// A Config is what building one client's Subject takes.
 type Config struct {
 	// Lock is the scenario's lock section.
 	Lock scenario.Lock
@@ -77,7 +77,7 @@ type Config struct {
 
 // Master returns a client for the current master (the first node, or the one
 // the sentinels name) and its node name. In a Redis Cluster it returns the
-// client's ClusterClient and no name: see [SubjectConfig.Served].
+// client's ClusterClient and no name: see [Config.Served].
 func (c Config) Master(ctx context.Context) (redis.UniversalClient, string, error) {
 	if c.Target.view.Cluster {
 		return c.Target.clusterClient(), "", nil

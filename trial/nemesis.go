@@ -66,7 +66,7 @@ type action struct {
 }
 
 // newNemesis builds the faults of steps; a step that names a client that
-// is not isolated or a node the topology lacks is an [ErrBadScenario].
+// is not isolated or a node the topology lacks is an [scenario.ErrBadScenario].
 func newNemesis(env *trialEnv, steps []scenario.Step, rec eventLog) (*nemesis, error) {
 	m := newSchedule(env, steps, rec)
 	resetMoments(rec)

@@ -53,7 +53,7 @@ func (w *worker) renewed(r lockcore.Renewal) {
 }
 
 // warmUp starts the worker's subject and waits until it answers, if it is
-// a [Warmer]; see [Warmer.WarmUp].
+// a [subject.Warmer]; see [subject.Warmer.WarmUp].
 func (w *worker) warmUp(ctx context.Context) error {
 	if wu, ok := w.subj.(subject.Warmer); ok {
 		return wu.WarmUp(ctx)

@@ -55,7 +55,7 @@ verdict and writes results/runs/<run>/ (scenario.json, history.jsonl,
 verdict.json, trial-NNN/history.jsonl, trial-NNN/nodes/*.log).
 
 Trial i uses seed --seed+i; run a single trial again with its seed to replay it.
-A scenario can also come from a YAML file (--file); see scenarios/catalogue/
+A scenario can also come from a YAML file (--file); see scenario/catalogue/
 for the format: every built-in scenario is written that way.`,
 		Example: "  lockpick run failover-lock-loss --trials 10\n  lockpick run --suite quick --junit junit.xml\n  lockpick run single-baseline --seed 42\n  lockpick run --file my-scenario.yaml",
 		Args: func(_ *cobra.Command, args []string) error {

@@ -101,7 +101,7 @@ func printSkipped(w io.Writer, skipped []*results.Verdict) {
 // lock of your own"): never by the scenarios' expectations, which are
 // about lockpick's locks. A verdict fails when it is inconclusive, or,
 // with a baseline, when it is worse than the baseline's: the run judged
-// each verdict so ([scenarios.Conclusive], [results.Baseline.Judge]) before
+// each verdict so ([scenario.Conclusive], [results.Baseline.Judge]) before
 // writing its folder, so verdict.json, the report, the JUnit file and the
 // summary say the same. It prints each change from the baseline and
 // returns how many verdicts failed.
