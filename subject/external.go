@@ -118,7 +118,7 @@ const closeGrace = time.Second
 // WarmUpTimeout bounds how long a lock program may take to answer its
 // warm-up request, start-up included (a JVM, an interpreter loading its
 // libraries), unless $LOCKPICK_WARMUP_TIMEOUT (a Go duration) says
-// otherwise; see [warmUpTimeout].
+// otherwise; see [WarmUpLimit].
 const WarmUpTimeout = 30 * time.Second
 
 // WarmUpEnv names the environment variable that overrides [WarmUpTimeout].
@@ -265,7 +265,7 @@ func (s *externalSubject) call(ctx context.Context, req extRequest) (extReply, t
 
 // WarmUp starts the program and sends it a hello request, which it answers
 // like any op it does not support (any reply proves it is up); it waits
-// for the answer for at most [warmUpTimeout]. The runner calls it before
+// for the answer for at most [WarmUpLimit]. The runner calls it before
 // the trial's clock starts, so the program's start-up does not eat into
 // the fault schedule. A program that does not answer is closed, and its
 // error wraps [ErrUnusable]. The hello is not counted in Health.

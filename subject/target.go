@@ -34,7 +34,7 @@ type NodeAddr struct {
 	Addr string `json:"addr"`
 	// Announced is the address the node is known by when that is not Addr:
 	// in a Redis Cluster the one it gives in CLUSTER SLOTS and redirects,
-	// and with per-client links (see clientLinks) the node's shared client
+	// and with per-client links (see [ClientLinks]) the node's shared client
 	// proxy, which sentinels name. A client dials Addr instead.
 	Announced string `json:"announced,omitempty"`
 }
