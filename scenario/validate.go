@@ -15,17 +15,42 @@ import (
 // Validate reports the first problem with s as an error wrapping
 // [ErrBadScenario] that names the field at fault.
 func (s Scenario) Validate() error {
-	bad := func(field, format string, a ...any) error {
-		return &fieldError{path: field, msg: fmt.Sprintf(format, a...)}
+	for _, check := range []func() error{
+		s.validExpect, s.validLockKind, s.validTopology, s.validRun, s.validAcquire,
+		s.validLockOptions, s.validSubject, s.validIsolate, s.validFaults, s.validExplore, s.validRequire,
+	} {
+		if err := check(); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// bad is the error of a problem in field, a message as fmt.Sprintf makes it.
+func bad(field, format string, a ...any) error {
+	return &fieldError{path: field, msg: fmt.Sprintf(format, a...)}
+}
+
+// validExpect checks the expected verdict.
+func (s Scenario) validExpect() error {
 	switch s.Expect {
 	case Safe, Unsafe, Stuck, Starves, Conclusive:
 	default:
 		return bad("expect", "must be safe, unsafe, stuck, starves or conclusive, not %q", s.Expect)
 	}
+	return nil
+}
+
+// validLockKind checks that the lock kind is known.
+func (s Scenario) validLockKind() error {
 	if !knownLock(s.Lock.Kind) {
 		return bad("lock.kind", "unknown lock %q (known: %s)", s.Lock.Kind, lockKinds())
 	}
+	return nil
+}
+
+// validTopology checks the topology and what it allows of the lock.
+func (s Scenario) validTopology() error {
 	if s.Topology.Masters < 0 || s.Topology.Replicas < 0 || s.Topology.Sentinels < 0 {
 		return bad("topology", "node counts must not be negative")
 	}
@@ -52,6 +77,11 @@ func (s Scenario) Validate() error {
 	if s.Topology.BackgroundWrites < 0 || (s.Topology.BackgroundWrites > 0 && s.Topology.BackgroundWrites.D() < time.Millisecond) {
 		return bad("topology.background_writes", "must be 0 (none) or at least 1ms")
 	}
+	return nil
+}
+
+// validRun checks the trial-wide settings: align_start, tolerate.
+func (s Scenario) validRun() error {
 	if s.AlignStart < 0 || s.AlignStart.D() > time.Minute {
 		return bad("align_start", "must be between 0 and 1m")
 	}
@@ -62,6 +92,12 @@ func (s Scenario) Validate() error {
 			return bad(fmt.Sprintf("tolerate[%d]", i), "unknown anomaly kind %q", k)
 		}
 	}
+	return nil
+}
+
+// validAcquire checks how clients take the lock (acquire,
+// crash_after_setnx).
+func (s Scenario) validAcquire() error {
 	if s.Lock.CrashAfterSetNX != 0 && (s.Lock.Kind != "setnx-expire" || !slices.Contains(s.Isolate, s.Lock.CrashAfterSetNX)) {
 		return bad("lock.crash_after_setnx", "needs lock kind setnx-expire and an isolated client")
 	}
@@ -74,6 +110,12 @@ func (s Scenario) Validate() error {
 	default:
 		return bad("lock.acquire", "must be try or block, not %q", s.Lock.Acquire)
 	}
+	return nil
+}
+
+// validLockOptions checks that each lock option belongs to the lock kind
+// and is in range.
+func (s Scenario) validLockOptions() error {
 	if (s.Lock.Sequential || s.Lock.Greedy || s.Lock.GiveUpEarly || s.Lock.FixedRetryDelay || s.Lock.DriftFactor != 0 ||
 		s.Lock.WaitAll || s.Lock.Tries != 0 || (s.Lock.RotateOrder && s.Lock.Kind != "multilock") || s.Lock.IgnoreElapsed) && s.Lock.Kind != "redlock" {
 		return bad("lock", "sequential, greedy, give_up_early, fixed_retry_delay, drift_factor, wait_all, tries and ignore_elapsed are Redlock's options (lock kind redlock), rotate_order Redlock's and the multilock's")
@@ -114,64 +156,100 @@ func (s Scenario) Validate() error {
 	if s.Lock.PauseAfterSetNX != 0 && s.Lock.Kind != "setnx-expire" {
 		return bad("lock.pause_after_setnx", "needs lock kind setnx-expire")
 	}
+	return nil
+}
+
+// validSubject checks fencing and the external subject's command.
+func (s Scenario) validSubject() error {
 	if s.Fenced && s.Lock.Kind != "set-nx" && s.Lock.Kind != "reentrant" && s.Lock.Kind != "external" {
 		return bad("fenced", "only the set-nx and reentrant locks and external subjects hand out fencing tokens")
 	}
 	if (s.Lock.Kind == "external") != (len(s.Lock.Command) > 0) {
 		return bad("lock.command", "the external subject, and only it, needs the command that runs it")
 	}
-	nodes := s.Topology.Nodes()
+	return nil
+}
+
+// validIsolate checks the isolated clients.
+func (s Scenario) validIsolate() error {
 	for i, c := range s.Isolate {
 		if c < 1 || c > s.Clients {
 			return bad(fmt.Sprintf("isolate[%d]", i), "no client %d; clients are 1..%d", c, s.Clients)
 		}
 	}
+	return nil
+}
+
+// validFaults checks each step of the fault schedule.
+func (s Scenario) validFaults() error {
 	for i, st := range s.Faults {
-		field := fmt.Sprintf("faults[%d]", i)
-		if err := st.validate(); err != nil {
-			return bad(field+".fault", "%v", err)
-		}
-		if st.Aimed() {
-			if msg := s.validAim(st); msg != "" {
-				return bad(field+".node", "%s", msg)
-			}
-		} else if ClientFault(st.Fault) {
-			if !slices.Contains(s.Isolate, st.Client) {
-				return bad(field+".client", "client %d is not in isolate %v; only isolated clients can be paused or killed", st.Client, s.Isolate)
-			}
-		} else if !validNode(st.Node, nodes, s.Clients) {
-			return bad(field+".node", "no node %q; the topology has n1..n%d, the resource paths r1..r%d and each client's own link to a node, n<i>-c<p>", st.Node, nodes, s.Clients)
-		}
-		if _, _, link := ClientLinkOf(st.Node); link && !slices.Contains(linkFaults, st.Fault) {
-			return bad(field+".node", "%s is a client's link to a node: only %s act on it, not %s", st.Node, strings.Join(linkFaults, ", "), st.Fault)
-		}
-		if err := s.place(st); err != nil {
-			return bad(field+".fault", "%s %v", st.Fault, err)
-		}
-		if st.At < 0 || st.Jitter < 0 || st.For < 0 || st.Within < 0 {
-			return bad(field+".at", "times must not be negative")
-		}
-		if f, msg := s.validWhen(st); msg != "" {
-			return bad(joinField(field, f), "%s", msg)
-		}
-		if due := st.At + st.Jitter; due >= s.Duration {
-			return bad(field+".at", "due at %v (at %v + jitter %v) but the trial lasts %v: it would never fire", due.D(), st.At.D(), st.Jitter.D(), s.Duration.D())
+		if err := s.validStep(fmt.Sprintf("faults[%d]", i), st); err != nil {
+			return err
 		}
 	}
-	if e := s.Explore; e != nil {
-		kinds := append(slices.DeleteFunc(cluster.FaultKinds(), func(k string) bool { return k == "pause-process" }), "pause-client")
-		for i, k := range e.Faults {
-			if !slices.Contains(kinds, k) {
-				return bad(fmt.Sprintf("explore.faults[%d]", i), "unknown fault %q (known: %s)", k, strings.Join(kinds, ", "))
-			}
+	return nil
+}
+
+// validStep checks step st, at field in the file: its fault, its target,
+// its times and its moment.
+func (s Scenario) validStep(field string, st Step) error {
+	nodes := s.Topology.Nodes()
+	if err := st.validate(); err != nil {
+		return bad(field+".fault", "%v", err)
+	}
+	if st.Aimed() {
+		if msg := s.validAim(st); msg != "" {
+			return bad(field+".node", "%s", msg)
 		}
-		if e.MaxFaults < 0 {
-			return bad("explore.max_faults", "must not be negative")
+	} else if ClientFault(st.Fault) {
+		if !slices.Contains(s.Isolate, st.Client) {
+			return bad(field+".client", "client %d is not in isolate %v; only isolated clients can be paused or killed", st.Client, s.Isolate)
 		}
-		if len(e.Hold) != 0 && (len(e.Hold) != 2 || e.Hold[0] <= 0 || e.Hold[1] < e.Hold[0]) {
-			return bad("explore.hold", "must be [min, max] with 0 < min <= max, e.g. [100ms, 1s]")
+	} else if !validNode(st.Node, nodes, s.Clients) {
+		return bad(field+".node", "no node %q; the topology has n1..n%d, the resource paths r1..r%d and each client's own link to a node, n<i>-c<p>", st.Node, nodes, s.Clients)
+	}
+	if _, _, link := ClientLinkOf(st.Node); link && !slices.Contains(linkFaults, st.Fault) {
+		return bad(field+".node", "%s is a client's link to a node: only %s act on it, not %s", st.Node, strings.Join(linkFaults, ", "), st.Fault)
+	}
+	if err := s.place(st); err != nil {
+		return bad(field+".fault", "%s %v", st.Fault, err)
+	}
+	if st.At < 0 || st.Jitter < 0 || st.For < 0 || st.Within < 0 {
+		return bad(field+".at", "times must not be negative")
+	}
+	if f, msg := s.validWhen(st); msg != "" {
+		return bad(joinField(field, f), "%s", msg)
+	}
+	if due := st.At + st.Jitter; due >= s.Duration {
+		return bad(field+".at", "due at %v (at %v + jitter %v) but the trial lasts %v: it would never fire", due.D(), st.At.D(), st.Jitter.D(), s.Duration.D())
+	}
+	return nil
+}
+
+// validExplore checks the explore section, if any.
+func (s Scenario) validExplore() error {
+	e := s.Explore
+	if e == nil {
+		return nil
+	}
+	kinds := append(slices.DeleteFunc(cluster.FaultKinds(), func(k string) bool { return k == "pause-process" }), "pause-client")
+	for i, k := range e.Faults {
+		if !slices.Contains(kinds, k) {
+			return bad(fmt.Sprintf("explore.faults[%d]", i), "unknown fault %q (known: %s)", k, strings.Join(kinds, ", "))
 		}
 	}
+	if e.MaxFaults < 0 {
+		return bad("explore.max_faults", "must not be negative")
+	}
+	if len(e.Hold) != 0 && (len(e.Hold) != 2 || e.Hold[0] <= 0 || e.Hold[1] < e.Hold[0]) {
+		return bad("explore.hold", "must be [min, max] with 0 < min <= max, e.g. [100ms, 1s]")
+	}
+	return nil
+}
+
+// validRequire checks each requirement, and that the fault it names is in
+// the schedule.
+func (s Scenario) validRequire() error {
 	for i, r := range s.Require {
 		if f, msg := r.Validate(); msg != "" {
 			return bad(joinField(fmt.Sprintf("require[%d]", i), f), "%s", msg)
