@@ -333,114 +333,182 @@ func RunTrial(ctx context.Context, s scenario.Scenario, seed uint64, dir string,
 	if nb == nil {
 		nb = ProcessBackend
 	}
-	backend, err := nb(filepath.Join(dir, "nodes"), needsOf(s))
+	c, res, stopWorld, err := startWorld(ctx, s, nb, filepath.Join(dir, "nodes"))
+	defer stopWorld()
 	if err != nil {
-		return TrialResult{}, &InfraError{Err: err}
+		return TrialResult{}, err
 	}
-	defer backend.Close()
-	c, err := cluster.Start(ctx, backend, s.Topology.Cluster())
-	if err != nil {
-		return TrialResult{}, &InfraError{Err: err}
-	}
-	defer c.Close()
-	stopWrites := backgroundWrites(c, s.Topology.BackgroundWrites.D())
-	defer stopWrites()
-	res, err := startResource(s.Fenced)
-	if err != nil {
-		return TrialResult{}, &InfraError{Err: err}
-	}
-	defer res.close()
 
 	rec := checker.NewRecorder(monoNow)
 	log := withTriggers(rec) // what clients do can be a step's moment
 	env := &trialEnv{c: c, pids: map[int]int{}, key: s.Lock.Key, clients: s.Clients}
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	problems := &problemLog{}
-	var procs []*workerProc
-	defer func() {
-		for _, p := range procs {
-			p.wait(0) // only reached with work left on an error path
-		}
-	}()
-	var inproc []*worker
-	for p := 1; p <= s.Clients; p++ {
-		view, err := clientView(c, s, res, p)
-		if err != nil {
-			return TrialResult{}, &InfraError{Err: err}
-		}
-		if slices.Contains(s.Isolate, p) {
-			wp, err := startWorker(workerSpec{Process: p, Scenario: s, View: view}, log, os.Stderr)
-			if err != nil {
-				return TrialResult{}, &InfraError{Err: err}
-			}
-			procs = append(procs, wp)
-			env.pids[p] = wp.pid()
-			continue
-		}
-		tgt := subject.NewTarget(view)
-		defer tgt.Close()
-		w := newWorker(p, s, tgt, func(e checker.Event) { log.Record(e) }, problems)
-		w.res = &resourceClient{addr: view.Resource}
-		inproc = append(inproc, w)
+	cl := &trialClients{}
+	defer cl.close()
+	if err := cl.start(c, s, res, log, env, problems); err != nil {
+		return TrialResult{}, err
 	}
 	nem, err := newNemesis(env, s.Faults, log)
 	if err != nil {
 		return TrialResult{}, err
 	}
-	// The trial's clock starts once every client's lock is up: lock
-	// programs answered their warm-up, isolated clients (which warm up
-	// their own) said they are ready.
-	defer func() {
-		for _, w := range inproc {
-			subject.Close(w.subj) // on the paths that do not reach finish
-		}
-	}()
-	if err := warmUpAll(ctx, inproc); err != nil {
-		return TrialResult{}, &InfraError{Err: err}
+	start, startMono, err := cl.startClock(ctx, s)
+	if err != nil {
+		return TrialResult{}, err
 	}
-	for _, wp := range procs {
+	faults, notes, err := cl.run(ctx, s, nem, rng, start, problems)
+	if err != nil {
+		return TrialResult{}, err
+	}
+	tr := judgeTrial(s, inTimeOrder(rec.History()), startMono, faults, notes, problems)
+	tr.Seed, tr.Wall = seed, time.Since(began)
+	return tr, nil
+}
+
+// startWorld starts what a trial (or every round of a soak) plays on: the
+// nodes, with their files under nodesDir, the background writes and the
+// protected resource. stop stops what was started, on an error too. A
+// failure is an *[InfraError].
+func startWorld(ctx context.Context, s scenario.Scenario, nb BackendFactory, nodesDir string) (c *cluster.Cluster, res *resource, stop func(), err error) {
+	var stops []func()
+	stop = func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+	}
+	backend, err := nb(nodesDir, needsOf(s))
+	if err != nil {
+		return nil, nil, stop, &InfraError{Err: err}
+	}
+	stops = append(stops, func() { _ = backend.Close() })
+	c, err = cluster.Start(ctx, backend, s.Topology.Cluster())
+	if err != nil {
+		return nil, nil, stop, &InfraError{Err: err}
+	}
+	stops = append(stops, func() { _ = c.Close() }, backgroundWrites(c, s.Topology.BackgroundWrites.D()))
+	res, err = startResource(s.Fenced)
+	if err != nil {
+		return nil, nil, stop, &InfraError{Err: err}
+	}
+	stops = append(stops, res.close)
+	return c, res, stop, nil
+}
+
+// trialClients are a trial's clients: workers in this process, and
+// isolated clients in processes of their own.
+type trialClients struct {
+	inproc  []*worker
+	procs   []*workerProc // until they are finished
+	targets []*subject.Target
+}
+
+// start starts clients 1..s.Clients, each through its own view of c,
+// recording into log; an isolated client's pid goes into env. A failure is
+// an *[InfraError].
+func (cl *trialClients) start(c *cluster.Cluster, s scenario.Scenario, res *resource, log *triggerLog, env *trialEnv, problems *problemLog) error {
+	for p := 1; p <= s.Clients; p++ {
+		view, err := clientView(c, s, res, p)
+		if err != nil {
+			return &InfraError{Err: err}
+		}
+		if slices.Contains(s.Isolate, p) {
+			wp, err := startWorker(workerSpec{Process: p, Scenario: s, View: view}, log, os.Stderr)
+			if err != nil {
+				return &InfraError{Err: err}
+			}
+			cl.procs = append(cl.procs, wp)
+			env.pids[p] = wp.pid()
+			continue
+		}
+		tgt := subject.NewTarget(view)
+		cl.targets = append(cl.targets, tgt)
+		w := newWorker(p, s, tgt, func(e checker.Event) { log.Record(e) }, problems)
+		w.res = &resourceClient{addr: view.Resource}
+		cl.inproc = append(cl.inproc, w)
+	}
+	return nil
+}
+
+// close releases what the clients hold: their subjects (on the paths that
+// do not reach finish), their targets, and isolated clients still running
+// (only on an error path).
+func (cl *trialClients) close() {
+	for _, w := range cl.inproc {
+		subject.Close(w.subj)
+	}
+	for i := len(cl.targets) - 1; i >= 0; i-- {
+		cl.targets[i].Close()
+	}
+	for _, p := range cl.procs {
+		p.wait(0)
+	}
+}
+
+// startClock starts the trial's clock once every client's lock is up: lock
+// programs answered their warm-up, isolated clients (which warm up their
+// own) said they are ready. It returns the start on the wall clock and on
+// CLOCK_MONOTONIC, in nanoseconds.
+func (cl *trialClients) startClock(ctx context.Context, s scenario.Scenario) (time.Time, int64, error) {
+	if err := warmUpAll(ctx, cl.inproc); err != nil {
+		return time.Time{}, 0, &InfraError{Err: err}
+	}
+	for _, wp := range cl.procs {
 		if err := wp.waitReady(readyTimeout()); err != nil {
-			return TrialResult{}, &InfraError{Err: err}
+			return time.Time{}, 0, &InfraError{Err: err}
 		}
 	}
 	if err := alignStart(ctx, s.AlignStart.D()); err != nil {
-		return TrialResult{}, err
+		return time.Time{}, 0, err
 	}
 	start, startMono := time.Now(), monoNow()
-	for _, wp := range procs {
+	for _, wp := range cl.procs {
 		if err := wp.start(startMono); err != nil {
-			return TrialResult{}, &InfraError{Err: err}
+			return time.Time{}, 0, &InfraError{Err: err}
 		}
 	}
+	return start, startMono, nil
+}
+
+// run plays the clients and the nemesis for the trial's duration, finishes
+// the clients and heals every fault. It returns the faults as evidence and
+// the nemesis's notes. Clients that answered nothing are judged by the
+// faults on them: an *[InfraError] if none explains it.
+func (cl *trialClients) run(ctx context.Context, s scenario.Scenario, nem *nemesis, rng *rand.Rand, start time.Time, problems *problemLog) ([]evidence.Fault, []string, error) {
 	runCtx, cancel := context.WithTimeout(ctx, s.Duration.D())
 	defer cancel()
-	play(runCtx, ctx, inproc, nem, rng, start)
-	clients := len(inproc) + len(procs)
+	play(runCtx, ctx, cl.inproc, nem, rng, start)
+	clients := len(cl.inproc) + len(cl.procs)
 	var silent clientErrors
-	for _, w := range inproc {
+	for _, w := range cl.inproc {
 		silent.add(w.process, w.finish())
 	}
 	nem.healAll(ctx)
 	killed := nem.killedClients()
-	for _, p := range procs {
+	for _, p := range cl.procs {
 		silent.add(p.process, p.finish(s, killed[p.process], problems))
 	}
-	procs = nil
+	cl.procs = nil
 	if err := ctx.Err(); err != nil {
-		return TrialResult{}, err
+		return nil, nil, err
 	}
 	faults, notes := nem.evidence()
 	if err := silent.judge(clients, nem.pausedClients(), killed, faults, problems); err != nil {
-		return TrialResult{}, &InfraError{Err: err}
+		return nil, nil, &InfraError{Err: err}
 	}
-	h := inTimeOrder(rec.History())
+	return faults, notes, nil
+}
+
+// judgeTrial checks history h of a trial that started at startMono and
+// weighs its evidence: what the trial observed, and why, if it proves
+// nothing. Seed and Wall are left to the caller.
+func judgeTrial(s scenario.Scenario, h checker.History, startMono int64, faults []evidence.Fault, notes []string, problems *problemLog) TrialResult {
 	copt := CheckOptions(s)
 	r := checker.CheckTimeout(h, copt, CheckTimeout)
 	ev := evidence.Evaluate(evidence.Input{History: h, Result: r, Start: startMono, Faults: faults,
 		Require: s.Require, Notes: notes, Problems: problems.all()})
 	obs, why := evidence.Observe(r, ev, s.Tolerate)
-	return TrialResult{Seed: seed, History: h, Check: r, Evidence: ev, Observed: obs, Reason: why,
-		Wall: time.Since(began), checkOptions: copt}, nil
+	return TrialResult{History: h, Check: r, Evidence: ev, Observed: obs, Reason: why, checkOptions: copt}
 }
 
 // clientView returns what client p of s dials on c: the nodes, the

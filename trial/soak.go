@@ -113,59 +113,60 @@ func soak(ctx context.Context, s scenario.Scenario, o Options, opt SoakOptions, 
 		return nil, &InfraError{Err: err}
 	}
 	began := time.Now()
-	backend, err := o.Backend(dir.Path("nodes"), needsOf(s))
+	c, res, stopWorld, err := startWorld(ctx, s, o.Backend, dir.Path("nodes"))
+	defer stopWorld()
 	if err != nil {
-		return nil, &InfraError{Err: err}
+		return nil, err
 	}
-	defer backend.Close()
-	c, err := cluster.Start(ctx, backend, s.Topology.Cluster())
-	if err != nil {
-		return nil, &InfraError{Err: err}
-	}
-	defer c.Close()
-	stopWrites := backgroundWrites(c, s.Topology.BackgroundWrites.D())
-	defer stopWrites()
-	res, err := startResource(s.Fenced)
-	if err != nil {
-		return nil, &InfraError{Err: err}
-	}
-	defer res.close()
 	log, err := newSoakLog(dir, s)
 	if err != nil {
 		return nil, &InfraError{Err: err}
 	}
 	defer log.abort()
-	// Heals and the wind-up run even when ctx is cancelled: an interrupted
-	// soak still heals, checks and writes what it has.
-	r := &soakRun{s: s, opt: opt, c: c, hctx: context.WithoutCancel(ctx), log: log,
-		rec: withTriggers(log), problems: &problemLog{},
-		env: &trialEnv{c: c, pids: map[int]int{}, key: s.Lock.Key, clients: s.Clients}, views: map[int]subject.View{},
-		rng: rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15))}
+	r := newSoakRun(ctx, s, o, opt, c, log)
 	defer r.waitProcs() // only with work left on an error path
 	closeTargets, err := r.startClients(ctx, res)
 	defer closeTargets()
 	if err != nil {
 		return nil, err
 	}
+	out, stopped, err := r.run(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return writeSoak(dir, s, o.Seed, out, r.summary(began, len(out), stopped))
+}
 
+// newSoakRun prepares the rounds of s on c, recorded into log. Heals and
+// the wind-up run even when ctx is cancelled: an interrupted soak still
+// heals, checks and writes what it has.
+func newSoakRun(ctx context.Context, s scenario.Scenario, o Options, opt SoakOptions, c *cluster.Cluster, log *soakLog) *soakRun {
+	return &soakRun{s: s, opt: opt, c: c, hctx: context.WithoutCancel(ctx), log: log,
+		rec: withTriggers(log), problems: &problemLog{},
+		env: &trialEnv{c: c, pids: map[int]int{}, key: s.Lock.Key, clients: s.Clients}, views: map[int]subject.View{},
+		rng: rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15))}
+}
+
+// run plays the rounds, watching the history as it grows, until the soak's
+// time is up, ctx ends or an anomaly stops it (with StopOnAnomaly); then it
+// winds the clients up and closes the log. It returns the rounds and why
+// the soak stopped early ("" if it did not).
+func (r *soakRun) run(ctx context.Context) ([]*soakRound, string, error) {
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
-	stop := &soakStop{on: opt.StopOnAnomaly, tolerate: s.Tolerate, stop: stopRun}
+	stop := &soakStop{on: r.opt.StopOnAnomaly, tolerate: r.s.Tolerate, stop: stopRun}
 	found := func(a SoakAnomaly) {
-		if opt.Anomaly != nil {
-			opt.Anomaly(a)
+		if r.opt.Anomaly != nil {
+			r.opt.Anomaly(a)
 		}
 		stop.found(a.Anomaly)
 	}
-	r.start = alignUp(time.Now(), s.AlignStart.D())
-	watchDone := make(chan struct{})
-	var watch sync.WaitGroup
-	watch.Go(func() { log.watch(watchDone, r.start, found, opt.Progress, opt.For, max(int(opt.For/opt.Every), 1)) })
-	stopWatch := sync.OnceFunc(func() { close(watchDone); watch.Wait() })
+	r.start = alignUp(time.Now(), r.s.AlignStart.D())
+	stopWatch := r.startWatch(found)
 	defer stopWatch() // on an error path too: it must not write into an aborted folder
 
 	if err := r.rounds(runCtx); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	stop.over() // an anomaly found from now on is of a soak played to its end
 	stopRun()
@@ -175,17 +176,35 @@ func soak(ctx context.Context, s scenario.Scenario, o Options, opt SoakOptions, 
 	if ctx.Err() != nil && stopped == "" {
 		stopped = "interrupted"
 	}
-	out, err := log.close(r.start, found)
+	out, err := r.log.close(r.start, found)
 	if err != nil {
-		return nil, &InfraError{Err: err}
+		return nil, "", &InfraError{Err: err}
 	}
+	return out, stopped, nil
+}
+
+// startWatch watches the log from the soak's start in the background,
+// reporting anomalies to found and progress to the options' Progress; the
+// func it returns stops the watch and waits for it, and may be called again.
+func (r *soakRun) startWatch(found func(SoakAnomaly)) func() {
+	done := make(chan struct{})
+	var watch sync.WaitGroup
+	watch.Go(func() {
+		r.log.watch(done, r.start, found, r.opt.Progress, r.opt.For, max(int(r.opt.For/r.opt.Every), 1))
+	})
+	return sync.OnceFunc(func() { close(done); watch.Wait() })
+}
+
+// summary is the soak section of the verdict: the rounds played, the time
+// taken, why it stopped early, and the memory lockpick used.
+func (r *soakRun) summary(began time.Time, rounds int, stopped string) *results.Soak {
 	end := memorySample(time.Since(r.start))
-	sum := &results.Soak{PlannedSeconds: opt.For.Seconds(), WallSeconds: time.Since(began).Seconds(),
-		Rounds: len(out), Events: log.events, Partial: stopped != "", Stopped: stopped,
-		CheckNote: log.checkNote(), EverySeconds: opt.Every.Seconds(), Restored: r.restored,
-		Memory: append(log.memory, end)}
+	sum := &results.Soak{PlannedSeconds: r.opt.For.Seconds(), WallSeconds: time.Since(began).Seconds(),
+		Rounds: rounds, Events: r.log.events, Partial: stopped != "", Stopped: stopped,
+		CheckNote: r.log.checkNote(), EverySeconds: r.opt.Every.Seconds(), Restored: r.restored,
+		Memory: append(r.log.memory, end)}
 	sum.PeakRSSBytes = peakOf(peakRSS(), sum.Memory)
-	return writeSoak(dir, s, o.Seed, out, sum)
+	return sum
 }
 
 // A soakRun is a soak under way: its topology, its clients, its log and
