@@ -8,7 +8,8 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 all: build
 
-# deps installs redis-server and redis-sentinel from Debian when they are missing.
+# deps installs redis-server, redis-sentinel, gcc and etcd-server (etcd 3.4, for the
+# etcd topologies; see docs/etcd.md) from Debian when they are missing.
 deps:
 	@if ! command -v redis-server >/dev/null || ! command -v redis-sentinel >/dev/null; then \
 		echo "installing redis-server and redis-sentinel (Debian packages)"; \
@@ -17,6 +18,12 @@ deps:
 	fi
 	@if ! command -v gcc >/dev/null; then \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq gcc >/dev/null; \
+	fi
+	@if ! command -v etcd >/dev/null; then \
+		echo "installing etcd-server (Debian package, etcd 3.4)"; \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq etcd-server >/dev/null; \
+		$(SUDO) service etcd stop >/dev/null 2>&1 || true; \
 	fi
 
 build:

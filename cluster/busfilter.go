@@ -140,7 +140,7 @@ func (f *busFilter) track(bc *busConn) bool {
 	if f.conns == nil {
 		return false
 	}
-	bc.held = f.owner.cluster.busCut(bc.sender, f.owner.ID())
+	bc.held = f.owner.cluster.BusCut(bc.sender, f.owner.ID())
 	f.conns[bc] = struct{}{}
 	return true
 }
@@ -158,7 +158,7 @@ func (f *busFilter) recheck() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for bc := range f.conns {
-		cut := f.owner.cluster.busCut(bc.sender, f.owner.ID())
+		cut := f.owner.cluster.BusCut(bc.sender, f.owner.ID())
 		bc.mu.Lock()
 		held := bc.held
 		bc.held = held || cut
@@ -175,7 +175,7 @@ func (f *busFilter) openAcross() string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for bc := range f.conns {
-		if !bc.isHeld() && f.owner.cluster.busCut(bc.sender, f.owner.ID()) {
+		if !bc.isHeld() && f.owner.cluster.BusCut(bc.sender, f.owner.ID()) {
 			from := bc.sender
 			for _, n := range f.owner.cluster.Nodes {
 				if n.ID() == bc.sender {

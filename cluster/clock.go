@@ -55,8 +55,11 @@ type clockState struct {
 // identity is the state of a clock that tells the true time.
 var identity = clockState{rate: ppb}
 
-// newClock creates the clock file at path, telling the true time.
-func newClock(path string) (*Clock, error) {
+// Path returns the clock file a shimmed process reads its clock from.
+func (c *Clock) Path() string { return c.path }
+
+// NewClock creates the clock file at path, telling the true time.
+func NewClock(path string) (*Clock, error) {
 	b := make([]byte, clockFileSize)
 	copy(b[clockOffMagic:], "LPCLOCK1")
 	binary.LittleEndian.PutUint64(b[clockOffRate:], ppb)

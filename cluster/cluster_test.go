@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/faults"
 	"github.com/lockpick/lockpick/internal/testredis"
 )
 
@@ -37,17 +38,6 @@ func TestMain(m *testing.M) {
 func startCluster(tb testing.TB, topo cluster.Topology) *cluster.Cluster {
 	tb.Helper()
 	return startOn(tb, newBackend(tb), topo)
-}
-
-// startClockCluster is startCluster with the clock shim preloaded.
-func startClockCluster(tb testing.TB, topo cluster.Topology) *cluster.Cluster {
-	tb.Helper()
-	if clockShim == "" {
-		tb.Skip("no clock shim (gcc missing)")
-	}
-	b := newBackend(tb)
-	b.ClockShim = clockShim
-	return startOn(tb, b, topo)
 }
 
 func newBackend(tb testing.TB) *cluster.ProcessBackend {
@@ -97,17 +87,17 @@ func node(tb testing.TB, c *cluster.Cluster, name string) *cluster.Node {
 	return n
 }
 
-func inject(tb testing.TB, f cluster.Fault, n *cluster.Node) {
+func inject(tb testing.TB, f faults.Fault, n *cluster.Node) {
 	tb.Helper()
 	if err := f.Inject(context.Background(), n); err != nil {
-		tb.Fatalf("inject %s: %v", cluster.Describe(f, n), err)
+		tb.Fatalf("inject %s: %v", faults.Describe(f, n), err)
 	}
 }
 
-func heal(tb testing.TB, f cluster.Fault, n *cluster.Node) {
+func heal(tb testing.TB, f faults.Fault, n *cluster.Node) {
 	tb.Helper()
 	if err := f.Heal(context.Background(), n); err != nil {
-		tb.Fatalf("heal %s: %v", cluster.Describe(f, n), err)
+		tb.Fatalf("heal %s: %v", faults.Describe(f, n), err)
 	}
 }
 

@@ -1,13 +1,12 @@
-// Package cluster starts real Redis topologies on loopback and breaks them on purpose.
+// Package cluster starts real Redis topologies on loopback, every node behind
+// a proxy, for package faults to break on purpose.
 //
 // Every redis-server and redis-sentinel runs as a real process, started by a
-// [Backend]: [ProcessBackend] runs them as children of this process,
-// [DockerBackend] as containers (testcontainers-go, host network, an image
-// built locally from the host's redis-server). Every node is reached only
-// through a toxiproxy proxy served in-process,
-// so network faults are proxy toxics: a partition black-holes the proxy's
-// streams (or closes it), lost replies drop the downstream stream, delay adds
-// latency. A replica follows its master through a proxy of its own, so the
+// [Backend]: [ProcessBackend] runs them as children of this process, the
+// backend of package dockerbackend as containers. Every node is reached only
+// through a toxiproxy proxy served in-process, so network faults are proxy
+// toxics: a partition black-holes the proxy's streams (or closes it), lost
+// replies drop the downstream stream, delay adds latency. A replica follows its master through a proxy of its own, so the
 // replication link can be cut while clients still reach both nodes. The
 // runner's own services (the protected resource) go behind a proxy too, with
 // [Cluster.AddProxy], and take the same network faults. No toxiproxy HTTP API
@@ -15,16 +14,10 @@
 //
 // # Faults
 //
-// A [Fault] is Inject plus an idempotent Heal on one [Node], one file per
-// fault, named for its effect: [KillFault], [RestartFault] (optionally after
-// a delay and with its data wiped), [PauseFault] and [ProcessPauseFault]
-// (SIGSTOP of a node or of any process, such as a worker), [PartitionFault],
-// [DropRepliesFault], [LatencyFault], [ResetFault], [CutReplicationFault],
-// [ClockJumpFault], [ClockRateFault], [PromoteFault] and
-// [SentinelFailoverFault]. Each registers a kind name, so a scenario file can
-// say {kind: latency, latency: 200ms} and get one from [NewFault];
-// [Cluster.Inject] and [Cluster.Heal] apply a fault by node name. When to
-// inject is the scenario runner's business.
+// The faults live in package faults, which imports this one: cluster gives
+// them the nodes, links, clocks and processes to act on, and the few direct
+// commands they share with [Cluster.Restore] ([AdminDo], [MigrateSlot],
+// [ClusterFailover], [Cluster.Demote]).
 //
 // Persistence is chosen per node in the [Topology] ([PersistNone],
 // [PersistAOFEverySec], [PersistAOFAlways]); it decides what a killed node

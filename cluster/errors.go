@@ -37,14 +37,11 @@ var (
 	ErrNoCompiler = errors.New("cluster: gcc not found")
 	// ErrBadTopology means a [Topology] asks for something impossible.
 	ErrBadTopology = errors.New("cluster: bad topology")
-	// ErrUnknownFault means [NewFault] was given a kind nobody registered.
-	ErrUnknownFault = errors.New("cluster: unknown fault")
 	// ErrBadFault means a fault's parameters are invalid.
 	ErrBadFault = errors.New("cluster: bad fault parameters")
-	// ErrNoEffect means [Verify] looked for a fault's effect right after it
-	// was injected and did not find it: a killed node still answers, a toxic
-	// is not installed, TIME shows a clock that did not move.
-	ErrNoEffect = errors.New("cluster: fault effect not observed")
+	// ErrNoClockShim means the clock shim could not be injected into a node
+	// of a user-supplied image; the message says why.
+	ErrNoClockShim = fmt.Errorf("%w: cannot inject it into the image", ErrNoClock)
 	// ErrWedged means a change to a proxied link did not finish in time
 	// (a toxiproxy deadlock); the link stays unusable for the rest of the run.
 	ErrWedged = errors.New("cluster: proxy link wedged")

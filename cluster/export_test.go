@@ -20,9 +20,6 @@ func ReservePort() (int, func(), error) {
 	return r.port, r.Release, nil
 }
 
-// CutToDurable is cutToDurable, for a test of the journal without Redis.
-func CutToDurable(dir string) (PowerCut, error) { return cutToDurable(dir) }
-
 // ParseClusterNodes parses CLUSTER NODES output for tests.
 var ParseClusterNodes = parseClusterNodes
 

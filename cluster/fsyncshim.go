@@ -16,9 +16,9 @@ import (
 //go:embed fsyncshim/fsyncshim.c
 var fsyncShimSource []byte
 
-// fsyncJournal is the file, in a node's directory, where the fsync shim
+// FsyncJournal is the file, in a node's directory, where the fsync shim
 // records what the node made durable.
-const fsyncJournal = "fsync.journal"
+const FsyncJournal = "fsync.journal"
 
 // BuildFsyncShim compiles the fsync shim with gcc into dir and returns the
 // library's path, for [ProcessBackend.FsyncShim]. Like [BuildClockShim] it
@@ -62,13 +62,13 @@ func (c PowerCut) String() string {
 	return "lost " + strings.Join(parts, ", ")
 }
 
-// cutToDurable truncates every Redis data file in dir (see [wipeData]) to
+// CutToDurable truncates every Redis data file in dir (see [WipeData]) to
 // the length the fsync shim's journal says was durable when the node died:
 // the size at its last fsync, carried along renames; a file never fsynced
 // is emptied. It returns an error wrapping [ErrNoFsyncShim] when data files
 // exist but the journal does not, since the node then ran without the shim
 // and nothing can be said about what it had synced.
-func cutToDurable(dir string) (PowerCut, error) {
+func CutToDurable(dir string) (PowerCut, error) {
 	cut := PowerCut{Lost: map[string]int64{}}
 	if real, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = real // the shim records resolved paths
@@ -78,12 +78,12 @@ func cutToDurable(dir string) (PowerCut, error) {
 		return cut, err
 	}
 	cut.Files = len(files)
-	durable, err := readFsyncJournal(filepath.Join(dir, fsyncJournal))
+	durable, err := readFsyncJournal(filepath.Join(dir, FsyncJournal))
 	if os.IsNotExist(err) {
 		if len(files) == 0 {
 			return cut, nil
 		}
-		return cut, fmt.Errorf("%w: %s has data files but no %s", ErrNoFsyncShim, dir, fsyncJournal)
+		return cut, fmt.Errorf("%w: %s has data files but no %s", ErrNoFsyncShim, dir, FsyncJournal)
 	}
 	if err != nil {
 		return cut, err
@@ -176,10 +176,10 @@ func readFsyncJournal(path string) (map[string]int64, error) {
 	return durable, sc.Err()
 }
 
-// checkFsyncShim returns an error wrapping [ErrNoFsyncShim] unless process
+// CheckFsyncShim returns an error wrapping [ErrNoFsyncShim] unless process
 // pid has the fsync shim lib mapped (a dynamic loader maps preloaded
 // libraries before main, so one look settles it).
-func checkFsyncShim(pid int, lib string) error {
+func CheckFsyncShim(pid int, lib string) error {
 	maps, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/maps")
 	if err != nil {
 		return fmt.Errorf("%w: cannot check that pid %d loaded %s: %v", ErrNoFsyncShim, pid, lib, err)

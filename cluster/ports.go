@@ -25,15 +25,15 @@ import (
 // reused). Whoever locks a file checks that it is still the one at that path,
 // since a file removed after it was opened can be locked but reserves nothing.
 
-// A portReservation holds one reserved loopback port until Release.
-type portReservation struct {
+// A PortReservation holds one reserved loopback port until Release.
+type PortReservation struct {
 	port int
 	mu   sync.Mutex
 	lock *os.File
 }
 
 // Release gives the port back. It is idempotent.
-func (r *portReservation) Release() {
+func (r *PortReservation) Release() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.lock != nil {
@@ -66,7 +66,7 @@ var portRangeOnce = sync.OnceValues(func() (lo, hi int) {
 })
 
 // reservePort reserves a free loopback port outside the ephemeral range.
-func reservePort() (*portReservation, error) {
+func reservePort() (*PortReservation, error) {
 	dir := filepath.Join(os.TempDir(), "lockpick-ports")
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return nil, fmt.Errorf("cluster: reserve port: %w", err)
@@ -90,7 +90,7 @@ func reservePort() (*portReservation, error) {
 			continue
 		}
 		_ = l.Close()
-		return &portReservation{port: port, lock: f}, nil
+		return &PortReservation{port: port, lock: f}, nil
 	}
 	return nil, fmt.Errorf("%w in %d-%d", ErrNoPort, lo, hi)
 }

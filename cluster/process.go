@@ -30,11 +30,11 @@ type ProcessBackend struct {
 	StartTimeout time.Duration
 	// ClockShim is the path of the clock shim library ([BuildClockShim]).
 	// When set, every process is started with it preloaded, so its clock can
-	// be moved with [ClockJumpFault] and [ClockRateFault]. default: "" (no shim).
+	// be moved with faults.ClockJumpFault and faults.ClockRateFault. default: "" (no shim).
 	ClockShim string
 	// FsyncShim is the path of the fsync shim library ([BuildFsyncShim]).
 	// When set, every redis-server is started with it preloaded, recording
-	// what it made durable, so [PowerLossFault] can drop the rest.
+	// what it made durable, so faults.PowerLossFault can drop the rest.
 	// default: "" (no shim).
 	FsyncShim string
 
@@ -80,17 +80,17 @@ func (b *ProcessBackend) Launch(ctx context.Context, spec ProcSpec) (Proc, error
 		sentinel: spec.Sentinel, shim: b.ClockShim}
 	if !spec.Sentinel {
 		p.fsyncShim = b.FsyncShim
-		_ = os.Remove(filepath.Join(dir, fsyncJournal)) // a journal of an earlier node
+		_ = os.Remove(filepath.Join(dir, FsyncJournal)) // a journal of an earlier node
 	}
 	p.logPath = filepath.Join(b.Dir, spec.Name+".log")
 	if p.shim != "" {
 		var err error
-		if p.clock, err = newClock(filepath.Join(dir, "clock")); err != nil {
+		if p.clock, err = NewClock(filepath.Join(dir, "clock")); err != nil {
 			return nil, &StartError{Node: p.name, LogPath: p.logPath, Err: err}
 		}
 	}
 	var err error
-	p.port, p.reservation, err = startOnPort(spec.Port, p.logPath, func(port int) error {
+	p.port, p.reservation, err = StartOnPort(spec.Port, p.logPath, func(port int) error {
 		p.port = port
 		return p.Start(ctx)
 	})
@@ -123,7 +123,7 @@ type process struct {
 	config                  []string
 	sentinel                bool
 	port                    int
-	reservation             *portReservation
+	reservation             *PortReservation
 	clock                   *Clock
 	timeout                 time.Duration
 
@@ -157,13 +157,13 @@ func (p *process) PID() int {
 }
 
 func (p *process) writeConfig() (string, error) {
-	return writeRedisConfig(p.dir, p.port, p.logPath, p.sentinel, p.config)
+	return WriteRedisConfig(p.dir, p.port, p.logPath, p.sentinel, p.config)
 }
 
-// writeRedisConfig writes dir/redis.conf for a node listening on loopback at
+// WriteRedisConfig writes dir/redis.conf for a node listening on loopback at
 // port, logging to logPath, with no RDB snapshots unless extra asks, and
 // returns its path. Both backends use it.
-func writeRedisConfig(dir string, port int, logPath string, sentinel bool, extra []string) (string, error) {
+func WriteRedisConfig(dir string, port int, logPath string, sentinel bool, extra []string) (string, error) {
 	lines := []string{
 		"bind 127.0.0.1",
 		"port " + strconv.Itoa(port),
@@ -239,7 +239,7 @@ func (p *process) startLocked(ctx context.Context) error {
 	go func() { _ = cmd.Wait(); close(exited) }()
 	p.cmd, p.exited = cmd, exited
 	reaper.add(p)
-	if err := waitReady(ctx, p.Addr(), p.timeout, exited); err != nil {
+	if err := WaitReady(ctx, p.Addr(), p.timeout, exited); err != nil {
 		p.killLocked()
 		return p.startError(err)
 	}
@@ -250,7 +250,7 @@ func (p *process) startLocked(ctx context.Context) error {
 		}
 	}
 	if p.fsyncShim != "" {
-		if err := checkFsyncShim(cmd.Process.Pid, p.fsyncShim); err != nil {
+		if err := CheckFsyncShim(cmd.Process.Pid, p.fsyncShim); err != nil {
 			p.killLocked()
 			return p.startError(err)
 		}
@@ -268,7 +268,7 @@ func (p *process) shimEnv() []string {
 	}
 	if p.fsyncShim != "" {
 		preload = append(preload, p.fsyncShim)
-		vars = append(vars, "LOCKPICK_FSYNC_JOURNAL="+filepath.Join(p.dir, fsyncJournal))
+		vars = append(vars, "LOCKPICK_FSYNC_JOURNAL="+filepath.Join(p.dir, FsyncJournal))
 	}
 	if preload == nil {
 		return nil
@@ -277,13 +277,13 @@ func (p *process) shimEnv() []string {
 }
 
 // PowerLoss drops every byte of the node's data files that it had not
-// fsynced (see [cutToDurable]); call it between Kill and Start. It returns
+// fsynced (see [CutToDurable]); call it between Kill and Start. It returns
 // an error wrapping [ErrNoFsyncShim] when the backend has no FsyncShim.
 func (p *process) PowerLoss() (PowerCut, error) {
 	if err := p.CanLosePower(); err != nil {
 		return PowerCut{}, err
 	}
-	return cutToDurable(p.dir)
+	return CutToDurable(p.dir)
 }
 
 // CanLosePower returns an error wrapping [ErrNoFsyncShim] unless the
@@ -328,7 +328,7 @@ func (p *process) checkShim(ctx context.Context, pid int) error {
 }
 
 func (p *process) startError(err error) error {
-	return &StartError{Node: p.name, LogPath: p.logPath, Err: err, LogTail: logTail(p.logPath, 5)}
+	return &StartError{Node: p.name, LogPath: p.logPath, Err: err, LogTail: LogTail(p.logPath, 5)}
 }
 
 func (p *process) Kill() error {
@@ -364,7 +364,7 @@ func (p *process) signal(sig syscall.Signal) error {
 func (p *process) Pause() error  { return p.signal(syscall.SIGSTOP) }
 func (p *process) Resume() error { return p.signal(syscall.SIGCONT) }
 
-func (p *process) WipeData() error { return wipeData(p.dir) }
+func (p *process) WipeData() error { return WipeData(p.dir) }
 
 // releasePort gives up the port reservation once the process is done for.
 func (p *process) releasePort() {
@@ -373,14 +373,14 @@ func (p *process) releasePort() {
 	}
 }
 
-// startOnPort runs start on port want, or, with want zero, on a port
+// StartOnPort runs start on port want, or, with want zero, on a port
 // reserved for this run (see ports.go). If the log shows something outside
 // lockpick took a reserved port first, it tries again with another, three
 // times at most. It returns the port and its reservation (nil for want).
-func startOnPort(want int, logPath string, start func(port int) error) (int, *portReservation, error) {
+func StartOnPort(want int, logPath string, start func(port int) error) (int, *PortReservation, error) {
 	var err error
 	for range 3 {
-		port, res := want, (*portReservation)(nil)
+		port, res := want, (*PortReservation)(nil)
 		if port == 0 {
 			if res, err = reservePort(); err != nil {
 				return 0, nil, err
@@ -419,8 +419,8 @@ func logSize(path string) int64 {
 	return st.Size()
 }
 
-// logTail returns the last n lines of the file at path, or "" if unreadable.
-func logTail(path string, n int) string {
+// LogTail returns the last n lines of the file at path, or "" if unreadable.
+func LogTail(path string, n int) string {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return ""
@@ -432,12 +432,12 @@ func logTail(path string, n int) string {
 	return string(bytes.Join(lines, []byte("\n")))
 }
 
-// waitReady polls addr with PING until it answers +PONG, the process exits,
+// WaitReady polls addr with PING until it answers +PONG, the process exits,
 // ctx ends or timeout passes.
-func waitReady(ctx context.Context, addr string, timeout time.Duration, exited <-chan struct{}) error {
+func WaitReady(ctx context.Context, addr string, timeout time.Duration, exited <-chan struct{}) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		if ping(addr, 200*time.Millisecond) == nil {
+		if Ping(addr, 200*time.Millisecond) == nil {
 			return nil
 		}
 		select {
@@ -453,8 +453,9 @@ func waitReady(ctx context.Context, addr string, timeout time.Duration, exited <
 	}
 }
 
-// ping sends a bare RESP PING, avoiding a client library for a readiness probe.
-func ping(addr string, timeout time.Duration) error {
+// Ping sends a bare RESP PING to addr and returns nil on a PONG within
+// timeout, avoiding a client library for a readiness probe.
+func Ping(addr string, timeout time.Duration) error {
 	c, err := net.DialTimeout("tcp", addr, timeout)
 	if err != nil {
 		return err
@@ -479,13 +480,28 @@ func ping(addr string, timeout time.Duration) error {
 // keeps its data in its directory.
 var redisDataFiles = []string{"dump.rdb", "appendonly.aof", "appendonlydir"}
 
-// wipeData removes the RDB and AOF files Redis keeps in dir, and the fsync
+// WipeData removes the RDB and AOF files Redis keeps in dir, and the fsync
 // shim's journal of them (a new AOF reuses the old file names).
-func wipeData(dir string) error {
-	for _, f := range append(slices.Clone(redisDataFiles), fsyncJournal) {
+func WipeData(dir string) error {
+	for _, f := range append(slices.Clone(redisDataFiles), FsyncJournal) {
 		if err := os.RemoveAll(filepath.Join(dir, f)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// sleepCtx waits d or until ctx ends, returning ctx's error in that case.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

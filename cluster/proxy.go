@@ -57,7 +57,7 @@ func NewProxies() *Proxies {
 func (p *Proxies) Add(name, upstream string) (*Link, error) {
 	var (
 		px     *toxiproxy.Proxy
-		res    *portReservation
+		res    *PortReservation
 		listen string
 		err    error
 	)
@@ -125,7 +125,7 @@ type Link struct {
 	proxy       *toxiproxy.Proxy
 	name        string
 	listen      string
-	reservation *portReservation
+	reservation *PortReservation
 	timeout     time.Duration
 	turn        chan struct{} // holds a token while a change runs
 

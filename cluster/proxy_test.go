@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/faults"
 )
 
 // echoServer serves a line echo on loopback until the test ends.
@@ -77,9 +78,9 @@ func TestCluster_AddProxy(t *testing.T) {
 	if err := echo(svc.Addr(), time.Second); err != nil {
 		t.Fatal(err)
 	}
-	f := &cluster.LatencyFault{Latency: 200 * time.Millisecond, Direction: cluster.ToNode}
+	f := &faults.LatencyFault{Latency: 200 * time.Millisecond, Direction: faults.ToNode}
 	ctx := context.Background()
-	if err := c.Inject(ctx, f, "resource"); err != nil {
+	if err := faults.Inject(ctx, c, f, "resource"); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
@@ -89,26 +90,26 @@ func TestCluster_AddProxy(t *testing.T) {
 	if took := time.Since(start); took < 200*time.Millisecond || took > 400*time.Millisecond {
 		t.Fatalf("echo took %v with 200ms latency, want 200ms (+200ms)", took)
 	}
-	if err := c.Heal(ctx, f, "resource"); err != nil {
+	if err := faults.Heal(ctx, c, f, "resource"); err != nil {
 		t.Fatal(err)
 	}
-	p := &cluster.PartitionFault{}
-	if err := c.Inject(ctx, p, "resource"); err != nil {
+	p := &faults.PartitionFault{}
+	if err := faults.Inject(ctx, c, p, "resource"); err != nil {
 		t.Fatal(err)
 	}
 	if err := echo(svc.Addr(), 300*time.Millisecond); !isTimeout(err) {
 		t.Fatalf("echo across a partition: err=%v, want a timeout", err)
 	}
-	if err := c.Heal(ctx, p, "resource"); err != nil {
+	if err := faults.Heal(ctx, c, p, "resource"); err != nil {
 		t.Fatal(err)
 	}
 	if err := echo(svc.Addr(), time.Second); err != nil {
 		t.Fatalf("echo after heal: %v", err)
 	}
-	if err := c.Inject(ctx, &cluster.PauseFault{}, "resource"); !errors.Is(err, cluster.ErrNoProcess) {
+	if err := faults.Inject(ctx, c, &faults.PauseFault{}, "resource"); !errors.Is(err, cluster.ErrNoProcess) {
 		t.Fatalf("pause a service: err=%v, want ErrNoProcess", err)
 	}
-	if err := c.Inject(ctx, p, "nope"); !errors.Is(err, cluster.ErrNoSuchNode) {
+	if err := faults.Inject(ctx, c, p, "nope"); !errors.Is(err, cluster.ErrNoSuchNode) {
 		t.Fatalf("inject on an unknown node: err=%v, want ErrNoSuchNode", err)
 	}
 }

@@ -3,10 +3,13 @@ package cluster_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/faults"
 )
 
 // TestLink_UpstreamWhileRetargeted reads a link's upstream while another
@@ -54,7 +57,7 @@ func TestPromoteFault_DemoteWhileFaultsRun(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		cut := &cluster.CutReplicationFault{}
+		cut := &faults.CutReplicationFault{}
 		for {
 			select {
 			case <-done:
@@ -62,13 +65,13 @@ func TestPromoteFault_DemoteWhileFaultsRun(t *testing.T) {
 			default:
 			}
 			_ = n1.ReplLink()
-			if _, err := cut.Verify(ctx, n1); !errors.Is(err, cluster.ErrNoLink) && !errors.Is(err, cluster.ErrNoEffect) {
+			if _, err := cut.Verify(ctx, n1); !errors.Is(err, cluster.ErrNoLink) && !errors.Is(err, faults.ErrNoEffect) {
 				t.Errorf("Verify cut replication on n1: err=%v, want ErrNoLink or ErrNoEffect", err)
 				return
 			}
 		}
 	}()
-	inject(t, &cluster.PromoteFault{Demote: true}, n2)
+	inject(t, &faults.PromoteFault{Demote: true}, n2)
 	close(done)
 	wg.Wait()
 	l := n1.ReplLink()
@@ -82,8 +85,31 @@ func TestPromoteFault_DemoteWhileFaultsRun(t *testing.T) {
 		t.Fatalf("n1.Repl = %v, want nil: Repl never changes after Start", n1.Repl)
 	}
 	// Network faults on the demoted master find its new link.
-	f := &cluster.CutReplicationFault{}
+	f := &faults.CutReplicationFault{}
 	inject(t, f, n1)
 	verifyOK(t, f, n1, "replication link cut")
 	heal(t, f, n1)
+}
+
+// verifyOK checks that Verify sees f's effect on n and describes it with
+// every one of want, and returns the description.
+func verifyOK(tb testing.TB, f faults.Fault, n *cluster.Node, want ...string) string {
+	tb.Helper()
+	start := time.Now()
+	got, err := faults.Verify(context.Background(), f, n)
+	if err != nil {
+		tb.Fatalf("Verify %s: %v", faults.Describe(f, n), err)
+	}
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			tb.Fatalf("Verify %s = %q, want it to say %q", faults.Describe(f, n), got, w)
+		}
+	}
+	// Every check is bounded by about a second; the slack is for a loaded
+	// machine running the suite with -race.
+	if took := time.Since(start); took > 2500*time.Millisecond {
+		tb.Fatalf("Verify %s took %v, want about a second at most", faults.Describe(f, n), took)
+	}
+	tb.Logf("Verify %s: %s", faults.Describe(f, n), got)
+	return got
 }

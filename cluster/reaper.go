@@ -28,9 +28,13 @@ func (s *procSet) remove(p *process) {
 }
 
 // reapHooks stop what backends other than the process backend started
-// (docker.go registers one that removes this process's containers); they
-// are appended only from init functions.
+// (package dockerbackend registers one that removes this process's containers);
+// they are appended only from init functions.
 var reapHooks []func()
+
+// OnReap makes [KillAll] call h too, to stop what another backend started.
+// Call it only from an init function.
+func OnReap(h func()) { reapHooks = append(reapHooks, h) }
 
 // KillAll kills every process any backend in this program started and not
 // yet stopped, and removes every container it started and not yet

@@ -26,7 +26,7 @@ const helperDirEnv = "LOCKPICK_CLUSTER_TEST_HELPER_DIR"
 
 // helperTopoEnv, set to "redis-cluster", makes the helper start a Redis
 // Cluster of 3 primaries and 3 replicas instead of master, replica and
-// sentinel.
+// sentinel; set to "etcd", 3 etcd members.
 const helperTopoEnv = "LOCKPICK_CLUSTER_TEST_HELPER_TOPO"
 
 // helperNodes is how many processes the helper's topology runs.
@@ -84,6 +84,8 @@ func TestReapOnSignal_NoNodeOutlivesTheRun(t *testing.T) {
 		}},
 		{"SIGINT, Redis Cluster", "run-reap", "redis-cluster", func(p *os.Process, _ *os.File) error { return p.Signal(os.Interrupt) }},
 		{"SIGKILL, Redis Cluster", "run-plain", "redis-cluster", func(p *os.Process, _ *os.File) error { return p.Kill() }},
+		{"SIGINT, etcd", "run-reap", "etcd", func(p *os.Process, _ *os.File) error { return p.Signal(os.Interrupt) }},
+		{"SIGKILL, etcd", "run-plain", "etcd", func(p *os.Process, _ *os.File) error { return p.Kill() }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -131,7 +133,7 @@ func TestReapOnSignal_NoNodeOutlivesTheRun(t *testing.T) {
 	}
 }
 
-// redisChildren returns the pids of redis-server and redis-sentinel
+// redisChildren returns the pids of redis-server, redis-sentinel and etcd
 // processes whose parent is ppid.
 func redisChildren(tb testing.TB, ppid int) []int {
 	tb.Helper()
@@ -142,7 +144,7 @@ func redisChildren(tb testing.TB, ppid int) []int {
 	var pids []int
 	for _, path := range stats {
 		comm, state, parent, ok := procStat(path)
-		if ok && parent == ppid && state != "Z" && strings.HasPrefix(comm, "redis-") {
+		if ok && parent == ppid && state != "Z" && (strings.HasPrefix(comm, "redis-") || comm == "etcd") {
 			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(path)))
 			pids = append(pids, pid)
 		}
@@ -183,8 +185,11 @@ func startHelperTopology(b cluster.Backend, err error, timeout time.Duration) in
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
 		topo := cluster.Topology{Replicas: 1, Sentinels: 1}
-		if os.Getenv(helperTopoEnv) == "redis-cluster" {
+		switch os.Getenv(helperTopoEnv) {
+		case "redis-cluster":
 			topo = cluster.Topology{Shards: 3, Replicas: 1}
+		case "etcd":
+			topo = cluster.Topology{Etcd: 3}
 		}
 		_, err = cluster.Start(ctx, b, topo)
 	}

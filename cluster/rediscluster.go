@@ -31,7 +31,7 @@ const slots = 16384
 // redirects name it, so a client must dial a node's Link when told its
 // Peer address (see [Node.Peer]). Bus carries the cluster bus into the
 // node (cluster-announce-bus-port), through a filter that can cut the links
-// between chosen nodes (see busFilter and [BusPartitionFault]).
+// between chosen nodes (see busFilter and faults.BusPartitionFault).
 
 // startRedisCluster launches and joins the nodes of a Redis Cluster.
 func (c *Cluster) startRedisCluster(ctx context.Context) error {
@@ -92,8 +92,8 @@ func (c *Cluster) startRedisCluster(ctx context.Context) error {
 	return c.joinRedisCluster(ctx)
 }
 
-// busCut reports whether a bus partition separates the nodes with ids a and b.
-func (c *Cluster) busCut(a, b string) bool {
+// BusCut reports whether a bus partition separates the nodes with ids a and b.
+func (c *Cluster) BusCut(a, b string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	sa, oka := c.busSides[a]
@@ -101,10 +101,10 @@ func (c *Cluster) busCut(a, b string) bool {
 	return oka && okb && sa != sb
 }
 
-// setBusSides partitions the cluster bus: nodes in side (by name) on one
+// SetBusSides partitions the cluster bus: nodes in side (by name) on one
 // side, every other node on the other; nil heals. Open links across the
 // new cut are black-holed, held links across a healed one closed.
-func (c *Cluster) setBusSides(side []string) error {
+func (c *Cluster) SetBusSides(side []string) error {
 	c.mu.Lock()
 	if side != nil && c.busSides != nil {
 		c.mu.Unlock()
@@ -129,9 +129,9 @@ func (c *Cluster) setBusSides(side []string) error {
 	return nil
 }
 
-// openAcrossBus returns a bus connection across the current cut that still
+// OpenAcrossBus returns a bus connection across the current cut that still
 // forwards, as "n1->n2", or "".
-func (c *Cluster) openAcrossBus() string {
+func (c *Cluster) OpenAcrossBus() string {
 	c.mu.Lock()
 	filters := c.filters
 	c.mu.Unlock()
@@ -205,7 +205,7 @@ func (c *Cluster) joinRedisCluster(ctx context.Context) error {
 	}
 	for i, n := range c.Nodes[shards:] {
 		primary := ids[i%shards]
-		err := poll(ctx, func() error { return adminDo(ctx, n.Proc.Addr(), "CLUSTER", "REPLICATE", primary) })
+		err := poll(ctx, func() error { return AdminDo(ctx, n.Proc.Addr(), "CLUSTER", "REPLICATE", primary) })
 		if err != nil {
 			return &StartError{Node: n.Name, LogPath: n.Proc.LogPath(), Err: fmt.Errorf("cluster replicate: %w", err)}
 		}
@@ -220,7 +220,7 @@ func (c *Cluster) waitClusterSettled(ctx context.Context) error {
 	for i, n := range c.Nodes {
 		err := poll(ctx, func() error {
 			if i >= c.topo.Shards { // a replica
-				if err := replicaLinkUp(ctx, n.Proc.Addr()); err != nil {
+				if err := ReplicaLinkUp(ctx, n.Proc.Addr()); err != nil {
 					return err
 				}
 			}
@@ -405,17 +405,17 @@ func (c *Cluster) KeyOwner(ctx context.Context, key string) (*Node, error) {
 func (c *Cluster) ReplicasOf(ctx context.Context, primary *Node) []*Node {
 	var out []*Node
 	for _, n := range c.Nodes {
-		if n != primary && c.primaryOf(ctx, n) == primary {
+		if n != primary && c.PrimaryOf(ctx, n) == primary {
 			out = append(out, n)
 		}
 	}
 	return out
 }
 
-// primaryOf returns the primary r replicates right now, by its own INFO
+// PrimaryOf returns the primary r replicates right now, by its own INFO
 // replication (asked directly), or nil if r is a primary or does not answer.
-func (c *Cluster) primaryOf(ctx context.Context, r *Node) *Node {
-	m, err := info(ctx, r.Proc.Addr(), "replication")
+func (c *Cluster) PrimaryOf(ctx context.Context, r *Node) *Node {
+	m, err := Info(ctx, r.Proc.Addr(), "replication")
 	if err != nil || m["role"] != "slave" {
 		return nil
 	}

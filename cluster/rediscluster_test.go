@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/faults"
 )
 
 // clusterClient is a go-redis cluster client of c whose connections go
@@ -63,11 +64,11 @@ func TestStart_RedisCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The write went through n2's client proxy: cut it and the key is unreachable.
-	inject(t, &cluster.PartitionFault{Refuse: true}, owner)
+	inject(t, &faults.PartitionFault{Refuse: true}, owner)
 	if err := rdb.Get(ctx, "lock").Err(); err == nil {
 		t.Fatal("GET through a cut client link succeeded")
 	}
-	heal(t, &cluster.PartitionFault{Refuse: true}, owner)
+	heal(t, &faults.PartitionFault{Refuse: true}, owner)
 	if v, err := rdb.Get(ctx, "lock").Result(); err != nil || v != "x" {
 		t.Fatalf("GET = %q, %v", v, err)
 	}
@@ -78,14 +79,14 @@ func TestClusterFailoverFault_Takeover(t *testing.T) {
 	c := startCluster(t, cluster.Topology{Shards: 3, Replicas: 1})
 	ctx := context.Background()
 	n5 := node(t, c, "n5")
-	f := &cluster.ClusterFailoverFault{Mode: "takeover"}
+	f := &faults.ClusterFailoverFault{Mode: "takeover"}
 	start := time.Now()
 	inject(t, f, n5)
-	effect, err := cluster.Verify(ctx, f, n5)
+	effect, err := faults.Verify(ctx, f, n5)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%s in %v: %s", cluster.Describe(f, n5), time.Since(start), effect)
+	t.Logf("%s in %v: %s", faults.Describe(f, n5), time.Since(start), effect)
 	if err := eventually(func() error {
 		owner, err := c.KeyOwner(ctx, "lock")
 		if err == nil && owner != n5 {
@@ -95,7 +96,7 @@ func TestClusterFailoverFault_Takeover(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := (&cluster.ClusterFailoverFault{Mode: "sideways"}).Inject(ctx, n5); err == nil {
+	if err := (&faults.ClusterFailoverFault{Mode: "sideways"}).Inject(ctx, n5); err == nil {
 		t.Fatal("an unknown mode was accepted")
 	}
 }
@@ -106,7 +107,7 @@ func TestRedisCluster_KilledPrimaryFailsOver(t *testing.T) {
 	ctx := context.Background()
 	n2 := node(t, c, "n2")
 	start := time.Now()
-	inject(t, &cluster.KillFault{}, n2)
+	inject(t, &faults.KillFault{}, n2)
 	err := eventuallyWithin(10*time.Second, func() error {
 		owner, err := c.KeyOwner(ctx, "lock")
 		if err == nil && owner.Name != "n5" {
@@ -133,17 +134,17 @@ func TestBusPartitionFault_MinorityPrimary(t *testing.T) {
 	c := startCluster(t, cluster.Topology{Shards: 3, Replicas: 1})
 	ctx := context.Background()
 	n2, n5 := node(t, c, "n2"), node(t, c, "n5")
-	f := &cluster.BusPartitionFault{}
+	f := &faults.BusPartitionFault{}
 	start := time.Now()
 	inject(t, f, n2)
-	effect, err := cluster.Verify(ctx, f, n2)
+	effect, err := faults.Verify(ctx, f, n2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := "bus cut between n2 and n1,n3,n4,n5,n6; replication n2->n5 cut"; effect != want {
 		t.Fatalf("effect %q, want %q", effect, want)
 	}
-	if err := (&cluster.BusPartitionFault{}).Inject(ctx, n5); err == nil {
+	if err := (&faults.BusPartitionFault{}).Inject(ctx, n5); err == nil {
 		t.Fatal("a second bus partition was accepted while one is in place")
 	}
 	// The minority primary still takes writes at first, which its replica
@@ -200,12 +201,12 @@ func TestMigrateSlotFault_MovesKeyWithTTL(t *testing.T) {
 	if err := rdb.Set(ctx, "lock", "held", 10*time.Second).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := (&cluster.MigrateSlotFault{Key: "lock", To: "n3"}).Inject(ctx, n1); err == nil {
+	if err := (&faults.MigrateSlotFault{Key: "lock", To: "n3"}).Inject(ctx, n1); err == nil {
 		t.Fatal("migrated a slot from a node that does not serve it")
 	}
-	f := &cluster.MigrateSlotFault{Key: "lock", To: "n1"}
+	f := &faults.MigrateSlotFault{Key: "lock", To: "n1"}
 	inject(t, f, n2)
-	effect, err := cluster.Verify(ctx, f, n2)
+	effect, err := faults.Verify(ctx, f, n2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +230,7 @@ func TestRedisCluster_ReplicationFaultsFollowFailover(t *testing.T) {
 	c := startCluster(t, cluster.Topology{Shards: 3, Replicas: 1})
 	ctx := context.Background()
 	n2, n5 := node(t, c, "n2"), node(t, c, "n5")
-	inject(t, &cluster.ClusterFailoverFault{}, n5)
+	inject(t, &faults.ClusterFailoverFault{}, n5)
 	if err := eventuallyWithin(10*time.Second, func() error {
 		if l := n2.ReplLink(); l != n5.Peer {
 			return &ownerError{"n2 does not replicate through n5's peer link yet"}
@@ -241,14 +242,14 @@ func TestRedisCluster_ReplicationFaultsFollowFailover(t *testing.T) {
 	if n5.ReplLink() != nil {
 		t.Fatal("the promoted n5 still has a replication link")
 	}
-	cut := &cluster.CutReplicationFault{}
+	cut := &faults.CutReplicationFault{}
 	inject(t, cut, n2)
 	if !n5.Peer.IsCut() {
 		t.Fatal("cut-replication on n2 did not cut n5's peer link")
 	}
-	f := &cluster.BusPartitionFault{}
+	f := &faults.BusPartitionFault{}
 	inject(t, f, n5)
-	effect, err := cluster.Verify(ctx, f, n5)
+	effect, err := faults.Verify(ctx, f, n5)
 	if err != nil {
 		t.Fatal(err)
 	}

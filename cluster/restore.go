@@ -30,7 +30,7 @@ func (c *Cluster) Restore(ctx context.Context) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	for _, n := range c.Nodes {
-		if err := adminDo(ctx, n.Proc.Addr(), "PING"); err != nil {
+		if err := AdminDo(ctx, n.Proc.Addr(), "PING"); err != nil {
 			return "", fmt.Errorf("cluster: restore: %s does not answer: %w", n.Name, err)
 		}
 	}
@@ -85,7 +85,7 @@ func (c *Cluster) Restore(ctx context.Context) (string, error) {
 		}
 	}
 	for _, r := range c.Nodes[c.topo.Masters:] {
-		if err := poll(ctx, func() error { return replicaLinkUp(ctx, r.Addr()) }); err != nil {
+		if err := poll(ctx, func() error { return ReplicaLinkUp(ctx, r.Addr()) }); err != nil {
 			return "", fmt.Errorf("cluster: restore: %s never synced: %w", r.Name, err)
 		}
 	}
@@ -114,7 +114,7 @@ func (c *Cluster) replicationDrift(ctx context.Context) string {
 	m := c.Nodes[0]
 	var drift []string
 	for i, n := range c.Nodes {
-		r, err := info(ctx, n.Proc.Addr(), "replication")
+		r, err := Info(ctx, n.Proc.Addr(), "replication")
 		switch {
 		case err != nil:
 			drift = append(drift, n.Name+" does not answer")
@@ -177,15 +177,14 @@ func (c *Cluster) restoreClusterOnce(ctx context.Context) ([]string, error) {
 	var did []string
 	shards := c.topo.Shards
 	for _, n := range c.Nodes[:shards] {
-		role, err := nodeRole(ctx, n.Proc.Addr())
+		role, err := NodeRole(ctx, n.Proc.Addr())
 		if err != nil {
 			return did, fmt.Errorf("%s: %w", n.Name, err)
 		}
 		if role == "master" {
 			continue
 		}
-		f := &ClusterFailoverFault{Timeout: 10 * time.Second}
-		if err := f.Inject(ctx, n); err != nil {
+		if err := ClusterFailover(ctx, n, "", 10*time.Second); err != nil {
 			return did, err
 		}
 		did = append(did, n.Name+" primary again")
@@ -196,7 +195,7 @@ func (c *Cluster) restoreClusterOnce(ctx context.Context) ([]string, error) {
 		// it a moment before telling it.
 		wait, cancel := context.WithTimeout(ctx, 5*time.Second)
 		err := poll(wait, func() error {
-			if c.primaryOf(wait, r) != p {
+			if c.PrimaryOf(wait, r) != p {
 				return errors.New("not yet")
 			}
 			return nil
@@ -206,7 +205,7 @@ func (c *Cluster) restoreClusterOnce(ctx context.Context) ([]string, error) {
 			continue
 		}
 		wait, cancel = context.WithTimeout(ctx, 5*time.Second)
-		err = poll(wait, func() error { return adminDo(wait, r.Proc.Addr(), "CLUSTER", "REPLICATE", p.ID()) })
+		err = poll(wait, func() error { return AdminDo(wait, r.Proc.Addr(), "CLUSTER", "REPLICATE", p.ID()) })
 		cancel()
 		if err != nil {
 			return did, fmt.Errorf("%s replicate %s: %w", r.Name, p.Name, err)
@@ -218,7 +217,7 @@ func (c *Cluster) restoreClusterOnce(ctx context.Context) ([]string, error) {
 		return did, err
 	}
 	for _, m := range misplaced {
-		if _, err := migrateSlot(ctx, m.owner, m.home, m.slot, 0); err != nil {
+		if _, err := MigrateSlot(ctx, m.owner, m.home, m.slot, 0); err != nil {
 			return did, err
 		}
 		did = append(did, fmt.Sprintf("slot %d back on %s", m.slot, m.home.Name))
@@ -265,10 +264,10 @@ func (c *Cluster) clusterDrift(ctx context.Context) string {
 	shards := c.topo.Shards
 	for i, n := range c.Nodes {
 		if i < shards {
-			if role, err := nodeRole(ctx, n.Proc.Addr()); err != nil || role != "master" {
+			if role, err := NodeRole(ctx, n.Proc.Addr()); err != nil || role != "master" {
 				drift = append(drift, n.Name+" is not a primary")
 			}
-		} else if p := c.Nodes[(i-shards)%shards]; c.primaryOf(ctx, n) != p {
+		} else if p := c.Nodes[(i-shards)%shards]; c.PrimaryOf(ctx, n) != p {
 			drift = append(drift, n.Name+" does not replicate "+p.Name)
 		}
 	}

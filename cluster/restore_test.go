@@ -6,8 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockpick/lockpick/cluster"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/faults"
 )
 
 // TestRestore_AfterSentinelFailover: after a failover the old master comes
@@ -23,12 +25,12 @@ func TestRestore_AfterSentinelFailover(t *testing.T) {
 	}
 	n1, n2 := node(t, c, "n1"), node(t, c, "n2")
 	for round := 1; round <= 2; round++ {
-		cut := &cluster.CutReplicationFault{}
+		cut := &faults.CutReplicationFault{}
 		inject(t, cut, n2)
 		if err := client(t, n1.Addr()).Set(ctx, "lock", "held", 0).Err(); err != nil {
 			t.Fatal(err)
 		}
-		inject(t, &cluster.KillFault{}, n1)
+		inject(t, &faults.KillFault{}, n1)
 		promoted, err := c.WaitFailover(ctx, n1, 15*time.Second)
 		if err != nil || promoted != n2 {
 			t.Fatalf("round %d: failover = %v, %v; want n2", round, promoted, err)
@@ -37,7 +39,7 @@ func TestRestore_AfterSentinelFailover(t *testing.T) {
 			t.Fatalf("round %d: the promoted replica has the key (%d, %v): the cut did not hold", round, n, err)
 		}
 		heal(t, cut, n2)
-		heal(t, &cluster.KillFault{}, n1)
+		heal(t, &faults.KillFault{}, n1)
 		start := time.Now()
 		did, err := c.Restore(ctx)
 		if err != nil || did == "" {
@@ -60,8 +62,8 @@ func TestRestore_RedisCluster(t *testing.T) {
 	c := startCluster(t, cluster.Topology{Shards: 3, Replicas: 1})
 	ctx := context.Background()
 	n1, n2, n4 := node(t, c, "n1"), node(t, c, "n2"), node(t, c, "n4")
-	inject(t, &cluster.ClusterFailoverFault{}, n4)
-	inject(t, &cluster.MigrateSlotFault{Key: "lock", To: "n3"}, n2)
+	inject(t, &faults.ClusterFailoverFault{}, n4)
+	inject(t, &faults.MigrateSlotFault{Key: "lock", To: "n3"}, n2)
 	did, err := c.Restore(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +107,7 @@ func TestRestore_AfterPromoteDemote(t *testing.T) {
 	ctx := context.Background()
 	n1, n2 := node(t, c, "n1"), node(t, c, "n2")
 	for round := 1; round <= 2; round++ {
-		inject(t, &cluster.PromoteFault{Demote: true}, n2)
+		inject(t, &faults.PromoteFault{Demote: true}, n2)
 		if role := roleOf(t, n1); role != "slave" {
 			t.Fatalf("round %d: n1 is a %s after the demotion", round, role)
 		}
@@ -128,7 +130,7 @@ func TestRestore_RefusesFaultsLeftInPlace(t *testing.T) {
 	t.Parallel()
 	c := startCluster(t, cluster.Topology{Replicas: 1})
 	n2 := node(t, c, "n2")
-	inject(t, &cluster.CutReplicationFault{}, n2)
+	inject(t, &faults.CutReplicationFault{}, n2)
 	if did, err := c.Restore(context.Background()); err == nil || !strings.Contains(err.Error(), "n2-repl cut") {
 		t.Fatalf("Restore with n2's replication cut = %q, %v; want an error naming it", did, err)
 	}

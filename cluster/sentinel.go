@@ -16,7 +16,7 @@ func (c *Cluster) waitSettled(ctx context.Context, timeout time.Duration) error 
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	for _, r := range c.Nodes[c.topo.Masters:] {
-		if err := poll(ctx, func() error { return replicaLinkUp(ctx, r.Addr()) }); err != nil {
+		if err := poll(ctx, func() error { return ReplicaLinkUp(ctx, r.Addr()) }); err != nil {
 			return &StartError{Node: r.Name, LogPath: r.Proc.LogPath(), Err: fmt.Errorf("replica never synced: %w", err)}
 		}
 	}
@@ -82,7 +82,7 @@ func (c *Cluster) WaitFailover(ctx context.Context, old *Node, timeout time.Dura
 		if n == old {
 			return ErrNoFailover
 		}
-		if role, err := nodeRole(ctx, n.Addr()); err != nil || role != "master" {
+		if role, err := NodeRole(ctx, n.Addr()); err != nil || role != "master" {
 			return fmt.Errorf("%s not yet master (role %q): %v", n.Name, role, err)
 		}
 		promoted = n
@@ -143,7 +143,9 @@ func sentinelMaster(ctx context.Context, addr string) (map[string]string, error)
 	return s.Master(ctx, MasterName).Result()
 }
 
-func info(ctx context.Context, addr, section string) (map[string]string, error) {
+// Info returns the fields of the INFO section of the process at addr,
+// asked on a connection of its own.
+func Info(ctx context.Context, addr, section string) (map[string]string, error) {
 	rdb := adminClient(addr)
 	defer rdb.Close()
 	return fields(rdb.Info(ctx, section).Result())
@@ -163,8 +165,10 @@ func fields(s string, err error) (map[string]string, error) {
 	return m, nil
 }
 
-func replicaLinkUp(ctx context.Context, addr string) error {
-	m, err := info(ctx, addr, "replication")
+// ReplicaLinkUp returns nil if the process at addr is a replica whose
+// link to its master is up, and an error saying what it is otherwise.
+func ReplicaLinkUp(ctx context.Context, addr string) error {
+	m, err := Info(ctx, addr, "replication")
 	if err != nil {
 		return err
 	}
@@ -174,8 +178,10 @@ func replicaLinkUp(ctx context.Context, addr string) error {
 	return nil
 }
 
-func nodeRole(ctx context.Context, addr string) (string, error) {
-	m, err := info(ctx, addr, "replication")
+// NodeRole returns the role ("master" or "slave") the process at addr
+// reports in INFO replication.
+func NodeRole(ctx context.Context, addr string) (string, error) {
+	m, err := Info(ctx, addr, "replication")
 	if err != nil {
 		return "", err
 	}

@@ -46,9 +46,21 @@ type Topology struct {
 	// NodeConfig holds extra configuration lines for nodes by name, applied
 	// after Config and persistence.
 	NodeConfig map[string][]string
+	// Etcd, when above 0, makes the topology Etcd etcd members e1..eN
+	// instead of Redis nodes (see etcdcluster.go; process backend only).
+	// Masters, Replicas, Shards and Sentinels must then be 0.
+	Etcd int
+	// EtcdHeartbeat is the members' --heartbeat-interval. default: 100ms.
+	EtcdHeartbeat time.Duration
+	// EtcdElection is the members' --election-timeout. default: 1000ms.
+	EtcdElection time.Duration
 
 	_ struct{} // disallow positional literals, for extensibility
 }
+
+// WithDefaults returns t with its zero fields set to their defaults, as
+// [Start] runs it.
+func (t Topology) WithDefaults() Topology { return t.withDefaults() }
 
 func (t Topology) withDefaults() Topology {
 	if t.Masters <= 0 {
@@ -81,7 +93,7 @@ type Node struct {
 	Link *Link
 	// Repl is the proxy a replica replicates from its master through; nil
 	// on nodes started as masters. It is set by [Start] and never changes:
-	// [Node.ReplLink] also returns the proxy of a master a [PromoteFault]
+	// [Node.ReplLink] also returns the proxy of a master a faults.PromoteFault
 	// demoted.
 	Repl *Link
 
@@ -90,6 +102,9 @@ type Node struct {
 	demoted *Link // the replication proxy demote made for a master; guarded by mu
 	spare   *Link // that proxy once Restore made the node a master again; guarded by mu
 
+	// Of an etcd member (see etcd.go), Peer is the proxy of its peer port,
+	// the address it announces to the other members.
+	//
 	// In a Redis Cluster (see rediscluster.go): Peer is the proxy whose
 	// address the node announces (replicas replicate through it, redirects
 	// name it), Bus the proxy of its cluster bus, Shard the primary it
@@ -114,7 +129,7 @@ func (n *Node) setID(id string) {
 }
 
 // ReplLink returns the proxy the node replicates from its master through:
-// Repl for a node started as a replica, the proxy a [PromoteFault] made
+// Repl for a node started as a replica, the proxy a faults.PromoteFault made
 // when it demoted a node started as a master, in a Redis Cluster the Peer
 // of the primary it replicates now (asked with INFO), or nil.
 func (n *Node) ReplLink() *Link {
@@ -125,7 +140,7 @@ func (n *Node) ReplLink() *Link {
 		// A cluster replica replicates through its current primary's Peer.
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
-		if p := c.primaryOf(ctx, n); p != nil {
+		if p := c.PrimaryOf(ctx, n); p != nil {
 			return p.Peer
 		}
 		return nil
@@ -156,14 +171,19 @@ type Cluster struct {
 	Sentinels []*Node
 	// Services lists the proxies added with [Cluster.AddProxy].
 	Services []*Node
+	// Etcd lists the etcd members of an etcd topology (see etcdcluster.go).
+	Etcd []*Node
 
 	topo         Topology
 	backend      Backend
 	proxies      *Proxies
-	mu           sync.Mutex // guards Services and busSides
-	reservations []*portReservation
+	mu           sync.Mutex // guards Services, busSides and etcdSides
+	reservations []*PortReservation
 	filters      []*busFilter   // of a Redis Cluster's buses
 	busSides     map[string]int // node id -> side of a bus partition; nil without one
+
+	peerFilters []*etcdPeerFilter // of the etcd members (etcdpartition.go)
+	etcdSides   map[string]int    // etcd member -> side of a partition; nil without one; guarded by mu
 }
 
 // Start launches topo on backend and waits until replicas are in sync and
@@ -172,6 +192,9 @@ type Cluster struct {
 // start returns a *[StartError] naming its log; a bad persistence mode
 // returns [ErrBadTopology].
 func Start(ctx context.Context, backend Backend, topo Topology) (_ *Cluster, err error) {
+	if topo.Etcd > 0 {
+		return startEtcd(ctx, backend, topo)
+	}
 	if topo.Shards > 0 && (topo.Masters > 1 || topo.Sentinels > 0) {
 		return nil, fmt.Errorf("%w: a Redis Cluster (shards) has no independent masters or sentinels", ErrBadTopology)
 	}
@@ -250,7 +273,7 @@ func (c *Cluster) startSentinels(ctx context.Context) error {
 			return err
 		}
 		c.reservations = append(c.reservations, r)
-		ss[i] = sentinel{port: r.port, id: randomID()}
+		ss[i] = sentinel{port: r.port, id: RandomID()}
 	}
 	for i, s := range ss {
 		m := MasterName
@@ -304,7 +327,7 @@ func (c *Cluster) AddProxy(name, upstream string) (*Node, error) {
 func (c *Cluster) all() []*Node {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append(append(append([]*Node{}, c.Nodes...), c.Sentinels...), c.Services...)
+	return append(append(append(append([]*Node{}, c.Nodes...), c.Sentinels...), c.Services...), c.Etcd...)
 }
 
 // Node returns the redis-server node, sentinel or service with the given
@@ -354,8 +377,11 @@ func (c *Cluster) Close() error {
 	for _, f := range c.filters {
 		f.close()
 	}
+	for _, f := range c.peerFilters {
+		f.close()
+	}
 	var errs []error
-	for _, n := range append(append([]*Node{}, c.Sentinels...), c.Nodes...) {
+	for _, n := range append(append(append([]*Node{}, c.Sentinels...), c.Nodes...), c.Etcd...) {
 		if n.Proc != nil {
 			errs = append(errs, n.Proc.Kill())
 			if r, ok := n.Proc.(interface{ releasePort() }); ok {
@@ -369,7 +395,8 @@ func (c *Cluster) Close() error {
 	return errors.Join(errs...)
 }
 
-func randomID() string {
+// RandomID returns 40 random hex digits, the form of a Redis run or node ID.
+func RandomID() string {
 	b := make([]byte, 20)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
@@ -381,4 +408,30 @@ func hostPort(addr string) string { return strings.Replace(addr, ":", " ", 1) }
 func port(addr string) string {
 	_, p, _ := net.SplitHostPort(addr)
 	return p
+}
+
+// NodeCount returns how many Redis nodes t has, n1..nN.
+func (t Topology) NodeCount() int {
+	if t.Shards > 0 {
+		return t.Shards * (1 + t.Replicas)
+	}
+	return max(t.Masters, 1) + t.Replicas
+}
+
+// NodeIndex returns i for a Redis node named "n<i>" of t, else 0.
+func (t Topology) NodeIndex(node string) int {
+	i, err := strconv.Atoi(strings.TrimPrefix(node, "n"))
+	if err != nil || !strings.HasPrefix(node, "n") || i < 1 || i > t.NodeCount() {
+		return 0
+	}
+	return i
+}
+
+// IsReplica reports whether the node named node starts as a replica in t.
+func (t Topology) IsReplica(node string) bool {
+	i := t.NodeIndex(node)
+	if t.Shards > 0 {
+		return i > t.Shards
+	}
+	return i > max(t.Masters, 1)
 }

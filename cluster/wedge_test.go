@@ -12,6 +12,7 @@ import (
 	"github.com/Shopify/toxiproxy/v2/toxics"
 
 	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/faults"
 )
 
 // streamTo keeps writing a line a millisecond through addr until ctx
@@ -66,8 +67,8 @@ func TestLink_HealLatencyAfterPartition(t *testing.T) {
 	for range 4 {
 		go streamTo(ctx, l.Addr())
 	}
-	lat := &cluster.LatencyFault{Latency: 5 * time.Millisecond, Direction: cluster.ToNode}
-	part := &cluster.PartitionFault{Direction: cluster.ToNode}
+	lat := &faults.LatencyFault{Latency: 5 * time.Millisecond, Direction: faults.ToNode}
+	part := &faults.PartitionFault{Direction: faults.ToNode}
 	for i := range 30 {
 		for _, f := range []fault{lat, part} {
 			if err := f.Inject(ctx, n); err != nil {
@@ -88,7 +89,7 @@ func TestLink_HealLatencyAfterPartition(t *testing.T) {
 
 // fault is a fault that describes itself.
 type fault interface {
-	cluster.Fault
+	faults.Fault
 	Describe() string
 }
 

@@ -223,7 +223,7 @@ func (ev Evidence) Summary() string {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d grants to %d of %d clients", grants, len(ev.Grants), len(ev.Attempts))
+	fmt.Fprintf(&b, "%s to %d of %d clients", grantsWord(grants), len(ev.Grants), len(ev.Attempts))
 	longest, who := 0.0, 0
 	for p, w := range ev.LongestWait {
 		if w > longest || (w == longest && p < who) {

@@ -127,7 +127,7 @@ func (r Requirement) String() string {
 	min := max(r.Min, 1)
 	switch {
 	case r.Grants != nil:
-		return fmt.Sprintf("at least %s%s", grants(*r.Grants), where(r))
+		return fmt.Sprintf("at least %s%s", grantsWord(*r.Grants), where(r))
 	case r.Refused == checker.FLost:
 		return fmt.Sprintf("at least %d lost-lease notification(s) with %q%s", min, r.Error, where(r))
 	case r.Refused != "":
@@ -187,7 +187,7 @@ func (in *Input) check(r Requirement) Check {
 				n++
 			}
 		}
-		c.Found, c.Met = grants(n), n >= *r.Grants
+		c.Found, c.Met = grantsWord(n), n >= *r.Grants
 	case r.Refused != "":
 		n := 0
 		for _, e := range in.History {
@@ -251,8 +251,8 @@ func where(r Requirement) string {
 	return s
 }
 
-// grants returns "1 grant" or "n grants".
-func grants(n int) string {
+// grantsWord returns "1 grant" or "n grants".
+func grantsWord(n int) string {
 	if n == 1 {
 		return "1 grant"
 	}

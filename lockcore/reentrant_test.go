@@ -8,7 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/faults"
 	"github.com/lockpick/lockpick/lockcore"
 )
 
@@ -444,7 +444,7 @@ func TestReentrant_LostBeforeDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cut := &cluster.PartitionFault{}
+	cut := &faults.PartitionFault{}
 	if err := cut.Inject(ctx, c.Nodes[0]); err != nil {
 		t.Fatal(err)
 	}

@@ -122,10 +122,35 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 	if c.Shard != "" {
 		fmt.Fprintf(w, "Shard %s: partial counts and verdicts, no Fisher test; `lockpick merge` the shards for the comparison\n", c.Shard)
 	}
+	c.writeArms(w)
 	for _, t := range c.Tests {
 		fmt.Fprintf(w, "Fisher exact test, %s vs %s: p = %.3g%s\n", t.A, t.B, t.P, significance(t.P))
 	}
+	if len(c.Tests) > 0 {
+		fmt.Fprintln(w, c.StatsNote())
+	}
 	return nil
+}
+
+// writeArms says what each arm does, for the arms that say it.
+func (c *Comparison) writeArms(w io.Writer) {
+	for _, a := range c.Arms {
+		if a.Summary != "" {
+			fmt.Fprintf(w, "  %s: %s\n", a.Arm, a.Summary)
+		}
+	}
+}
+
+// StatsNote says how to read the Fisher tests: what each compares, the
+// threshold, the lack of correction across tests, and what the rates are.
+func (c *Comparison) StatsNote() string {
+	k := len(c.Tests)
+	note := fmt.Sprintf("(Each test is two-sided, the first arm, %s, against one other, on conclusive trials; "+
+		"\"different\" means p < 0.01, a threshold chosen beforehand, stricter than the usual 0.05.", c.Arms[0].Arm)
+	if k > 1 {
+		note += fmt.Sprintf(" %d tests are made and none is corrected for the others: for all %d together at 0.01, read p < %.2g (Bonferroni).", k, k, 0.01/float64(k))
+	}
+	return note + " The rates are those of this scripted attack, repeated; they are not rates of a lock in production.)"
 }
 
 // heading says what the comparison holds: all trials, or one shard's.

@@ -28,6 +28,7 @@ table{border-collapse:collapse;margin:1em 0}td,th{padding:.3em .8em;border-botto
 {{range .C.Arms}}<tr><td><a href="{{.Dir}}/report.html">{{.Arm}}</a></td><td>{{.Summary}}</td><td>{{.Expect}}</td><td>{{.Observed}}</td>{{if .Matched}}<td>yes</td>{{else}}<td class="no">NOT matched</td>{{end}}<td>{{.Violations}}/{{.Conclusive}}</td><td>{{.Inconclusive}}</td><td>{{pct .Rate}}</td><td>[{{pct .Low}}, {{pct .High}}]</td></tr>
 {{end}}</table>
 {{range .C.Tests}}<p>Fisher exact test, {{.A}} vs {{.B}}: p = {{p .P}}</p>{{end}}
+{{if .C.Tests}}<p class="lbl">{{.C.StatsNote}}</p>{{end}}
 </body></html>`))
 
 // WriteHTML renders the comparison as a page with a bar chart of the arms'

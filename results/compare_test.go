@@ -105,3 +105,29 @@ func TestBuild_IsTheExecutablesHash(t *testing.T) {
 		t.Errorf("Build() = %q, want sha256:%s", got, sum)
 	}
 }
+
+// The table says what each arm does and how to read the tests: which arms
+// each compares, the threshold, and the correction it does not make.
+func TestWriteTable_ExplainsArmsAndTests(t *testing.T) {
+	arm := func(name, summary string, bad int) results.ArmResult {
+		return results.NewArmResult(name, summary, &results.Verdict{Trials: 20, TrialsWithAnomaly: bad}, name)
+	}
+	c := &results.Comparison{Scenario: "s", Trials: 20, Arms: []results.ArmResult{
+		arm("no-delay", "", 20), arm("delayed-restart", "n3 stays down past the TTL", 0), arm("fsync-always", "every write fsynced", 0)}}
+	c.AddTests()
+	var out bytes.Buffer
+	if err := c.WriteTable(&out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"delayed-restart: n3 stays down past the TTL", "fsync-always: every write fsynced",
+		"two-sided, the first arm, no-delay, against one other", "p < 0.01", "2 tests", "p < 0.005 (Bonferroni)", "not rates of a lock in production"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+	c.Arms = c.Arms[:2]
+	c.AddTests()
+	if note := c.StatsNote(); strings.Contains(note, "Bonferroni") {
+		t.Errorf("one test needs no correction, note says %q", note)
+	}
+}

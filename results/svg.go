@@ -3,6 +3,7 @@ package results
 import (
 	"fmt"
 	"html"
+	"math"
 	"strings"
 )
 
@@ -22,8 +23,12 @@ var nodeColors = []string{"#3b7dd8", "#2e9e6a", "#c77c1e", "#8a55c2", "#c2458a",
 // failed acquires as ticks, faults as shaded bands, observed effects as
 // dashed lines and double-grant overlaps in red.
 func (t Timeline) SVG() string {
-	span := float64(max(t.End-t.Origin, 1))
-	x := func(ns int64) float64 { return svgLeft + svgWidth*float64(ns-t.Origin)/span }
+	start := t.Start
+	if start == 0 {
+		start = t.Origin
+	}
+	span := float64(max(t.End-start, 1))
+	x := func(ns int64) float64 { return svgLeft + svgWidth*float64(ns-start)/span }
 	height := svgTop + svgLane*float64(max(len(t.Lanes), 1)) + svgBottom
 	if len(t.Marks) > 0 {
 		height += 24 // two rows of mark labels under the axis
@@ -36,7 +41,7 @@ func (t Timeline) SVG() string {
 		w := max(x(f.End)-x(f.Start), 2)
 		fmt.Fprintf(&b, `<rect class="fault" x="%.1f" y="%.1f" width="%.1f" height="%.1f"><title>%s</title></rect>`,
 			x(f.Start), svgTop-6, w, bottom-svgTop+6, html.EscapeString(f.Label))
-		fmt.Fprintf(&b, `<text class="fault-label" x="%.1f" y="%.1f">%s</text>`, x(f.Start)+2, 10+float64(i%2)*10, html.EscapeString(f.Label))
+		fmt.Fprintf(&b, `<text class="fault-label" %s y="%.1f">%s</text>`, labelX(x(f.Start)+2), 10+float64(i%2)*10, html.EscapeString(f.Label))
 	}
 	colors := map[string]string{}
 	for i, l := range t.Lanes {
@@ -67,10 +72,12 @@ func (t Timeline) SVG() string {
 	for i, m := range t.Marks {
 		fmt.Fprintf(&b, `<line class="mark" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"><title>+%.3fs %s</title></line>`,
 			x(m.Time), x(m.Time), svgTop-6, bottom+30+float64(i%2)*11, sec(m.Time-t.Origin), html.EscapeString(m.Label))
-		fmt.Fprintf(&b, `<text class="mark-label" x="%.1f" y="%.1f">%s</text>`, x(m.Time)+2, bottom+30+float64(i%2)*11, html.EscapeString(m.Label))
+		fmt.Fprintf(&b, `<text class="mark-label" %s y="%.1f">%s</text>`, labelX(x(m.Time)+2), bottom+30+float64(i%2)*11, html.EscapeString(m.Label))
 	}
-	for s := 0.0; s <= span/1e9; s += tick(span / 1e9) {
-		px := svgLeft + svgWidth*s*1e9/span
+	step := tick(span / 1e9)
+	first := math.Ceil(float64(start-t.Origin)/1e9/step-1e-9) * step
+	for s := first; s <= float64(t.End-t.Origin)/1e9; s += step {
+		px := x(t.Origin + int64(s*1e9))
 		fmt.Fprintf(&b, `<line class="tick" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/><text class="tick-label" x="%.1f" y="%.1f">+%.1fs</text>`,
 			px, px, bottom, bottom+4, px-8, bottom+16, s)
 	}
@@ -88,4 +95,14 @@ func tick(total float64) float64 {
 		}
 	}
 	return 120
+}
+
+// labelX places a label that starts at x: from x rightwards, or, in the
+// last fifth of the picture, ending at x so that it is not cut off at the
+// right edge.
+func labelX(x float64) string {
+	if x > svgLeft+0.8*svgWidth {
+		return fmt.Sprintf(`x="%.1f" text-anchor="end"`, x-4)
+	}
+	return fmt.Sprintf(`x="%.1f"`, x)
 }

@@ -11,11 +11,14 @@ import (
 // A Timeline is the data behind the report's picture of one trial: a lane per
 // client with its leases, the faults, and the overlaps the checker found.
 type Timeline struct {
-	Origin, End int64 // monotonic ns
-	Lanes       []Lane
-	Faults      []FaultWindow
-	Marks       []Mark
-	Overlaps    []Overlap
+	// Origin is the zero of the times the picture prints (the trial's, or
+	// a soak's, start); the picture spans Start to End, its first and last
+	// events, so a soak round is drawn over the round alone. Monotonic ns.
+	Origin, Start, End int64
+	Lanes              []Lane
+	Faults             []FaultWindow
+	Marks              []Mark
+	Overlaps           []Overlap
 }
 
 // A Mark is an effect lockpick observed at one instant, e.g. "n3 back up,
@@ -65,6 +68,9 @@ func NewTimeline(h checker.History, r checker.Result) Timeline {
 	openFault := map[string]int{}
 	for _, e := range h {
 		t.End = max(t.End, e.Time)
+		if t.Start == 0 || e.Time < t.Start {
+			t.Start = e.Time
+		}
 		if t.Origin == 0 || e.Time < t.Origin {
 			t.Origin = e.Time
 		}

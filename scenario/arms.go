@@ -70,7 +70,7 @@ func knownFields(n *yaml.Node, t reflect.Type) error {
 			k, v := n.Content[i], n.Content[i+1]
 			f, ok := yamlField(t, k.Value)
 			if !ok {
-				return fmt.Errorf("line %d: field %s not found in type %s", k.Line, k.Value, t.Name())
+				return fmt.Errorf("line %d: field %s not found in type %s", k.Line, k.Value, t.String())
 			}
 			if err := knownFields(v, f.Type); err != nil {
 				return err

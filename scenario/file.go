@@ -115,7 +115,7 @@ func yamlError(file string, err error) error {
 	}
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
-		return &FileError{File: file, Line: line, Msg: m[2]}
+		return &FileError{File: file, Line: line, Msg: unknownField(m[2])}
 	}
 	return &FileError{File: file, Msg: strings.TrimPrefix(msg, "yaml: ")}
 }

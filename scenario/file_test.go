@@ -15,7 +15,7 @@ func TestParse_Errors(t *testing.T) {
 		line       int
 		field, msg string
 	}{
-		{"unknown field", "name: x\nexpect: safe\nlokc: {kind: set-nx}\n", 3, "", "field lokc not found"},
+		{"unknown field", "name: x\nexpect: safe\nlokc: {kind: set-nx}\n", 3, "", `unknown field "lokc" in the scenario (did you mean "lock"?)`},
 		{"bad expect", "name: x\nexpect: maybe\n", 2, "expect", "must be safe, unsafe, stuck, starves or conclusive"},
 		{"bad lock", "name: x\nexpect: safe\nlock:\n  kind: spinlock\n", 4, "lock.kind", `unknown lock "spinlock"`},
 		{"bad duration", "name: x\nexpect: safe\nhold: soon\n", 3, "", `bad duration "soon"`},
@@ -24,8 +24,8 @@ func TestParse_Errors(t *testing.T) {
 		{"syntax", "name: x\nexpect: [safe\n", -1, "", ""},
 		{"fault never fires", "name: x\nexpect: safe\nduration: 1s\nfaults:\n  - {at: 5s, fault: kill, node: n1}\n", 5, "faults[0].at", "never fire"},
 		{"jitter past the end", "name: x\nexpect: safe\nduration: 1s\nfaults:\n  - {at: 800ms, jitter: 300ms, fault: kill, node: n1}\n", 5, "faults[0].at", "never fire"},
-		{"misspelled arm field", "name: x\nexpect: safe\narms:\n  - name: a\n  - name: b\n    lock: {wait_replica: 1}\n", 6, "", "field wait_replica not found"},
-		{"misspelled arm section", "name: x\nexpect: safe\narms:\n  - name: a\n    topolgy: {masters: 3}\n", 5, "", "field topolgy not found"},
+		{"misspelled arm field", "name: x\nexpect: safe\narms:\n  - name: a\n  - name: b\n    lock: {wait_replica: 1}\n", 6, "", `unknown field "wait_replica" in lock (did you mean "wait_replicas"?)`},
+		{"misspelled arm section", "name: x\nexpect: safe\narms:\n  - name: a\n    topolgy: {masters: 3}\n", 5, "", `unknown field "topolgy" in the scenario (did you mean "topology"?)`},
 		{"bad requirement", "name: x\nexpect: safe\nrequire:\n  - {grants: 1}\n  - {refused: lock, error: x}\n", 5, "require[1].refused", "must be acquire"},
 		{"two requirements in one", "name: x\nexpect: safe\nrequire:\n  - {grants: 1, prevented: stale-write}\n", 4, "require[0]", "exactly one"},
 		{"cluster fault off a cluster", "name: x\nexpect: unsafe\nfaults:\n  - {at: 1s, fault: bus-partition, node: n1}\n", 4, "faults[0].fault", "needs a Redis Cluster"},
@@ -63,6 +63,9 @@ func TestParse_Errors(t *testing.T) {
 			}
 			if !strings.Contains(fe.Msg, tc.msg) || !strings.HasPrefix(err.Error(), "bad.yaml:") {
 				t.Errorf("error %q, want file prefix and %q", err, tc.msg)
+			}
+			if strings.Contains(fe.Msg, "in type") || strings.Contains(fe.Msg, "scenario.") {
+				t.Errorf("error %q names a Go type", err)
 			}
 		})
 	}

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/evidence"
+	"github.com/lockpick/lockpick/internal/suggest"
 )
 
 // An Expect is what a scenario should show: safe, unsafe, stuck or starves.
@@ -259,7 +261,7 @@ func Lookup(name string) (Scenario, error) {
 	loadBuiltins()
 	s, ok := catalogue[name]
 	if !ok {
-		return Scenario{}, fmt.Errorf("%w: %q (see `lockpick list`)", ErrUnknownScenario, name)
+		return Scenario{}, fmt.Errorf("%w: %q%s (see `lockpick list`)", ErrUnknownScenario, name, suggest.Hint(name, Names()))
 	}
 	return s, nil
 }
@@ -275,9 +277,31 @@ func Suite(name string) ([]Scenario, error) {
 		}
 	}
 	if len(list) == 0 {
-		return nil, fmt.Errorf("%w: no suite %q (default, quick, ci)", ErrUnknownScenario, name)
+		return nil, fmt.Errorf("%w: no suite %q%s (suites: %s)", ErrUnknownScenario, name,
+			suggest.Hint(name, SuiteNames()), strings.Join(SuiteNames(), ", "))
 	}
 	return list, nil
+}
+
+// SuiteNames returns the names of the built-in suites: "default" (the whole
+// catalogue) first, then every suite a scenario lists, sorted.
+func SuiteNames() []string {
+	var names []string
+	for _, s := range All() {
+		names = append(names, s.Suites...)
+	}
+	slices.Sort(names)
+	names = slices.DeleteFunc(slices.Compact(names), func(n string) bool { return n == "default" })
+	return append([]string{"default"}, names...)
+}
+
+// Names returns the names of the built-in scenarios, sorted.
+func Names() []string {
+	var names []string
+	for _, s := range All() {
+		names = append(names, s.Name)
+	}
+	return names
 }
 
 // All returns the built-in scenarios sorted by name.

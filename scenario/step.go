@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/faults"
 )
 
 // A Step is one fault in a scenario's schedule.
@@ -62,7 +62,7 @@ func ClientOf(target string) (int, bool) {
 
 // NewFault builds the step's fault; a client fault needs the pid of the
 // client's worker from pids (nil: only check that the fault can be built).
-func (s Step) NewFault(pids map[int]int) (cluster.Fault, error) {
+func (s Step) NewFault(pids map[int]int) (faults.Fault, error) {
 	if ClientFault(s.Fault) {
 		pid, ok := pids[s.Client]
 		if !ok && pids != nil {
@@ -70,15 +70,15 @@ func (s Step) NewFault(pids map[int]int) (cluster.Fault, error) {
 		}
 		return ClientProcessFault(s.Fault, pid), nil
 	}
-	return cluster.NewFault(s.Fault, s.Params)
+	return faults.NewFault(s.Fault, s.Params)
 }
 
 // ClientProcessFault is the cluster fault of a client fault kind on pid.
-func ClientProcessFault(kind string, pid int) cluster.Fault {
+func ClientProcessFault(kind string, pid int) faults.Fault {
 	if kind == "kill-client" {
-		return &cluster.ProcessKillFault{PID: pid}
+		return &faults.ProcessKillFault{PID: pid}
 	}
-	return &cluster.ProcessPauseFault{PID: pid}
+	return &faults.ProcessPauseFault{PID: pid}
 }
 
 func (s Step) validate() error {

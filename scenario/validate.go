@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/lockpick/lockpick/checker"
-	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/evidence"
+	"github.com/lockpick/lockpick/faults"
 )
 
 // Validate reports the first problem with s as an error wrapping
@@ -232,7 +232,7 @@ func (s Scenario) validExplore() error {
 	if e == nil {
 		return nil
 	}
-	kinds := append(slices.DeleteFunc(cluster.FaultKinds(), func(k string) bool { return k == "pause-process" }), "pause-client")
+	kinds := append(slices.DeleteFunc(faults.FaultKinds(), func(k string) bool { return k == "pause-process" }), "pause-client")
 	for i, k := range e.Faults {
 		if !slices.Contains(kinds, k) {
 			return bad(fmt.Sprintf("explore.faults[%d]", i), "unknown fault %q (known: %s)", k, strings.Join(kinds, ", "))
@@ -338,11 +338,11 @@ func (s Scenario) matchesStep(target string, st Step) bool {
 	case st.Node == AimHolderResource:
 		return validNode(target, 0, s.Clients) && strings.HasPrefix(target, "r")
 	}
-	return validNode(target, s.Topology.Nodes(), 0) && cluster.Place(mustFault(st), s.Topology.Cluster(), target) == nil
+	return validNode(target, s.Topology.Nodes(), 0) && faults.Place(mustFault(st), s.Topology.Cluster(), target) == nil
 }
 
 // mustFault builds a validated node step's fault.
-func mustFault(st Step) cluster.Fault {
+func mustFault(st Step) faults.Fault {
 	f, _ := st.NewFault(nil)
 	return f
 }
@@ -355,7 +355,7 @@ func (s Scenario) Fits(kind string) error {
 }
 
 // place reports why st's fault cannot act on its target in s's topology,
-// as the fault itself says (see [cluster.Placer]).
+// as the fault itself says (see [faults.Placer]).
 func (s Scenario) place(st Step) error {
 	if ClientFault(st.Fault) {
 		return nil
@@ -364,7 +364,7 @@ func (s Scenario) place(st Step) error {
 	if st.Aimed() {
 		node = ""
 	}
-	return cluster.Place(mustFault(st), s.Topology.Cluster(), node)
+	return faults.Place(mustFault(st), s.Topology.Cluster(), node)
 }
 
 // keysRecorded checks that a fault requirement's key states are recorded

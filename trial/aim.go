@@ -11,6 +11,7 @@ import (
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/evidence"
+	"github.com/lockpick/lockpick/faults"
 	"github.com/lockpick/lockpick/scenario"
 )
 
@@ -85,7 +86,7 @@ func (m *nemesis) replicaCandidates(ctx context.Context, st scenario.Step, maste
 		}
 		return cands
 	}
-	if st.Fault == "cut-replication" || st.Params["link"] == cluster.ReplicationLink {
+	if st.Fault == "cut-replication" || st.Params["link"] == faults.ReplicationLink {
 		// A fault on the replication link needs a replica that has one:
 		// a master demoted by the sentinels replicates without a proxy.
 		var cands []string

@@ -15,6 +15,7 @@ import (
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/evidence"
+	"github.com/lockpick/lockpick/faults"
 	"github.com/lockpick/lockpick/scenario"
 )
 
@@ -43,7 +44,7 @@ type nemesis struct {
 	rec   eventLog
 	start time.Time
 
-	faults []cluster.Fault
+	faults []faults.Fault
 	nodes  []*cluster.Node
 
 	seeds   []uint64  // of aimed steps' random choices
@@ -79,7 +80,7 @@ func newNemesis(env *trialEnv, steps []scenario.Step, rec eventLog) (*nemesis, e
 				if err != nil {
 					return nil, err
 				}
-				m.faults[i], desc = f, cluster.Describe(f, nil)+" "+s.Node
+				m.faults[i], desc = f, faults.Describe(f, nil)+" "+s.Node
 			}
 			m.record[i] = evidence.Fault{Step: i, Fault: s.Fault, Target: s.Node, Aim: s.Node, Desc: desc}
 			continue
@@ -94,7 +95,7 @@ func newNemesis(env *trialEnv, steps []scenario.Step, rec eventLog) (*nemesis, e
 				return nil, fmt.Errorf("%w: %v", scenario.ErrBadScenario, err)
 			}
 		}
-		desc := cluster.Describe(f, m.nodes[i])
+		desc := faults.Describe(f, m.nodes[i])
 		if m.nodes[i] == nil {
 			desc = strings.TrimSuffix(desc, fmt.Sprintf(" pid %d", env.pids[s.Client])) + " " + s.Target()
 		}
@@ -105,7 +106,7 @@ func newNemesis(env *trialEnv, steps []scenario.Step, rec eventLog) (*nemesis, e
 
 // newSchedule returns a nemesis for steps with nothing built yet.
 func newSchedule(env *trialEnv, steps []scenario.Step, rec eventLog) *nemesis {
-	m := &nemesis{env: env, steps: steps, rec: rec, faults: make([]cluster.Fault, len(steps)),
+	m := &nemesis{env: env, steps: steps, rec: rec, faults: make([]faults.Fault, len(steps)),
 		nodes: make([]*cluster.Node, len(steps)), record: make([]evidence.Fault, len(steps)), live: make([]bool, len(steps)),
 		injected: make([]chan struct{}, len(steps)), seeds: make([]uint64, len(steps)), moments: make([]*moment, len(steps))}
 	for i := range steps {
@@ -230,7 +231,7 @@ func (m *nemesis) inject(ctx context.Context, i int) {
 	var effective *float64
 	if err == nil {
 		vctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-		if effect, err = cluster.Verify(vctx, f, n); err != nil {
+		if effect, err = faults.Verify(vctx, f, n); err != nil {
 			effect, noEffect, err = "", err.Error(), nil
 		} else {
 			effective = m.since()
@@ -344,7 +345,7 @@ func (m *nemesis) healAll(ctx context.Context) {
 		m.heal(ctx, i)
 	}
 	for _, pid := range m.env.pids {
-		_ = cluster.ResumePID(pid)
+		_ = faults.ResumePID(pid)
 	}
 }
 

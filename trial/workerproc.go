@@ -17,7 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockpick/lockpick/checker"
-	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/faults"
 	"github.com/lockpick/lockpick/scenario"
 	"github.com/lockpick/lockpick/subject"
 )
@@ -283,7 +283,7 @@ func (p *workerProc) start(startMono int64) error {
 // wait resumes the worker if it is paused and waits up to grace for it to
 // finish its last operation, then kills it (see problems).
 func (p *workerProc) wait(grace time.Duration) {
-	_ = cluster.ResumePID(p.pid())
+	_ = faults.ResumePID(p.pid())
 	select {
 	case <-p.done:
 	case <-time.After(grace):

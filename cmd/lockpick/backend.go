@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/cluster/dockerbackend"
 	"github.com/lockpick/lockpick/trial"
 )
 
@@ -28,7 +29,7 @@ func backendFactory(name, image string) (trial.BackendFactory, error) {
 // bind-mounted into image.
 func dockerBackend(image string) trial.BackendFactory {
 	return func(dir string, needs trial.Needs) (cluster.Backend, error) {
-		b, err := cluster.NewDockerBackend(dir)
+		b, err := dockerbackend.New(dir)
 		if err != nil {
 			return nil, err
 		}

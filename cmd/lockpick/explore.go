@@ -136,7 +136,7 @@ func runExplore(ctx context.Context, out io.Writer, args []string, f exploreFlag
 		return err
 	}
 	if len(skipped) > 0 {
-		return usageError(fmt.Sprintf("explore: --subject: %s: %s", skipped[0].Scenario, skipped[0].Skipped))
+		return usageError(fmt.Sprintf("explore: %s: %s: %s", subjectFlag(f.subjCmd), skipped[0].Scenario, skipped[0].Skipped))
 	}
 	s = list[0]
 	if o.Backend, err = backendFactory(f.backend, ""); err != nil {

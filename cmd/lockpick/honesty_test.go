@@ -147,7 +147,7 @@ func TestRun_ScenarioThatCannotProveAnythingIsExit2(t *testing.T) {
 		{"late-fault", "name: late\nexpect: safe\nduration: 1s\nfaults:\n  - {at: 5s, fault: kill, node: n1}\n", "run",
 			"late-fault.yaml:5: faults[0].at: due at 5s"},
 		{"arm-typo", "name: typo\nexpect: safe\narms:\n  - name: a\n  - name: b\n    lock: {wait_replica: 1}\n", "compare",
-			"arm-typo.yaml:6: field wait_replica not found"},
+			`arm-typo.yaml:6: unknown field "wait_replica" in lock (did you mean "wait_replicas"?)`},
 		{"bad-require", "name: req\nexpect: safe\nrequire:\n  - {prevented: double-grant}\n", "run",
 			"bad-require.yaml:4: require[0].prevented"},
 	} {

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/cluster/dockerbackend"
 	"github.com/lockpick/lockpick/trial"
 )
 
@@ -44,7 +45,7 @@ See deploy/kubernetes/ for an Indexed Job that runs the shards.`,
 
 func buildImage(cmd *cobra.Command, out io.Writer, lockpickBin, tag string) error {
 	ctx := cmd.Context()
-	o := cluster.RunnerImageOptions{Lockpick: lockpickBin}
+	o := dockerbackend.RunnerImageOptions{Lockpick: lockpickBin}
 	shim, err := cluster.BuildClockShim(trial.ShimCache())
 	switch {
 	case errors.Is(err, cluster.ErrNoCompiler):
@@ -57,7 +58,7 @@ func buildImage(cmd *cobra.Command, out io.Writer, lockpickBin, tag string) erro
 			return infraError(err)
 		}
 	}
-	ref, err := cluster.BuildRunnerImage(ctx, &o)
+	ref, err := dockerbackend.BuildRunnerImage(ctx, &o)
 	switch {
 	case errors.Is(err, cluster.ErrBinaryNotFound):
 		return usageError("image: " + err.Error())
@@ -65,7 +66,7 @@ func buildImage(cmd *cobra.Command, out io.Writer, lockpickBin, tag string) erro
 		return infraError(err)
 	}
 	if tag != "" {
-		if err := cluster.TagImage(ctx, ref, tag); err != nil {
+		if err := dockerbackend.TagImage(ctx, ref, tag); err != nil {
 			return infraError(err)
 		}
 	}

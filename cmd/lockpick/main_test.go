@@ -100,6 +100,9 @@ func TestRun_SingleBaselineWritesRunFolder(t *testing.T) {
 		t.Errorf("check on a safe run: exit %d\n%s", code, out)
 	}
 	report := filepath.Join(runs[0], "report.html")
+	if !strings.Contains(stdout, "report:  "+report) && !strings.Contains(stdout, "report:  "+filepath.Join(runs[1], "report.html")) {
+		t.Errorf("run does not print the report's path:\n%s", stdout)
+	}
 	if err := os.Remove(report); err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +115,8 @@ func TestRun_SingleBaselineWritesRunFolder(t *testing.T) {
 
 	rec := httptest.NewRecorder()
 	runsHandler(out).ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
-	if body := rec.Body.String(); !strings.Contains(body, filepath.Base(runs[0])) || !strings.Contains(body, "single-baseline") {
+	if body := rec.Body.String(); !strings.Contains(body, filepath.Base(runs[0])) || !strings.Contains(body, "single-baseline") ||
+		!strings.Contains(body, "<td>yes</td>") || !strings.Contains(body, "trials with an anomaly") {
 		t.Errorf("serve index does not list the run:\n%s", body)
 	}
 }
@@ -173,6 +177,36 @@ func TestBench(t *testing.T) {
 	for _, want := range []string{"set-nx", "redislock", "redlock", "redsync", "× redislock", "× redsync"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("bench output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// --version names the build: the module version and the executable's hash.
+func TestVersion(t *testing.T) {
+	code, out, stderr := lockpick(t, "--version")
+	if code != exitOK || !strings.HasPrefix(out, "lockpick ") || !strings.Contains(out, "build sha256:") {
+		t.Errorf("--version: exit %d, out %q, stderr %q", code, out, stderr)
+	}
+}
+
+// list --suite lists that suite only; a misspelled scenario or suite gets
+// a suggestion.
+func TestList_SuiteAndSuggestions(t *testing.T) {
+	code, out, _ := lockpick(t, "list", "--suite", "ci")
+	if code != exitOK || !strings.Contains(out, "failover-lock-loss") || strings.Contains(out, "redlock-split-vote ") {
+		t.Errorf("list --suite ci: exit %d\n%s", code, out)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "failover-lock-los"}, `did you mean "failover-lock-loss"?`},
+		{[]string{"run", "--suite", "quik"}, `did you mean "quick"?`},
+		{[]string{"list", "--suite", "cj"}, `did you mean "ci"?`},
+	} {
+		code, _, stderr := lockpick(t, tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q, want exit 2 and %q", tc.args, code, stderr, tc.want)
 		}
 	}
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"github.com/spf13/cobra"
+
+	"github.com/lockpick/lockpick/results"
 )
 
 func newRootCmd() *cobra.Command {
@@ -18,7 +20,9 @@ Exit codes: 0 every verdict matched its expectation (check: no anomaly),
 3 the infrastructure failed (a node did not start): never a verdict.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       results.Version(),
 	}
+	root.SetVersionTemplate("lockpick {{.Version}}\nbuild " + results.Build() + " (the executable's sha256, as recorded in shard.json)\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError(err.Error() + " (see `" + c.CommandPath() + " --help`)")
 	})

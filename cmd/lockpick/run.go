@@ -54,7 +54,7 @@ started on free loopback ports, checks every trial's history, prints the
 verdict and writes results/runs/<run>/ (scenario.json, history.jsonl,
 verdict.json, trial-NNN/history.jsonl, trial-NNN/nodes/*.log).
 
-Trial i uses seed --seed+i; run a single trial again with its seed to replay it.
+Trial i (from 1) uses seed --seed+i-1; run a single trial again with its seed to replay it.
 A scenario can also come from a YAML file (--file); see scenario/catalogue/
 for the format: every built-in scenario is written that way.`,
 		Example: "  lockpick run failover-lock-loss --trials 10\n  lockpick run --suite quick --junit junit.xml\n  lockpick run single-baseline --seed 42\n  lockpick run --file my-scenario.yaml",
@@ -140,7 +140,7 @@ func runScenarios(ctx context.Context, out io.Writer, names []string, f runFlags
 		for _, v := range skipped {
 			why = append(why, v.Scenario+": "+v.Skipped)
 		}
-		return usageError("run: --subject: no scenario fits the subject: " + strings.Join(why, "; "))
+		return usageError("run: " + subjectFlag(f.subjCmd) + ": no scenario fits the subject: " + strings.Join(why, "; "))
 	}
 	var base *results.Baseline
 	var judge func(*results.Verdict)
@@ -275,6 +275,14 @@ func printVerdict(w io.Writer, v *results.Verdict, dir string, subject bool) {
 		fmt.Fprintf(w, "  %s\n", wrap(e, 96, "    "))
 	}
 	fmt.Fprintf(w, "  results: %s\n", dir)
+	if report := filepath.Join(dir, "report.html"); fileExists(report) {
+		fmt.Fprintf(w, "  report:  %s\n", report)
+	}
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // writeReports writes the JUnit file and the Markdown summary of verdicts

@@ -60,9 +60,9 @@ var indexTmpl = template.Must(template.New("index").Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>lockpick runs</title>
 <style>body{font:15px system-ui,sans-serif;margin:2em auto;max-width:1000px}td,th{padding:.3em .8em;text-align:left;border-bottom:1px solid #e3e6ea}
 .no{color:#c0392b;font-weight:600}</style></head><body><h1>lockpick runs</h1>
-<table><tr><th>run</th><th>scenario</th><th>expect</th><th>observed</th><th>matched</th><th>trials</th></tr>
+<table><tr><th>run</th><th>scenario</th><th>expect</th><th>observed</th><th>matched</th><th>trials with an anomaly</th></tr>
 {{range .}}<tr><td><a href="{{.Name}}/report.html">{{.Name}}</a></td>
-<td>{{.V.Scenario}}</td><td>{{.V.Expect}}</td><td>{{.V.Observed}}</td><td {{if not .V.Matched}}class="no"{{end}}>{{if .Compare}}compare{{else}}{{.V.Matched}}{{end}}</td><td>{{.V.TrialsWithAnomaly}}/{{.V.Trials}}</td></tr>
+<td>{{.V.Scenario}}</td><td>{{.V.Expect}}</td><td>{{.V.Observed}}</td><td{{if not .V.Matched}} class="no"{{end}}>{{if .Compare}}compare{{else if .V.Matched}}yes{{else}}NOT matched{{end}}</td><td>{{if not .Compare}}{{.V.TrialsWithAnomaly}} of {{.V.Trials}}{{end}}</td></tr>
 {{else}}<tr><td colspan="6">no runs yet: lockpick run SCENARIO</td></tr>{{end}}</table></body></html>`))
 
 type runRow struct {

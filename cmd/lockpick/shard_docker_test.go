@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/cluster/dockerbackend"
 	"github.com/lockpick/lockpick/internal/testredis"
 	"github.com/lockpick/lockpick/results"
 	"github.com/lockpick/lockpick/trial"
@@ -41,7 +42,7 @@ func TestShards_InContainersMergeToTheUnshardedRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, err := cluster.BuildRunnerImage(ctx, &cluster.RunnerImageOptions{Lockpick: bin, ClockShim: shim})
+	ref, err := dockerbackend.BuildRunnerImage(ctx, &dockerbackend.RunnerImageOptions{Lockpick: bin, ClockShim: shim})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +137,7 @@ func needDockerCLI(t *testing.T) string {
 	docker, err := exec.LookPath("docker")
 	if err == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		err = cluster.DockerAvailable(ctx)
+		err = dockerbackend.Available(ctx)
 		cancel()
 	}
 	if err != nil {

@@ -64,7 +64,7 @@ func applySubject(list []scenario.Scenario, subject string, external string) ([]
 		case errors.As(err, &misfit):
 			skipped = append(skipped, &results.Verdict{Scenario: s.Name + "@" + subjectName(subject, command), Skipped: misfit.Reason})
 		case err != nil:
-			return nil, nil, usageError("run: --subject: " + err.Error())
+			return nil, nil, usageError("run: " + subjectFlag(external) + ": " + err.Error())
 		default:
 			out = append(out, v)
 		}
@@ -88,6 +88,14 @@ func subjectOf(subject, external string) string {
 		return filepath.Base(f[0])
 	}
 	return subject
+}
+
+// subjectFlag names the flag the user gave the subject with, for messages.
+func subjectFlag(external string) string {
+	if external != "" {
+		return "--subject-cmd"
+	}
+	return "--subject"
 }
 
 // printSkipped prints one line per skipped scenario.

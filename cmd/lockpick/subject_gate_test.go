@@ -125,7 +125,7 @@ func TestApplySubject_SkipsWhatDoesNotFit(t *testing.T) {
 	}
 
 	code, stdout, stderr := lockpick(t, "run", "failover-wait-replica", "--subject-cmd", "true", "--out", t.TempDir())
-	if code != exitUsage || !strings.Contains(stderr, "no scenario fits") || stdout != "" {
+	if code != exitUsage || !strings.Contains(stderr, "run: --subject-cmd: no scenario fits") || stdout != "" {
 		t.Errorf("every scenario skipped: exit %d, stderr %q; want %d saying no scenario fits", code, stderr, exitUsage)
 	}
 }

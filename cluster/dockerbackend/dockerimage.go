@@ -1,0 +1,333 @@
+package dockerbackend
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"debug/elf"
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/lockpick/lockpick/cluster"
+
+	"github.com/testcontainers/testcontainers-go"
+)
+
+// RedisImageRepo is the repository of the images [BuildRedisImage] builds;
+// the tag is a hash of the image's content.
+const RedisImageRepo = "lockpick-redis"
+
+// Paths inside the built image. The shim path is also where the docker
+// backend bind-mounts the shim into an image of the user's choice.
+const (
+	imageServerBin   = "/usr/bin/redis-server"
+	imageSentinelBin = "/usr/bin/redis-sentinel"
+	imageClockShim   = "/lockpick/clockshim.so"
+	imageFsyncShim   = "/lockpick/fsyncshim.so"
+)
+
+// RedisImageOptions configures [BuildRedisImage].
+type RedisImageOptions struct {
+	// ServerBin and SentinelBin are the host binaries copied into the image,
+	// with every shared library ldd lists for them. A SentinelBin that
+	// resolves to the same file as ServerBin (Debian's redis-sentinel is a
+	// symlink to it) becomes a symlink in the image.
+	// default: redis-server and redis-sentinel from PATH.
+	ServerBin, SentinelBin string
+	// ClockShim is the clock shim library ([cluster.BuildClockShim]) to copy into
+	// the image. default: "" (an image without the shim).
+	ClockShim string
+
+	_ struct{} // disallow positional literals, for extensibility
+}
+
+// builtImages serializes builds of one tag, and remembers which tag the
+// options of each earlier call gave, so that a run of many trials reads and
+// hashes the binaries once (the host's binaries are not expected to change
+// under a running lockpick).
+var builtImages = struct {
+	mu     sync.Mutex
+	tags   map[string]*sync.Mutex
+	byOpts map[RedisImageOptions]string
+}{tags: map[string]*sync.Mutex{}, byOpts: map[RedisImageOptions]string{}}
+
+// BuildRedisImage builds a FROM scratch image holding the host's
+// redis-server and redis-sentinel, their shared libraries (as ldd lists
+// them, at the same paths) and optionally the clock shim, and returns its
+// reference, RedisImageRepo:<hash of the build context>. An image with that
+// tag already present in the engine is reused, so the build happens once per
+// content, not once per run. It returns [cluster.ErrBinaryNotFound] when a binary or
+// ldd is missing, an error wrapping [ErrNoDocker] when no engine answers,
+// and the builder's output with any build error.
+func BuildRedisImage(ctx context.Context, opt *RedisImageOptions) (string, error) {
+	var o RedisImageOptions
+	if opt != nil {
+		o = *opt
+	}
+	p, err := dockerProvider(ctx)
+	if err != nil {
+		return "", err
+	}
+	builtImages.mu.Lock()
+	ref, ok := builtImages.byOpts[o]
+	builtImages.mu.Unlock()
+	if ok {
+		if _, err := p.Client().ImageInspect(ctx, ref); err == nil {
+			return ref, nil
+		}
+	}
+	archive, err := redisImageContext(o)
+	if err != nil {
+		return "", err
+	}
+	if ref, err = buildImage(ctx, p, RedisImageRepo, archive); err != nil {
+		return "", err
+	}
+	builtImages.mu.Lock()
+	builtImages.byOpts[o] = ref
+	builtImages.mu.Unlock()
+	return ref, nil
+}
+
+// buildImage builds the image of a build context archive as repo:<hash of
+// the archive>, unless the engine has it already, and returns its reference.
+func buildImage(ctx context.Context, p *testcontainers.DockerProvider, repo string, archive []byte) (string, error) {
+	sum := sha256.Sum256(archive)
+	tag := hex.EncodeToString(sum[:])[:16]
+	ref := repo + ":" + tag
+
+	builtImages.mu.Lock()
+	mu, ok := builtImages.tags[ref]
+	if !ok {
+		mu = new(sync.Mutex)
+		builtImages.tags[ref] = mu
+	}
+	builtImages.mu.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
+	if _, err := p.Client().ImageInspect(ctx, ref); err == nil {
+		return ref, nil
+	}
+	var log bytes.Buffer
+	_, err := p.BuildImage(ctx, &testcontainers.ContainerRequest{FromDockerfile: testcontainers.FromDockerfile{
+		ContextArchive: bytes.NewReader(archive),
+		Repo:           repo,
+		Tag:            tag,
+		KeepImage:      true,
+		BuildLogWriter: &log,
+	}})
+	if err != nil {
+		return "", fmt.Errorf("cluster: build image %s: %w\n%s", ref, err, strings.TrimSpace(log.String()))
+	}
+	return ref, nil
+}
+
+// redisImageContext returns the build context of the image as a tar
+// archive whose bytes depend only on the files' contents, so its hash names
+// the image.
+func redisImageContext(o RedisImageOptions) ([]byte, error) {
+	im, err := redisBins(o.ServerBin, o.SentinelBin)
+	if err != nil {
+		return nil, err
+	}
+	if o.ClockShim != "" {
+		im.files[imageClockShim] = o.ClockShim
+	}
+	im.dockerfile = "LABEL lockpick.image=redis\n" +
+		`ENTRYPOINT ["` + imageServerBin + `"]` + "\n"
+	return im.context()
+}
+
+// redisBins returns an image holding the Redis binaries serverBin and
+// sentinelBin (default: from PATH) at /usr/bin.
+func redisBins(serverBin, sentinelBin string) (scratchImage, error) {
+	var err error
+	if serverBin == "" {
+		if serverBin, err = exec.LookPath("redis-server"); err != nil {
+			return scratchImage{}, fmt.Errorf("%w: redis-server (apt-get install redis-server)", cluster.ErrBinaryNotFound)
+		}
+	}
+	if sentinelBin == "" {
+		if sentinelBin, err = exec.LookPath("redis-sentinel"); err != nil {
+			return scratchImage{}, fmt.Errorf("%w: redis-sentinel (apt-get install redis-sentinel)", cluster.ErrBinaryNotFound)
+		}
+	}
+	server, err := filepath.EvalSymlinks(serverBin)
+	if err != nil {
+		return scratchImage{}, fmt.Errorf("%w: %v", cluster.ErrBinaryNotFound, err)
+	}
+	sentinel, err := filepath.EvalSymlinks(sentinelBin)
+	if err != nil {
+		return scratchImage{}, fmt.Errorf("%w: %v", cluster.ErrBinaryNotFound, err)
+	}
+	im := scratchImage{files: map[string]string{imageServerBin: server}, bins: []string{server}}
+	if sentinel != server {
+		im.files[imageSentinelBin] = sentinel
+		im.bins = append(im.bins, sentinel)
+	} else {
+		// redis-server runs as a sentinel when called redis-sentinel.
+		im.links = map[string]string{imageSentinelBin: path.Base(imageServerBin)}
+	}
+	return im, nil
+}
+
+// A scratchImage is a FROM scratch image made of host files.
+type scratchImage struct {
+	files map[string]string // image path -> host path
+	// bins are host binaries whose shared libraries (as ldd lists them) go
+	// into the image at the same paths.
+	bins  []string
+	links map[string]string // image path -> symlink target
+	// dirs are empty folders, writable by everyone (as /tmp is).
+	dirs []string
+	// dockerfile follows FROM, COPY of the files and LD_LIBRARY_PATH.
+	dockerfile string
+}
+
+// context returns the image's build context as a tar archive whose bytes
+// depend only on the files' contents, so its hash names the image.
+func (im scratchImage) context() ([]byte, error) {
+	files := maps.Clone(im.files)
+	libDirs := map[string]bool{}
+	for _, bin := range im.bins {
+		libs, err := sharedLibs(bin)
+		if err != nil {
+			return nil, err
+		}
+		for _, l := range libs {
+			files[l] = l
+			libDirs[path.Dir(l)] = true
+		}
+	}
+	dockerfile := "FROM scratch\nCOPY rootfs/ /\n"
+	if len(libDirs) > 0 {
+		dockerfile += "ENV LD_LIBRARY_PATH=" + strings.Join(slices.Sorted(maps.Keys(libDirs)), ":") + "\n"
+	}
+	dockerfile += im.dockerfile
+
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	add := func(hdr *tar.Header, body []byte) error {
+		hdr.Format = tar.FormatPAX
+		hdr.Size = int64(len(body))
+		if err := tw.WriteHeader(hdr); err != nil {
+			return err
+		}
+		_, err := tw.Write(body)
+		return err
+	}
+	if err := add(&tar.Header{Name: "Dockerfile", Mode: 0o644, Typeflag: tar.TypeReg}, []byte(dockerfile)); err != nil {
+		return nil, err
+	}
+	seenDir := map[string]bool{}
+	mkdirs := func(p string) error {
+		for _, d := range parentDirs(p) {
+			if !seenDir[d] {
+				seenDir[d] = true
+				if err := add(&tar.Header{Name: "rootfs" + d + "/", Mode: 0o755, Typeflag: tar.TypeDir}, nil); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	for _, d := range slices.Sorted(slices.Values(im.dirs)) {
+		if err := mkdirs(d); err != nil {
+			return nil, err
+		}
+		seenDir[d] = true
+		if err := add(&tar.Header{Name: "rootfs" + d + "/", Mode: 0o1777, Typeflag: tar.TypeDir}, nil); err != nil {
+			return nil, err
+		}
+	}
+	for _, dst := range slices.Sorted(maps.Keys(files)) {
+		if err := mkdirs(dst); err != nil {
+			return nil, err
+		}
+		body, err := os.ReadFile(files[dst])
+		if err != nil {
+			return nil, fmt.Errorf("cluster: image context: %w", err)
+		}
+		if err := add(&tar.Header{Name: "rootfs" + dst, Mode: 0o755, Typeflag: tar.TypeReg}, body); err != nil {
+			return nil, err
+		}
+	}
+	for _, dst := range slices.Sorted(maps.Keys(im.links)) {
+		if err := mkdirs(dst); err != nil {
+			return nil, err
+		}
+		hdr := &tar.Header{Name: "rootfs" + dst, Linkname: im.links[dst], Mode: 0o777, Typeflag: tar.TypeSymlink}
+		if err := add(hdr, nil); err != nil {
+			return nil, err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// parentDirs returns "/a", "/a/b" for "/a/b/c".
+func parentDirs(p string) []string {
+	var out []string
+	for d := path.Dir(p); d != "/" && d != "."; d = path.Dir(d) {
+		out = append(out, d)
+	}
+	slices.Reverse(out)
+	return out
+}
+
+// sharedLibs returns the absolute paths ldd lists for bin, including the
+// program interpreter named in the ELF header.
+func sharedLibs(bin string) ([]string, error) {
+	var libs []string
+	if f, err := elf.Open(bin); err == nil {
+		for _, p := range f.Progs {
+			if p.Type == elf.PT_INTERP {
+				b := make([]byte, p.Filesz)
+				if _, err := p.ReadAt(b, 0); err == nil {
+					libs = append(libs, strings.TrimRight(string(b), "\x00"))
+				}
+			}
+		}
+		f.Close()
+		if len(libs) == 0 {
+			return nil, nil // statically linked: ldd has nothing to say
+		}
+	}
+	ldd, err := exec.LookPath("ldd")
+	if err != nil {
+		return nil, fmt.Errorf("%w: ldd (apt-get install libc-bin)", cluster.ErrBinaryNotFound)
+	}
+	out, err := exec.Command(ldd, bin).Output()
+	if err != nil {
+		return nil, fmt.Errorf("cluster: ldd %s: %w", bin, err)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		// "libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)" or
+		// "/lib64/ld-linux-x86-64.so.2 (0x...)"; vdso has no path.
+		line := strings.TrimSpace(sc.Text())
+		if _, after, ok := strings.Cut(line, "=> "); ok {
+			line = after
+		}
+		p, _, _ := strings.Cut(line, " ")
+		if strings.HasPrefix(p, "/") && !slices.Contains(libs, p) {
+			libs = append(libs, p)
+		}
+	}
+	if strings.Contains(string(out), "not found") {
+		return nil, fmt.Errorf("cluster: ldd %s: a library is missing:\n%s", bin, out)
+	}
+	return libs, nil
+}

@@ -1,0 +1,386 @@
+package dockerbackend
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lockpick/lockpick/cluster"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+	"github.com/testcontainers/testcontainers-go"
+)
+
+// A dockerProc is one container running one redis-server or redis-sentinel.
+type dockerProc struct {
+	name, dir, logPath string
+	config             []string
+	sentinel, fsync    bool
+	port               int
+	reservation        *cluster.PortReservation
+	clock              *cluster.Clock
+	timeout            time.Duration
+	b                  *Backend
+	api                client.APIClient
+
+	mu     sync.Mutex
+	ctr    *testcontainers.DockerContainer
+	exited chan struct{} // nil while stopped; closed when the container stops
+	paused bool
+}
+
+var (
+	_ cluster.Proc        = (*dockerProc)(nil)
+	_ cluster.ClockedProc = (*dockerProc)(nil)
+	_ cluster.DurableProc = (*dockerProc)(nil)
+)
+
+func (p *dockerProc) Name() string    { return p.name }
+func (p *dockerProc) Addr() string    { return net.JoinHostPort("127.0.0.1", strconv.Itoa(p.port)) }
+func (p *dockerProc) LogPath() string { return p.logPath }
+
+// Clock returns the process's clock, or nil when the backend has no ClockShim.
+func (p *dockerProc) Clock() *cluster.Clock { return p.clock }
+
+// create creates the container, not yet started.
+func (p *dockerProc) create(ctx context.Context, prov *testcontainers.DockerProvider, img string) error {
+	conf := filepath.Join(p.dir, "redis.conf")
+	bin := "redis-server"
+	if p.sentinel {
+		bin = "redis-sentinel"
+	}
+	if p.b.Image == "" {
+		bin = imageServerBin
+		if p.sentinel {
+			bin = imageSentinelBin
+		}
+	}
+	cmd := []string{conf}
+	if p.sentinel {
+		cmd = append(cmd, "--sentinel")
+	}
+	env := map[string]string{}
+	binds := []string{p.b.Dir + ":" + p.b.Dir}
+	var preload []string
+	if p.clock != nil {
+		preload = append(preload, imageClockShim)
+		env["LOCKPICK_CLOCK_FILE"] = p.clock.Path()
+		if p.b.Image != "" {
+			binds = append(binds, p.b.ClockShim+":"+imageClockShim+":ro")
+		}
+	}
+	if p.fsync {
+		preload = append(preload, imageFsyncShim)
+		env["LOCKPICK_FSYNC_JOURNAL"] = filepath.Join(p.dir, cluster.FsyncJournal)
+		binds = append(binds, p.b.FsyncShim+":"+imageFsyncShim+":ro")
+	}
+	if preload != nil {
+		env["LD_PRELOAD"] = strings.Join(preload, " ")
+	}
+	labels := ownerLabels()
+	labels[labelRun] = p.b.id
+	labels[labelNode] = p.name
+	req := testcontainers.ContainerRequest{
+		Image:      img,
+		Name:       "lockpick-" + p.b.id + "-" + p.name,
+		Entrypoint: []string{bin},
+		Cmd:        cmd,
+		Env:        env,
+		Labels:     labels,
+		ConfigModifier: func(c *container.Config) {
+			c.User = strconv.Itoa(os.Getuid()) + ":" + strconv.Itoa(os.Getgid())
+			c.WorkingDir = p.dir
+		},
+		HostConfigModifier: func(h *container.HostConfig) {
+			h.NetworkMode = "host"
+			h.Binds = binds
+			h.PortBindings = nil
+		},
+	}
+	c, err := prov.CreateContainer(ctx, req)
+	if dc, ok := c.(*testcontainers.DockerContainer); ok && dc != nil {
+		p.ctr = dc
+		trackContainer(dc.GetContainerID())
+	}
+	if err != nil {
+		// The engine may have created the container although the call
+		// failed (a cancelled ctx): remove it by name.
+		rctx, cancel := context.WithTimeout(context.Background(), dockerTimeout)
+		defer cancel()
+		_ = removeContainer(rctx, p.api, req.Name)
+		if p.ctr != nil {
+			_ = p.remove()
+		}
+		return &cluster.StartError{Node: p.name, LogPath: p.logPath, Err: fmt.Errorf("create container: %w", err)}
+	}
+	if p.ctr == nil {
+		return &cluster.StartError{Node: p.name, LogPath: p.logPath, Err: fmt.Errorf("create container: unexpected %T", c)}
+	}
+	return nil
+}
+
+func (p *dockerProc) writeConfig() error {
+	_, err := cluster.WriteRedisConfig(p.dir, p.port, p.logPath, p.sentinel, p.config)
+	return err
+}
+
+// Start starts the stopped container again (`docker start`) and waits
+// until the process answers PING. A running container is left alone; one
+// that exited on its own is started again.
+func (p *dockerProc) Start(ctx context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.exited != nil {
+		select {
+		case <-p.exited:
+			p.exited, p.paused = nil, false
+		default:
+			return nil
+		}
+	}
+	if err := p.writeConfig(); err != nil {
+		return p.startError(ctx, err)
+	}
+	if err := p.ctr.Start(ctx); err != nil {
+		return p.startError(ctx, err)
+	}
+	p.exited = p.watch()
+	if err := cluster.WaitReady(ctx, p.Addr(), p.timeout, p.exited); err != nil {
+		p.killLocked()
+		return p.startError(ctx, err)
+	}
+	return nil
+}
+
+// watch returns a channel closed when the running container stops (or the
+// backend closes).
+func (p *dockerProc) watch() chan struct{} {
+	ch := make(chan struct{})
+	id := p.ctr.GetContainerID()
+	go func() {
+		defer close(ch)
+		w := p.api.ContainerWait(p.b.ctx, id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
+		select {
+		case <-w.Result:
+		case <-w.Error:
+		}
+	}()
+	return ch
+}
+
+// startError appends the container's own output (ld.so complaints, config
+// errors printed before the logfile directive is read) to the log and
+// returns a *StartError with its tail.
+func (p *dockerProc) startError(ctx context.Context, err error) error {
+	if out := p.containerOutput(ctx); len(out) > 0 {
+		if f, ferr := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); ferr == nil {
+			_, _ = f.Write(out)
+			_ = f.Close()
+		}
+	}
+	return &cluster.StartError{Node: p.name, LogPath: p.logPath, Err: err, LogTail: cluster.LogTail(p.logPath, 5)}
+}
+
+// containerOutput returns what the container printed to stdout and stderr.
+func (p *dockerProc) containerOutput(ctx context.Context) []byte {
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+	}
+	rc, err := p.ctr.Logs(ctx)
+	if err != nil {
+		return nil
+	}
+	defer rc.Close()
+	out, _ := io.ReadAll(io.LimitReader(rc, 64<<10))
+	return bytes.TrimSpace(out)
+}
+
+// checkShim returns an error wrapping [cluster.ErrNoClockShim] unless the running
+// process has mapped its clock file, which the shim does on the first clock
+// read (Redis reads the clock long before it answers PING). It fails
+// closed: when the process's memory map cannot be read (an engine in
+// another pid namespace or VM), the error says so, since clock faults on
+// an unchecked node could do nothing unnoticed.
+func (p *dockerProc) checkShim(ctx context.Context) error {
+	pid, err := p.enginePID(ctx)
+	if err != nil {
+		return fmt.Errorf("%w: cannot check that %s loaded it: %v", cluster.ErrNoClockShim, p.name, err)
+	}
+	maps, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/maps")
+	if err != nil {
+		return fmt.Errorf("%w: cannot check that %s loaded it: %v (is the docker engine on another host or VM?)",
+			cluster.ErrNoClockShim, p.name, err)
+	}
+	if bytes.Contains(maps, []byte(p.clock.Path())) {
+		return nil
+	}
+	why := "the image's redis may be static, use another C library than this host's, or ignore LD_PRELOAD"
+	if out := p.containerOutput(ctx); len(out) > 0 {
+		why = string(out)
+	}
+	return fmt.Errorf("%w: %s in image %s did not load %s (%s); clock faults need the image lockpick builds from this host's redis (no --image)",
+		cluster.ErrNoClockShim, p.name, p.b.Image, p.b.ClockShim, why)
+}
+
+// checkFsyncShim returns an error wrapping [cluster.ErrNoFsyncShim] unless the
+// running process has the fsync shim mapped.
+func (p *dockerProc) checkFsyncShim(ctx context.Context) error {
+	pid, err := p.enginePID(ctx)
+	if err != nil {
+		return fmt.Errorf("%w: cannot check that %s loaded it: %v", cluster.ErrNoFsyncShim, p.name, err)
+	}
+	return cluster.CheckFsyncShim(pid, imageFsyncShim)
+}
+
+// enginePID returns the host pid of the container's process, as the
+// engine reports it.
+func (p *dockerProc) enginePID(ctx context.Context) (int, error) {
+	insp, err := p.api.ContainerInspect(ctx, p.ctr.GetContainerID(), client.ContainerInspectOptions{})
+	if err != nil {
+		return 0, fmt.Errorf("inspect: %v", err)
+	}
+	if insp.Container.State == nil || insp.Container.State.Pid == 0 {
+		return 0, errors.New("the engine reports no pid")
+	}
+	return insp.Container.State.Pid, nil
+}
+
+// CanLosePower returns an error wrapping [cluster.ErrNoFsyncShim] unless the
+// backend preloads the fsync shim into this node.
+func (p *dockerProc) CanLosePower() error {
+	if !p.fsync {
+		return fmt.Errorf("%w: %s (the backend was given no FsyncShim)", cluster.ErrNoFsyncShim, p.name)
+	}
+	return nil
+}
+
+// PowerLoss drops every byte of the node's data files (in the bind-mounted
+// directory) that it had not fsynced; call it between Kill and Start.
+func (p *dockerProc) PowerLoss() (cluster.PowerCut, error) {
+	if err := p.CanLosePower(); err != nil {
+		return cluster.PowerCut{}, err
+	}
+	return cluster.CutToDurable(p.dir)
+}
+
+// Kill kills the container with SIGKILL (`docker kill`) and waits until it
+// has stopped. A paused container is thawed first, so it dies at once.
+func (p *dockerProc) Kill() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.killLocked()
+}
+
+func (p *dockerProc) killLocked() error {
+	if p.exited == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), dockerTimeout)
+	defer cancel()
+	id := p.ctr.GetContainerID()
+	if p.paused {
+		_, _ = p.api.ContainerUnpause(ctx, id, client.ContainerUnpauseOptions{})
+	}
+	_, err := p.api.ContainerKill(ctx, id, client.ContainerKillOptions{Signal: "KILL"})
+	select {
+	case <-p.exited:
+	case <-ctx.Done():
+		return fmt.Errorf("cluster: kill %s: %w (kill: %v)", p.name, ctx.Err(), err)
+	}
+	p.exited, p.paused = nil, false
+	return nil
+}
+
+// Pause freezes the container (`docker pause`). It returns [cluster.ErrNotRunning]
+// when the container is stopped.
+func (p *dockerProc) Pause() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.runningLocked() {
+		return fmt.Errorf("%w: %s", cluster.ErrNotRunning, p.name)
+	}
+	if p.paused {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), dockerTimeout)
+	defer cancel()
+	if _, err := p.api.ContainerPause(ctx, p.ctr.GetContainerID(), client.ContainerPauseOptions{}); err != nil {
+		return fmt.Errorf("cluster: pause %s: %w", p.name, err)
+	}
+	p.paused = true
+	return nil
+}
+
+// Resume thaws a paused container (`docker unpause`); a running container
+// that is not paused is left alone. It returns [cluster.ErrNotRunning] when the
+// container is stopped.
+func (p *dockerProc) Resume() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.runningLocked() {
+		return fmt.Errorf("%w: %s", cluster.ErrNotRunning, p.name)
+	}
+	if !p.paused {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), dockerTimeout)
+	defer cancel()
+	if _, err := p.api.ContainerUnpause(ctx, p.ctr.GetContainerID(), client.ContainerUnpauseOptions{}); err != nil {
+		return fmt.Errorf("cluster: resume %s: %w", p.name, err)
+	}
+	p.paused = false
+	return nil
+}
+
+func (p *dockerProc) runningLocked() bool {
+	if p.exited == nil {
+		return false
+	}
+	select {
+	case <-p.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// WipeData removes the process's persisted data, which lives in the
+// bind-mounted directory on the host.
+func (p *dockerProc) WipeData() error { return cluster.WipeData(p.dir) }
+
+// releasePort gives up the port reservation; [cluster.Cluster.Close] calls it.
+func (p *dockerProc) releasePort() {
+	if p.reservation != nil {
+		p.reservation.Release()
+	}
+}
+
+// remove force-removes the container and releases the port. It is
+// idempotent.
+func (p *dockerProc) remove() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	defer p.releasePort()
+	if p.ctr == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), dockerTimeout)
+	defer cancel()
+	if err := removeContainer(ctx, p.api, p.ctr.GetContainerID()); err != nil {
+		return err
+	}
+	p.exited, p.paused = nil, false
+	return nil
+}

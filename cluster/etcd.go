@@ -1,0 +1,291 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// An etcdMember is one etcd server process of an etcd topology, run by the
+// process backend in its own directory: its data directory (data/) and
+// nothing else; its log is <name>.log beside the directory, as for Redis
+// nodes. Its client and peer ports are reserved for the cluster's life, so
+// a killed member restarts on the same addresses, and it advertises the
+// addresses of its two proxies (the node's Link and Peer), so clients and
+// the other members reach it only through them.
+type etcdMember struct {
+	name, bin, dir, logPath string
+	clientPort, peerPort    int
+	reservations            []*PortReservation
+	clientURL, peerURL      string // advertised: the proxies
+	cfg                     *etcdClusterConfig
+	timeout                 time.Duration // of a start
+
+	// replace follows etcd's procedure for a member whose data is gone
+	// (see [Cluster.replaceEtcdMember]); it is set by the cluster.
+	replace func(ctx context.Context) error
+
+	// pid is the running process's id, 0 when none; read without mu,
+	// which a start holds for seconds (the peer filters ask during it).
+	pid atomic.Int64
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	exited chan struct{}
+	booted bool // it has run: a start now joins an existing cluster
+}
+
+// etcdClusterConfig is what every member of one etcd cluster is started with.
+type etcdClusterConfig struct {
+	token     string // --initial-cluster-token, unique per cluster
+	initial   string // --initial-cluster: name=peer proxy URL, ...
+	heartbeat time.Duration
+	election  time.Duration
+}
+
+var (
+	_ Proc    = (*etcdMember)(nil)
+	_ PIDProc = (*etcdMember)(nil)
+)
+
+func (m *etcdMember) Name() string    { return m.name }
+func (m *etcdMember) LogPath() string { return m.logPath }
+
+// Addr returns the member's own client address (not its proxy).
+func (m *etcdMember) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(m.clientPort)) }
+
+// peerAddr returns the member's own peer address (not its proxy).
+func (m *etcdMember) peerAddr() string {
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(m.peerPort))
+}
+
+func (m *etcdMember) dataDir() string { return filepath.Join(m.dir, "data") }
+
+// PID returns the running member's process id, or 0 when it is not running.
+func (m *etcdMember) PID() int { return int(m.pid.Load()) }
+
+// Start starts the member if it is not running and waits until its peer
+// port answers, i.e. the process is up and taking part in the cluster. It
+// does not wait for a quorum: a member serves clients only once the
+// cluster has one (see [Cluster.WaitEtcdHealthy]). A member that has run
+// before restarts with --initial-cluster-state existing; if its data
+// directory was wiped, it is first replaced as etcd documents it (removed
+// from the membership and added again, see [Cluster.replaceEtcdMember]).
+func (m *etcdMember) Start(ctx context.Context) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cmd != nil {
+		select {
+		case <-m.exited: // died on its own: start it again
+			etcdReaper.remove(m)
+			m.cmd = nil
+		default:
+			return nil
+		}
+	}
+	state := "new"
+	if m.booted {
+		state = "existing"
+		if !hasEtcdData(m.dataDir()) && m.replace != nil {
+			if err := m.replace(ctx); err != nil {
+				return m.startError(fmt.Errorf("replace wiped member: %w", err))
+			}
+		}
+	}
+	if err := m.launchLocked(state); err != nil {
+		return m.startError(err)
+	}
+	if err := waitHTTP(ctx, "http://"+m.peerAddr()+"/version", m.timeout, m.exited); err != nil {
+		m.killLocked()
+		return m.startError(err)
+	}
+	m.booted = true
+	return nil
+}
+
+// launchLocked starts the etcd process without waiting for it.
+func (m *etcdMember) launchLocked(state string) error {
+	if err := os.MkdirAll(m.dir, 0o755); err != nil {
+		return err
+	}
+	logf, err := os.OpenFile(m.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	cmd := exec.Command(m.bin, m.args(state)...)
+	cmd.Dir = m.dir
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Env = etcdEnv()
+	// As for Redis nodes (process.go): die with lockpick, and keep a
+	// terminal's Ctrl-C from reaching the member first.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	exited := make(chan struct{})
+	m.pid.Store(int64(cmd.Process.Pid))
+	go func() { _ = cmd.Wait(); m.pid.Store(0); close(exited) }()
+	m.cmd, m.exited = cmd, exited
+	etcdReaper.add(m)
+	return nil
+}
+
+// args returns the member's command line for an --initial-cluster-state.
+// The initial cluster flags are ignored by etcd once the data directory
+// holds a WAL, and needed when it does not.
+func (m *etcdMember) args(state string) []string {
+	return []string{
+		"--name", m.name,
+		"--data-dir", m.dataDir(),
+		"--listen-client-urls", "http://" + m.Addr(),
+		"--advertise-client-urls", m.clientURL,
+		"--listen-peer-urls", "http://" + m.peerAddr(),
+		"--initial-advertise-peer-urls", m.peerURL,
+		"--initial-cluster", m.cfg.initial,
+		"--initial-cluster-token", m.cfg.token,
+		"--initial-cluster-state", state,
+		"--heartbeat-interval", strconv.FormatInt(m.cfg.heartbeat.Milliseconds(), 10),
+		"--election-timeout", strconv.FormatInt(m.cfg.election.Milliseconds(), 10),
+		"--logger", "zap",
+		"--enable-v2=false",
+	}
+}
+
+// etcdEnv is lockpick's environment without ETCD_* variables, which etcd
+// reads as flags.
+func etcdEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "ETCD_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+func (m *etcdMember) startError(err error) error {
+	return &StartError{Node: m.name, LogPath: m.logPath, Err: err, LogTail: LogTail(m.logPath, 5)}
+}
+
+// Kill sends SIGKILL and waits for the member to exit. It is idempotent.
+func (m *etcdMember) Kill() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.killLocked()
+	return nil
+}
+
+func (m *etcdMember) killLocked() {
+	if m.cmd == nil {
+		return
+	}
+	_ = m.cmd.Process.Signal(syscall.SIGCONT) // a paused member must still die
+	_ = syscall.Kill(-m.cmd.Process.Pid, syscall.SIGKILL)
+	<-m.exited
+	etcdReaper.remove(m)
+	m.cmd = nil
+}
+
+func (m *etcdMember) signal(sig syscall.Signal) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cmd == nil {
+		return fmt.Errorf("%w: %s", ErrNotRunning, m.name)
+	}
+	return m.cmd.Process.Signal(sig)
+}
+
+// Pause freezes the member (SIGSTOP); Resume thaws it (SIGCONT).
+func (m *etcdMember) Pause() error  { return m.signal(syscall.SIGSTOP) }
+func (m *etcdMember) Resume() error { return m.signal(syscall.SIGCONT) }
+
+// WipeData removes the member's data directory (WAL, snapshots, bolt
+// database); call it between Kill and Start, which then replaces the
+// member (see [Cluster.replaceEtcdMember]).
+func (m *etcdMember) WipeData() error { return os.RemoveAll(m.dataDir()) }
+
+// releasePort gives up the member's port reservations; [Cluster.Close]
+// calls it.
+func (m *etcdMember) releasePort() {
+	for _, r := range m.reservations {
+		r.Release()
+	}
+}
+
+// hasEtcdData reports whether dir holds an etcd member's data (its WAL).
+func hasEtcdData(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, "member", "wal"))
+	return err == nil
+}
+
+// waitHTTP polls url with GET until it answers 200, the process exits,
+// ctx ends or timeout passes.
+func waitHTTP(ctx context.Context, url string, timeout time.Duration, exited <-chan struct{}) error {
+	deadline := time.Now().Add(timeout)
+	hc := &http.Client{Timeout: 200 * time.Millisecond}
+	for {
+		if resp, err := hc.Get(url); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-exited:
+			return errors.New("process exited during start")
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return ErrNotReady
+		}
+	}
+}
+
+// etcdReaper tracks running etcd members, so [KillAll] (Ctrl-C, SIGTERM)
+// stops them as it stops Redis processes.
+var etcdReaper = &memberSet{members: map[*etcdMember]struct{}{}}
+
+type memberSet struct {
+	mu      sync.Mutex
+	members map[*etcdMember]struct{}
+}
+
+func (s *memberSet) add(m *etcdMember) {
+	s.mu.Lock()
+	s.members[m] = struct{}{}
+	s.mu.Unlock()
+}
+
+func (s *memberSet) remove(m *etcdMember) {
+	s.mu.Lock()
+	delete(s.members, m)
+	s.mu.Unlock()
+}
+
+func (s *memberSet) killAll() {
+	s.mu.Lock()
+	ms := make([]*etcdMember, 0, len(s.members))
+	for m := range s.members {
+		ms = append(ms, m)
+	}
+	s.mu.Unlock()
+	for _, m := range ms {
+		_ = m.Kill()
+	}
+}
+
+func init() { reapHooks = append(reapHooks, etcdReaper.killAll) }

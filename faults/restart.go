@@ -1,0 +1,124 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/lockpick/lockpick/cluster"
+)
+
+// A RestartFault crashes a node with kill -9 and starts it again after
+// Delay. Redlock's mitigation for crash-restart is a Delay of at least the
+// longest lock TTL, so that every lock the node granted has expired before it
+// answers again; with Wipe the node also loses whatever it persisted, like a
+// replaced host.
+type RestartFault struct {
+	// Delay is how long the node stays down. default: 0 (restart at once).
+	Delay time.Duration `json:"delay"`
+	// Wipe removes the node's RDB and AOF files before the restart.
+	Wipe bool `json:"wipe"`
+}
+
+var (
+	_ Fault    = (*RestartFault)(nil)
+	_ Verifier = (*RestartFault)(nil)
+)
+
+// Inject kills the node, waits Delay and starts it again, returning once it
+// answers PING, so it blocks for at least Delay. If ctx ends during the
+// delay it returns ctx's error and leaves the node down for Heal to start.
+func (f *RestartFault) Inject(ctx context.Context, n *cluster.Node) error {
+	return crashAndRestart(ctx, n, f.Delay, func(p cluster.Proc) error {
+		if !f.Wipe {
+			return nil
+		}
+		if err := p.WipeData(); err != nil {
+			return fmt.Errorf("cluster: wipe %s: %w", n.Name, err)
+		}
+		return nil
+	})
+}
+
+// crashAndRestart kills n's process, lets lost take from its files what
+// the crash lost, waits delay and starts it again, returning once it
+// answers PING. If ctx ends during the delay it returns ctx's error and
+// leaves the node down for a heal to start.
+func crashAndRestart(ctx context.Context, n *cluster.Node, delay time.Duration, lost func(cluster.Proc) error) error {
+	p, err := procOf(n)
+	if err != nil {
+		return err
+	}
+	if err := p.Kill(); err != nil {
+		return err
+	}
+	if err := lost(p); err != nil {
+		return err
+	}
+	if err := sleepCtx(ctx, delay); err != nil {
+		return err
+	}
+	return p.Start(ctx)
+}
+
+// Heal starts the node if it is still down.
+func (f *RestartFault) Heal(ctx context.Context, n *cluster.Node) error { return startNode(ctx, n) }
+
+// startNode starts n's process if it is down.
+func startNode(ctx context.Context, n *cluster.Node) error {
+	p, err := procOf(n)
+	if err != nil {
+		return err
+	}
+	return p.Start(ctx)
+}
+
+// Verify returns e.g. "back up (uptime 0s), wiped" if the process answers
+// PING on its own address, with the uptime its INFO reports, and an error
+// wrapping [ErrNoEffect] if it does not answer.
+func (f *RestartFault) Verify(ctx context.Context, n *cluster.Node) (string, error) {
+	p, err := backUp(n)
+	if err != nil {
+		return "", err
+	}
+	s := "back up"
+	ictx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	if m, err := cluster.Info(ictx, p.Addr(), "server"); err == nil && m["uptime_in_seconds"] != "" {
+		s += " (uptime " + m["uptime_in_seconds"] + "s)"
+	}
+	if f.Wipe {
+		s += ", wiped"
+	}
+	return s, nil
+}
+
+// Describe returns e.g. "restart after 5s, wiped".
+func (f *RestartFault) Describe() string {
+	s := "restart"
+	if f.Delay > 0 {
+		s += " after " + f.Delay.String()
+	}
+	if f.Wipe {
+		s += ", wiped"
+	}
+	return s
+}
+
+func init() { RegisterFault("restart", func() Fault { return new(RestartFault) }) }
+
+// backUp returns n's process if it answers PING on its own address, and an
+// error wrapping [ErrNoEffect] if it does not.
+func backUp(n *cluster.Node) (cluster.Proc, error) {
+	p, err := procOf(n)
+	if err != nil {
+		return nil, err
+	}
+	if err := cluster.Ping(p.Addr(), 300*time.Millisecond); err != nil {
+		return nil, noEffect("%s does not answer PING on %s: %v", n.Name, p.Addr(), err)
+	}
+	return p, nil
+}
+
+// Place accepts the Redis nodes only (see [Placer]).
+func (f *RestartFault) Place(t cluster.Topology, node string) error { return onRedisNode(t, node) }

@@ -1,0 +1,287 @@
+package faults_test
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/faults"
+)
+
+// verifyOK checks that Verify sees f's effect on n and describes it with
+// every one of want, and returns the description.
+func verifyOK(tb testing.TB, f faults.Fault, n *cluster.Node, want ...string) string {
+	tb.Helper()
+	start := time.Now()
+	got, err := faults.Verify(context.Background(), f, n)
+	if err != nil {
+		tb.Fatalf("Verify %s: %v", faults.Describe(f, n), err)
+	}
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			tb.Fatalf("Verify %s = %q, want it to say %q", faults.Describe(f, n), got, w)
+		}
+	}
+	// Every check is bounded by about a second; the slack is for a loaded
+	// machine running the suite with -race.
+	if took := time.Since(start); took > 2500*time.Millisecond {
+		tb.Fatalf("Verify %s took %v, want about a second at most", faults.Describe(f, n), took)
+	}
+	tb.Logf("Verify %s: %s", faults.Describe(f, n), got)
+	return got
+}
+
+// verifyAbsent checks that Verify reports f's effect on n as absent.
+func verifyAbsent(tb testing.TB, f faults.Fault, n *cluster.Node) {
+	tb.Helper()
+	got, err := faults.Verify(context.Background(), f, n)
+	if !errors.Is(err, faults.ErrNoEffect) {
+		tb.Fatalf("Verify %s = %q, %v; want ErrNoEffect", faults.Describe(f, n), got, err)
+	}
+	tb.Logf("Verify %s: %v", faults.Describe(f, n), err)
+}
+
+// noVerify is a fault without Verify.
+type noVerify struct{}
+
+func (noVerify) Inject(context.Context, *cluster.Node) error { return nil }
+func (noVerify) Heal(context.Context, *cluster.Node) error   { return nil }
+
+func TestVerify_NotAVerifier(t *testing.T) {
+	t.Parallel()
+	if got, err := faults.Verify(context.Background(), noVerify{}, nil); got != "" || err != nil {
+		t.Fatalf("Verify = %q, %v; want \"\", nil", got, err)
+	}
+}
+
+func TestKillFault_Verify(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t, cluster.Topology{})
+	n := c.Nodes[0]
+	f := &faults.KillFault{}
+	verifyAbsent(t, f, n) // running
+	inject(t, f, n)
+	if got := verifyOK(t, f, n); got != "down" {
+		t.Fatalf("Verify = %q, want down", got)
+	}
+	heal(t, f, n)
+	verifyAbsent(t, f, n)
+}
+
+func TestRestartFault_Verify(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t, cluster.Topology{})
+	n := c.Nodes[0]
+	f := &faults.RestartFault{Wipe: true}
+	inject(t, &faults.KillFault{}, n)
+	verifyAbsent(t, f, n) // still down
+	inject(t, f, n)
+	verifyOK(t, f, n, "back up", ", wiped")
+	heal(t, f, n)
+}
+
+// hidePID hides a process's PID, as a container's would be.
+type hidePID struct{ cluster.Proc }
+
+func TestPauseFault_Verify(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t, cluster.Topology{})
+	n := c.Nodes[0]
+	other := &cluster.Node{Name: n.Name, Proc: hidePID{n.Proc}}
+	f := &faults.PauseFault{}
+	verifyAbsent(t, f, n)
+	verifyAbsent(t, f, other)
+	inject(t, f, n)
+	t.Cleanup(func() { heal(t, f, n) })
+	verifyOK(t, f, n, "frozen (SIGSTOP)")
+	verifyOK(t, f, other, "frozen", "PING")
+	heal(t, f, n)
+	verifyAbsent(t, f, n)
+	inject(t, &faults.KillFault{}, n)
+	verifyAbsent(t, f, n) // down is not frozen
+	verifyAbsent(t, f, other)
+}
+
+func TestProcessPauseFault_Verify(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Skip("no sleep(1):", err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	f := &faults.ProcessPauseFault{PID: cmd.Process.Pid}
+	verifyAbsent(t, f, nil)
+	inject(t, f, nil)
+	verifyOK(t, f, nil, "frozen (SIGSTOP)")
+	heal(t, f, nil)
+	verifyAbsent(t, f, nil)
+	if _, err := faults.Verify(context.Background(), &faults.ProcessPauseFault{}, nil); !errors.Is(err, cluster.ErrBadFault) {
+		t.Fatalf("Verify pid 0: err=%v, want ErrBadFault", err)
+	}
+}
+
+// TestNetworkFaults_Verify checks every proxy fault on one cluster, one
+// after the other: absent before Inject, seen after, absent after Heal.
+func TestNetworkFaults_Verify(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t, cluster.Topology{Replicas: 1})
+	replica := c.Nodes[1]
+	for _, tc := range []struct {
+		fault faults.Fault
+		want  string
+	}{
+		{&faults.PartitionFault{}, "client link black-holed both ways"},
+		{&faults.PartitionFault{Direction: faults.ToNode}, "client link black-holed to-node"},
+		{&faults.PartitionFault{Direction: faults.FromNode}, "client link black-holed from-node"},
+		{&faults.PartitionFault{Refuse: true}, "client link cut"},
+		{&faults.PartitionFault{Link: faults.ReplicationLink}, "repl link black-holed both ways"},
+		{&faults.LatencyFault{Latency: 1500 * time.Millisecond, Direction: faults.ToNode}, "toxic latency 1500ms to-node installed"},
+		{&faults.LatencyFault{Latency: 200 * time.Millisecond, Jitter: 50 * time.Millisecond}, "toxic latency 200ms±50ms both installed"},
+		{&faults.LatencyFault{Latency: time.Millisecond, Link: faults.ReplicationLink}, "toxic latency 1ms both installed on the repl link"},
+		{&faults.DropRepliesFault{}, "toxic timeout from-node installed"},
+		{&faults.ResetFault{}, "toxic reset_peer to-node installed"},
+		{&faults.CutReplicationFault{}, "replication link cut"},
+	} {
+		t.Run(faults.Describe(tc.fault, replica), func(t *testing.T) {
+			verifyAbsent(t, tc.fault, replica)
+			inject(t, tc.fault, replica)
+			verifyOK(t, tc.fault, replica, tc.want)
+			heal(t, tc.fault, replica)
+			heal(t, tc.fault, replica) // healing twice is no error
+			verifyAbsent(t, tc.fault, replica)
+		})
+	}
+}
+
+func TestLatencyFault_VerifyOtherLatency(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t, cluster.Topology{})
+	n := c.Nodes[0]
+	slow := &faults.LatencyFault{Latency: 1500 * time.Millisecond}
+	inject(t, slow, n)
+	t.Cleanup(func() { heal(t, slow, n) })
+	// Injecting a second latency keeps the first toxic: its effect is absent.
+	fast := &faults.LatencyFault{Latency: 200 * time.Millisecond}
+	inject(t, fast, n)
+	verifyAbsent(t, fast, n)
+	// Another direction's toxic is not this fault's either.
+	verifyAbsent(t, &faults.DropRepliesFault{}, n)
+}
+
+func TestClockJumpFault_Verify(t *testing.T) {
+	t.Parallel()
+	c := startClockCluster(t, cluster.Topology{Masters: 2})
+	n1, n2 := c.Nodes[0], c.Nodes[1]
+	f := &faults.ClockJumpFault{Offset: 5 * time.Second}
+	verifyAbsent(t, f, n1) // no jump yet
+	inject(t, f, n1)
+	checkReadBack(t, verifyOK(t, f, n1, "(read back with TIME)"), f.Offset)
+	heal(t, f, n1)
+	verifyAbsent(t, f, n1) // reset
+
+	back := &faults.ClockJumpFault{Offset: -30 * time.Second}
+	inject(t, back, n1)
+	t.Cleanup(func() { heal(t, back, n1) })
+	checkReadBack(t, verifyOK(t, back, n1, "(read back with TIME)"), back.Offset)
+
+	// A node whose Clock moved but whose process does not read it, as
+	// without the shim: TIME shows true time.
+	unshimmed := &cluster.Node{Name: "n2", Proc: clockedAs{n2.Proc, c.Nodes[0]}}
+	verifyAbsent(t, back, unshimmed)
+}
+
+// checkReadBack checks that a clock-jump Verify description such as
+// "clock +5.001s (read back with TIME)" gives an offset within 250ms of want.
+func checkReadBack(tb testing.TB, effect string, want time.Duration) {
+	tb.Helper()
+	s, ok := strings.CutPrefix(effect, "clock ")
+	s, _, ok2 := strings.Cut(s, " ")
+	got, err := time.ParseDuration(strings.TrimPrefix(s, "+"))
+	if !ok || !ok2 || err != nil {
+		tb.Fatalf("effect %q does not read \"clock <offset> (...)\": %v", effect, err)
+	}
+	if (got - want).Abs() > 250*time.Millisecond {
+		tb.Fatalf("effect %q: read back %v, want %v ±250ms", effect, got, want)
+	}
+}
+
+// clockedAs is a process that reports another node's clock as its own.
+type clockedAs struct {
+	cluster.Proc
+	of *cluster.Node
+}
+
+func (p clockedAs) Clock() *cluster.Clock { return p.of.Proc.(cluster.ClockedProc).Clock() }
+
+func TestClockRateFault_Verify(t *testing.T) {
+	t.Parallel()
+	c := startClockCluster(t, cluster.Topology{})
+	n := c.Nodes[0]
+	f := &faults.ClockRateFault{Rate: 2}
+	verifyAbsent(t, f, n)
+	inject(t, f, n)
+	t.Cleanup(func() { heal(t, f, n) })
+	got := verifyOK(t, f, n, "(read back with TIME)")
+	s, _ := strings.CutPrefix(got, "clock rate ×")
+	s, _, _ = strings.Cut(s, " ")
+	if rate, err := strconv.ParseFloat(s, 64); err != nil || rate < 1.7 || rate > 2.3 {
+		t.Fatalf("Verify = %q, want \"clock rate ×<rate> (...)\" with a rate of 2 ±15%%", got)
+	}
+	heal(t, f, n)
+	verifyAbsent(t, f, n)
+}
+
+func TestPromoteFault_Verify(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t, cluster.Topology{Replicas: 1})
+	n2 := c.Nodes[1]
+	f := &faults.PromoteFault{Demote: true}
+	verifyAbsent(t, f, n2) // still a replica
+	inject(t, f, n2)
+	if got := verifyOK(t, f, n2); got != "role master" {
+		t.Fatalf("Verify = %q, want role master", got)
+	}
+	verifyAbsent(t, f, c.Nodes[0]) // the demoted master
+}
+
+func TestSentinelFailoverFault_Verify(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t, cluster.Topology{Replicas: 1, Sentinels: 3})
+	n1 := c.Nodes[0]
+	f := &faults.SentinelFailoverFault{Timeout: 15 * time.Second}
+	verifyAbsent(t, f, n1)
+	inject(t, f, n1)
+	verifyOK(t, f, n1, "sentinels now name n2 master")
+}
+
+// TestDockerBackend_Verify checks the process faults' Verify on containers,
+// whose processes Verify cannot look up by pid.
+func TestDockerBackend_Verify(t *testing.T) {
+	t.Parallel()
+	c, _ := startDocker(t, cluster.Topology{}, true)
+	n := c.Nodes[0]
+	pause := &faults.PauseFault{}
+	verifyAbsent(t, pause, n)
+	inject(t, pause, n)
+	t.Cleanup(func() { heal(t, pause, n) })
+	verifyOK(t, pause, n, "frozen (no reply to PING in 150ms)")
+	heal(t, pause, n)
+	verifyAbsent(t, pause, n)
+
+	jump := &faults.ClockJumpFault{Offset: -10 * time.Second}
+	inject(t, jump, n)
+	checkReadBack(t, verifyOK(t, jump, n), jump.Offset)
+	heal(t, jump, n)
+	verifyAbsent(t, jump, n)
+
+	kill := &faults.KillFault{}
+	inject(t, kill, n)
+	verifyOK(t, kill, n, "down")
+	heal(t, kill, n)
+	verifyAbsent(t, kill, n)
+}
