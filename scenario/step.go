@@ -10,7 +10,7 @@ import (
 
 // A Step is one fault in a scenario's schedule.
 //
-// The fault kinds are cluster's ("kill", "restart", "pause", "partition",
+// The fault kinds are package faults' ("kill", "restart", "pause", "partition",
 // "latency", "drop-replies", "reset", "cut-replication", "clock-jump",
 // "clock-rate", "promote", "sentinel-failover"), configured by Params, plus
 // "pause-client", which freezes an isolated client's whole process, and
