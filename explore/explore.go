@@ -14,7 +14,8 @@ import (
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/evidence"
 	"github.com/lockpick/lockpick/results"
-	"github.com/lockpick/lockpick/scenarios"
+	"github.com/lockpick/lockpick/scenario"
+	"github.com/lockpick/lockpick/trial"
 )
 
 // Options configures [Explore]. Zero fields take their defaults.
@@ -42,8 +43,8 @@ type Options struct {
 	Target float64
 	// Out is the folder the explore folder is created in. default: results/explore.
 	Out string
-	// Backend makes each trial's backend. default: [scenarios.ProcessBackend].
-	Backend scenarios.BackendFactory
+	// Backend makes each trial's backend. default: [trial.ProcessBackend].
+	Backend trial.BackendFactory
 	// Progress, if set, is called as the work goes on.
 	Progress func(Progress)
 	// Shard, if set, searches only the schedules dealt to it (schedule j
@@ -93,20 +94,20 @@ type Result struct {
 
 // A Finding is one unsafe schedule, shrunk, with its measured replay rate.
 type Finding struct {
-	File     string           `json:"file"`     // minimal.yaml, minimal-2.yaml, ...
-	Original Schedule         `json:"original"` // the schedule the search drew
-	Kind     string           `json:"kind"`     // the anomaly kind reproduced, e.g. double-grant
-	Anomaly  string           `json:"anomaly"`  // the original trial's anomaly, in words
-	Shrunk   Shrunk           `json:"shrink"`
-	Minimal  []scenarios.Step `json:"minimal"`
+	File     string          `json:"file"`     // minimal.yaml, minimal-2.yaml, ...
+	Original Schedule        `json:"original"` // the schedule the search drew
+	Kind     string          `json:"kind"`     // the anomaly kind reproduced, e.g. double-grant
+	Anomaly  string          `json:"anomaly"`  // the original trial's anomaly, in words
+	Shrunk   Shrunk          `json:"shrink"`
+	Minimal  []scenario.Step `json:"minimal"`
 	// Reproduced of Measured replays of the minimal scenario showed the anomaly.
 	Reproduced int    `json:"reproduced"`
 	Measured   int    `json:"measured"`
 	ReplayDir  string `json:"replay_dir"` // the run folder of those replays
 
-	originalTrial scenarios.TrialResult
-	minimalTrial  *scenarios.TrialResult
-	minimal       scenarios.Scenario
+	originalTrial trial.TrialResult
+	minimalTrial  *trial.TrialResult
+	minimal       scenario.Scenario
 }
 
 // ErrFoundNothing is not an error of the harness: the budget ran out with no
@@ -116,8 +117,8 @@ var ErrFoundNothing = errors.New("explore: no finding within the budget")
 // Explore searches base with random fault schedules, shrinks each finding
 // and writes an explore folder (explore.json, minimal.yaml, original.yaml,
 // report.html, replay run folders). It returns [ErrFoundNothing] when the
-// budget ran out first, an *[scenarios.InfraError] when the harness failed.
-func Explore(ctx context.Context, base scenarios.Scenario, opt Options) (*Result, error) {
+// budget ran out first, an *[trial.InfraError] when the harness failed.
+func Explore(ctx context.Context, base scenario.Scenario, opt Options) (*Result, error) {
 	o := opt.withDefaults()
 	base.Faults, base.Arms = nil, nil
 	if slices.Contains(o.Faults, "pause-client") && len(base.Isolate) == 0 {
@@ -127,7 +128,7 @@ func Explore(ctx context.Context, base scenarios.Scenario, opt Options) (*Result
 		}
 	}
 	if err := o.Shard.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: %v", scenarios.ErrBadScenario, err)
+		return nil, fmt.Errorf("%w: %v", scenario.ErrBadScenario, err)
 	}
 	gen, err := NewGenerator(base, o.Faults)
 	if err != nil {
@@ -135,7 +136,7 @@ func Explore(ctx context.Context, base scenarios.Scenario, opt Options) (*Result
 	}
 	dir, err := results.Create(o.Out, fmt.Sprintf("%s-%s-seed%d%s", time.Now().Format("20060102-150405"), base.Name, o.Seed, o.Shard.Suffix()))
 	if err != nil {
-		return nil, &scenarios.InfraError{Err: err}
+		return nil, &trial.InfraError{Err: err}
 	}
 	res, err := explore(ctx, base, gen, o, dir)
 	if err != nil && !errors.Is(err, ErrFoundNothing) {
@@ -144,12 +145,12 @@ func Explore(ctx context.Context, base scenarios.Scenario, opt Options) (*Result
 	}
 	if werr := write(dir, base, res); werr != nil {
 		dir.Abort()
-		return nil, &scenarios.InfraError{Err: werr}
+		return nil, &trial.InfraError{Err: werr}
 	}
 	final, cerr := dir.Commit()
 	if cerr != nil {
 		dir.Abort()
-		return nil, &scenarios.InfraError{Err: cerr}
+		return nil, &trial.InfraError{Err: cerr}
 	}
 	res.Dir = final
 	return res, err
@@ -178,13 +179,13 @@ func (o Options) withDefaults() Options {
 		o.Out = filepath.Join("results", "explore")
 	}
 	if o.Backend == nil {
-		o.Backend = scenarios.ProcessBackend
+		o.Backend = trial.ProcessBackend
 	}
 	o.Shrink.Parallel = o.Parallel
 	return o
 }
 
-func explore(ctx context.Context, base scenarios.Scenario, gen *Generator, o Options, dir *results.RunDir) (*Result, error) {
+func explore(ctx context.Context, base scenario.Scenario, gen *Generator, o Options, dir *results.RunDir) (*Result, error) {
 	res := &Result{Scenario: base.Name, Seed: o.Seed, Vocabulary: gen.Kinds(), Parallel: o.Parallel, Inconclusive: map[string]int{}}
 	if !o.Shard.Whole() {
 		res.Shard = o.Shard.String()
@@ -282,18 +283,18 @@ func explore(ctx context.Context, base scenarios.Scenario, gen *Generator, o Opt
 
 // shrinkFinding shrinks f, measures the minimal scenario with a run of
 // its own in dir, and returns the finding.
-func shrinkFinding(ctx context.Context, base scenarios.Scenario, f *finding, o Options, dir *results.RunDir, n, flaky int, report func(func(*Progress))) (Finding, error) {
+func shrinkFinding(ctx context.Context, base scenario.Scenario, f *finding, o Options, dir *results.RunDir, n, flaky int, report func(func(*Progress))) (Finding, error) {
 	fd := Finding{File: "minimal.yaml", Original: f.tried.Schedule, Anomaly: f.tried.Example, originalTrial: f.trial}
 	if n > 1 {
 		fd.File = fmt.Sprintf("minimal-%d.yaml", n)
 	}
 	fd.Kind = f.kind
 	original := f.tried.Schedule.Apply(base)
-	original.Expect = scenarios.Unsafe
+	original.Expect = scenario.Unsafe
 	rp := &replayer{backend: o.Backend, kind: fd.Kind}
 	so := o.Shrink
 	so.Seed = f.tried.Schedule.Seed
-	so.Progress = func(step ShrinkStep, best scenarios.Scenario) {
+	so.Progress = func(step ShrinkStep, best scenario.Scenario) {
 		report(func(p *Progress) {
 			p.Replays += step.Replays
 			p.Best = fmt.Sprintf("%d faults: %s", len(best.Faults), best.Schedule())
@@ -340,12 +341,12 @@ func shrinkFinding(ctx context.Context, base scenarios.Scenario, f *finding, o O
 	}
 	fd.minimal.Name = name // a step back lands on a scenario of the chain, named like the base
 	fd.minimal.Faults = slices.Clone(fd.minimal.Faults)
-	slices.SortStableFunc(fd.minimal.Faults, func(a, b scenarios.Step) int { return int(a.At - b.At) })
+	slices.SortStableFunc(fd.minimal.Faults, func(a, b scenario.Step) int { return int(a.At - b.At) })
 	fd.Minimal = fd.minimal.Faults
 	report(func(p *Progress) { p.Phase = "measure" })
 	// The measurement is a run like `lockpick run --file minimal.yaml --trials N`.
 	runName := strings.TrimSuffix(fd.File, ".yaml") + "-replay"
-	v, runDir, err := scenarios.Run(ctx, fd.minimal, &scenarios.Options{Trials: o.Measure, Seed: 1, Out: dir.Path("."),
+	v, runDir, err := trial.Run(ctx, fd.minimal, &trial.Options{Trials: o.Measure, Seed: 1, Out: dir.Path("."),
 		Name: runName, Parallel: o.Parallel, Backend: o.Backend})
 	if err != nil {
 		return fd, err
@@ -358,7 +359,7 @@ func shrinkFinding(ctx context.Context, base scenarios.Scenario, f *finding, o O
 	}
 	report(func(p *Progress) { p.Replays += o.Measure })
 	if h, err := checker.ReadFile(filepath.Join(runDir, "history.jsonl")); err == nil {
-		tr := scenarios.TrialResult{History: h, Check: checker.Check(h, scenarios.CheckOptions(fd.minimal))}
+		tr := trial.TrialResult{History: h, Check: checker.Check(h, trial.CheckOptions(fd.minimal))}
 		fd.minimalTrial = &tr
 	}
 	fd.minimal.Explain = explain(base, f, fd, o.Seed)
@@ -369,11 +370,11 @@ func shrinkFinding(ctx context.Context, base scenarios.Scenario, f *finding, o O
 // A replayer runs the shrinker's trials on real nodes: a trial reproduces
 // the finding when it is unsafe with the same anomaly kind.
 type replayer struct {
-	backend scenarios.BackendFactory
+	backend trial.BackendFactory
 	kind    string
 }
 
-func (r *replayer) replay(ctx context.Context, s scenarios.Scenario, seed uint64) (Outcome, error) {
+func (r *replayer) replay(ctx context.Context, s scenario.Scenario, seed uint64) (Outcome, error) {
 	tr, err := runTrial(ctx, s, seed, r.backend)
 	if err != nil {
 		return Outcome{}, err
@@ -384,7 +385,7 @@ func (r *replayer) replay(ctx context.Context, s scenarios.Scenario, seed uint64
 
 // explain writes the minimal scenario's explain paragraph from its faults
 // and the anomaly.
-func explain(base scenarios.Scenario, f *finding, fd Finding, seed uint64) string {
+func explain(base scenario.Scenario, f *finding, fd Finding, seed uint64) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Found by `lockpick explore %s --seed %d` (schedule %d of the search), with no scripted fault: ",
 		base.Name, seed, f.tried.Schedule.Index)
@@ -403,7 +404,7 @@ func explain(base scenarios.Scenario, f *finding, fd Finding, seed uint64) strin
 
 // describeFaults says the faults in a sentence, e.g. "at +350ms restart
 // n3, then at +1.2s pause the node holding the lock's key for 800ms".
-func describeFaults(steps []scenarios.Step) string {
+func describeFaults(steps []scenario.Step) string {
 	if len(steps) == 0 {
 		return "no fault at all (the lock breaks under load alone)"
 	}
@@ -429,17 +430,17 @@ func describeFaults(steps []scenarios.Step) string {
 }
 
 // targetWords says a step's target in words.
-func targetWords(s scenarios.Step) string {
+func targetWords(s scenario.Step) string {
 	switch s.Node {
-	case scenarios.AimMaster:
+	case scenario.AimMaster:
 		return "the current master"
-	case scenarios.AimReplica:
+	case scenario.AimReplica:
 		return "a replica"
-	case scenarios.AimKeyHolder:
+	case scenario.AimKeyHolder:
 		return "a node holding the lock's key"
-	case scenarios.AimHolderResource:
+	case scenario.AimHolderResource:
 		return "the holder's path to the resource"
-	case scenarios.AimHolder:
+	case scenario.AimHolder:
 		return "the one holding the lock"
 	case "":
 		return fmt.Sprintf("%d", s.Client)

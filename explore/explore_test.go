@@ -10,7 +10,7 @@ import (
 
 	"github.com/lockpick/lockpick/explore"
 	"github.com/lockpick/lockpick/internal/testredis"
-	"github.com/lockpick/lockpick/scenarios"
+	"github.com/lockpick/lockpick/scenario"
 )
 
 // A real search: SET NX PX on one node without persistence, restarts only.
@@ -36,11 +36,11 @@ func TestExplore_FindsAndShrinksOnRealNodes(t *testing.T) {
 	if fd.Shrunk.Replays == 0 || fd.Measured != 3 {
 		t.Errorf("shrink replays %d, measured %d", fd.Shrunk.Replays, fd.Measured)
 	}
-	min, err := scenarios.LoadFile(filepath.Join(res.Dir, "minimal.yaml"))
+	min, err := scenario.LoadFile(filepath.Join(res.Dir, "minimal.yaml"))
 	if err != nil {
 		t.Fatalf("minimal.yaml does not read back: %v", err)
 	}
-	if min.Expect != scenarios.Unsafe || !strings.Contains(min.Explain, "explore") {
+	if min.Expect != scenario.Unsafe || !strings.Contains(min.Explain, "explore") {
 		t.Errorf("minimal.yaml: expect %s, explain %q", min.Expect, min.Explain)
 	}
 	if !strings.Contains(min.Name, "-explored-seed") {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockpick/lockpick/scenarios"
+	"github.com/lockpick/lockpick/scenario"
 )
 
 // DefaultMaxFaults bounds a schedule's faults when the scenario does not.
@@ -18,15 +18,15 @@ const DefaultMaxFaults = 4
 // of the workload they meet. Schedule i of a search is a function of the
 // search's seed and i alone.
 type Schedule struct {
-	Index  int                `json:"index"`
-	Seed   uint64             `json:"seed"` // the trial's seed
-	Hold   scenarios.Duration `json:"hold"`
-	Faults []scenarios.Step   `json:"faults"`
+	Index  int               `json:"index"`
+	Seed   uint64            `json:"seed"` // the trial's seed
+	Hold   scenario.Duration `json:"hold"`
+	Faults []scenario.Step   `json:"faults"`
 }
 
 // Apply returns base with the schedule's hold and faults, no requirements
 // of its own (the base's were written for its faults), no arms and no suites.
-func (sc Schedule) Apply(base scenarios.Scenario) scenarios.Scenario {
+func (sc Schedule) Apply(base scenario.Scenario) scenario.Scenario {
 	s := base
 	s.Hold = sc.Hold
 	s.Faults = slices.Clone(sc.Faults)
@@ -39,14 +39,14 @@ func (sc Schedule) Describe() string {
 	if len(sc.Faults) == 0 {
 		return "no faults"
 	}
-	return scenarios.Scenario{Faults: sc.Faults}.Schedule()
+	return scenario.Scenario{Faults: sc.Faults}.Schedule()
 }
 
 // A Generator draws random schedules for a scenario: faults from its
 // vocabulary, aimed at nodes by name or by the system's state, with
 // intensities scaled to the lock's TTL.
 type Generator struct {
-	base      scenarios.Scenario
+	base      scenario.Scenario
 	kinds     []string
 	maxFaults int
 	holdMin   time.Duration
@@ -57,7 +57,7 @@ type Generator struct {
 // means base's explore section, else every kind that fits the topology. A
 // kind that does not fit (promote without replicas, pause-client without
 // isolated clients) is an error.
-func NewGenerator(base scenarios.Scenario, kinds []string) (*Generator, error) {
+func NewGenerator(base scenario.Scenario, kinds []string) (*Generator, error) {
 	g := &Generator{base: base, maxFaults: DefaultMaxFaults}
 	ttl := base.Lock.TTL.D()
 	g.holdMin, g.holdMax = ttl/20, ttl*3/4
@@ -81,14 +81,14 @@ func NewGenerator(base scenarios.Scenario, kinds []string) (*Generator, error) {
 	}
 	for _, k := range kinds {
 		if _, ok := vocabulary[k]; !ok {
-			return nil, fmt.Errorf("%w: unknown fault %q (known: %s)", scenarios.ErrBadScenario, k, strings.Join(Kinds(), ", "))
+			return nil, fmt.Errorf("%w: unknown fault %q (known: %s)", scenario.ErrBadScenario, k, strings.Join(Kinds(), ", "))
 		}
 		if why := whyNot(k, base); why != "" {
-			return nil, fmt.Errorf("%w: fault %s does not fit %s: %s", scenarios.ErrBadScenario, k, base.Name, why)
+			return nil, fmt.Errorf("%w: fault %s does not fit %s: %s", scenario.ErrBadScenario, k, base.Name, why)
 		}
 	}
 	if len(kinds) == 0 {
-		return nil, fmt.Errorf("%w: no fault fits %s", scenarios.ErrBadScenario, base.Name)
+		return nil, fmt.Errorf("%w: no fault fits %s", scenario.ErrBadScenario, base.Name)
 	}
 	g.kinds = kinds
 	return g, nil
@@ -103,17 +103,17 @@ func (g *Generator) Kinds() []string { return slices.Clone(g.kinds) }
 func (g *Generator) Schedule(seed uint64, i int) Schedule {
 	rng := rand.New(rand.NewPCG(seed, uint64(i)+0x5eed))
 	d := &draw{rng: rng, s: g.base, ttl: g.base.Lock.TTL.D(), dur: g.base.Duration.D()}
-	sc := Schedule{Index: i, Seed: rng.Uint64()>>1 + 1, Hold: scenarios.Duration(d.between(g.holdMin, g.holdMax))}
+	sc := Schedule{Index: i, Seed: rng.Uint64()>>1 + 1, Hold: scenario.Duration(d.between(g.holdMin, g.holdMax))}
 	n := 1 + rng.IntN(g.maxFaults)
 	for range n {
 		kind := g.kinds[rng.IntN(len(g.kinds))]
 		for _, st := range vocabulary[kind].make(d) {
-			if !slices.ContainsFunc(sc.Faults, func(o scenarios.Step) bool { return clash(o, st) }) {
+			if !slices.ContainsFunc(sc.Faults, func(o scenario.Step) bool { return clash(o, st) }) {
 				sc.Faults = append(sc.Faults, st)
 			}
 		}
 	}
-	slices.SortStableFunc(sc.Faults, func(a, b scenarios.Step) int { return int(a.At - b.At) })
+	slices.SortStableFunc(sc.Faults, func(a, b scenario.Step) int { return int(a.At - b.At) })
 	return sc
 }
 
@@ -121,7 +121,7 @@ func (g *Generator) Schedule(seed uint64, i int) Schedule {
 // intensities.
 type draw struct {
 	rng      *rand.Rand
-	s        scenarios.Scenario
+	s        scenario.Scenario
 	ttl, dur time.Duration
 }
 
@@ -138,13 +138,13 @@ func (d *draw) between(lo, hi time.Duration) time.Duration {
 
 // at draws an injection time in the first 70% of the trial, so the lock
 // meets the fault and the clients have time to act on it.
-func (d *draw) at() scenarios.Duration {
-	return scenarios.Duration(d.between(0, d.dur*7/10))
+func (d *draw) at() scenario.Duration {
+	return scenario.Duration(d.between(0, d.dur*7/10))
 }
 
 // span draws how long a fault lasts: TTL/10 to 1.5×TTL.
-func (d *draw) span() scenarios.Duration {
-	return scenarios.Duration(d.between(d.ttl/10, d.ttl*3/2))
+func (d *draw) span() scenario.Duration {
+	return scenario.Duration(d.between(d.ttl/10, d.ttl*3/2))
 }
 
 func (d *draw) chance(p float64) bool { return d.rng.Float64() < p }
@@ -153,9 +153,9 @@ func nodeName(i int) string { return fmt.Sprintf("n%d", i+1) }
 
 // node aims at one node: by name, or by the system's state.
 func (d *draw) node() string {
-	aims := []string{scenarios.AimKeyHolder}
+	aims := []string{scenario.AimKeyHolder}
 	if d.s.Topology.Replicas > 0 {
-		aims = append(aims, scenarios.AimMaster, scenarios.AimReplica)
+		aims = append(aims, scenario.AimMaster, scenario.AimReplica)
 	}
 	if d.chance(0.5) {
 		return aims[d.rng.IntN(len(aims))]
@@ -190,16 +190,16 @@ func (d *draw) link() string {
 		return d.node()
 	}
 	if d.chance(0.5) {
-		return scenarios.AimHolderResource
+		return scenario.AimHolderResource
 	}
 	return fmt.Sprintf("r%d", 1+d.rng.IntN(d.s.Clients))
 }
 
 // steps makes one step per target, all at the same time and for as long.
-func steps(kind string, targets []string, at, span scenarios.Duration, params map[string]any) []scenarios.Step {
-	out := make([]scenarios.Step, len(targets))
+func steps(kind string, targets []string, at, span scenario.Duration, params map[string]any) []scenario.Step {
+	out := make([]scenario.Step, len(targets))
 	for i, t := range targets {
-		out[i] = scenarios.Step{At: at, Fault: kind, Node: t, For: span}
+		out[i] = scenario.Step{At: at, Fault: kind, Node: t, For: span}
 		if len(params) > 0 {
 			out[i].Params = maps.Clone(params)
 		}
@@ -211,7 +211,7 @@ func steps(kind string, targets []string, at, span scenarios.Duration, params ma
 // once: the second would undo or replace the first (one toxic, one pause),
 // so its effect could not be verified and the trial would prove nothing.
 // Aimed targets may resolve to any node, so they clash with every target.
-func clash(a, b scenarios.Step) bool {
+func clash(a, b scenario.Step) bool {
 	if a.Fault != b.Fault {
 		return false
 	}
@@ -221,12 +221,12 @@ func clash(a, b scenarios.Step) bool {
 	if a.Fault == "pause-client" && a.Client != b.Client && a.Node == "" && b.Node == "" {
 		return false
 	}
-	end := func(s scenarios.Step) scenarios.Duration {
+	end := func(s scenario.Step) scenario.Duration {
 		if s.For == 0 {
 			if lasting(s.Fault) {
-				return scenarios.Duration(1 << 62) // until the end of the trial
+				return scenario.Duration(1 << 62) // until the end of the trial
 			}
-			return s.At + scenarios.Duration(time.Second) // a one-shot fault and its aftermath
+			return s.At + scenario.Duration(time.Second) // a one-shot fault and its aftermath
 		}
 		return s.At + s.For
 	}

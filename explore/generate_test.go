@@ -6,12 +6,12 @@ import (
 	"testing"
 
 	"github.com/lockpick/lockpick/explore"
-	"github.com/lockpick/lockpick/scenarios"
+	"github.com/lockpick/lockpick/scenario"
 )
 
-func lookup(t *testing.T, name string) scenarios.Scenario {
+func lookup(t *testing.T, name string) scenario.Scenario {
 	t.Helper()
-	s, err := scenarios.Lookup(name)
+	s, err := scenario.Lookup(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestMarshalScenario_RoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := scenarios.Parse("round-trip.yaml", b)
+	back, err := scenario.Parse("round-trip.yaml", b)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, b)
 	}
@@ -120,7 +120,7 @@ func TestMarshalScenario_RoundTrip(t *testing.T) {
 }
 
 // normal marshals s, so maps decoded from YAML and built in Go compare equal.
-func normal(t *testing.T, s scenarios.Scenario) string {
+func normal(t *testing.T, s scenario.Scenario) string {
 	b, err := explore.MarshalScenario(s)
 	if err != nil {
 		t.Fatal(err)

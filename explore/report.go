@@ -11,7 +11,7 @@ import (
 
 	"github.com/lockpick/lockpick/evidence"
 	"github.com/lockpick/lockpick/results"
-	"github.com/lockpick/lockpick/scenarios"
+	"github.com/lockpick/lockpick/scenario"
 )
 
 //go:embed report.html.tmpl
@@ -37,7 +37,7 @@ type reasonCount struct {
 
 // writeReport renders report.html: the search over time, and each finding
 // with its original and minimal schedules side by side on the lease timeline.
-func writeReport(path string, base scenarios.Scenario, res *Result) error {
+func writeReport(path string, base scenario.Scenario, res *Result) error {
 	data := struct {
 		R             *Result
 		Unsafe, Incon int

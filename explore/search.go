@@ -10,7 +10,8 @@ import (
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/evidence"
 	"github.com/lockpick/lockpick/results"
-	"github.com/lockpick/lockpick/scenarios"
+	"github.com/lockpick/lockpick/scenario"
+	"github.com/lockpick/lockpick/trial"
 )
 
 // A Tried is one trial of the search: its schedule and what it showed.
@@ -31,20 +32,20 @@ type Tried struct {
 // first safety anomaly, which replays must show again.
 type finding struct {
 	tried Tried
-	trial scenarios.TrialResult
+	trial trial.TrialResult
 	kind  string
 }
 
 // searcher runs random schedules on base until one is unsafe or the budget
 // is spent.
 type searcher struct {
-	base     scenarios.Scenario
+	base     scenario.Scenario
 	gen      *Generator
 	seed     uint64
 	parallel int
 	deadline time.Time // zero: no time budget
 	maxTry   int       // 0: no trial budget
-	backend  scenarios.BackendFactory
+	backend  trial.BackendFactory
 	began    time.Time
 	progress func(t Tried)
 	shard    results.Shard // plays every Count-th schedule, from Index-1
@@ -160,13 +161,13 @@ func (sr *searcher) play(ctx context.Context, i int) (*finding, error) {
 
 // runTrial plays one trial of s, with its node files in a temporary folder
 // that goes once the trial ends: search and shrink keep only the result.
-func runTrial(ctx context.Context, s scenarios.Scenario, seed uint64, nb scenarios.BackendFactory) (scenarios.TrialResult, error) {
+func runTrial(ctx context.Context, s scenario.Scenario, seed uint64, nb trial.BackendFactory) (trial.TrialResult, error) {
 	dir, err := os.MkdirTemp("", "lockpick-explore-")
 	if err != nil {
-		return scenarios.TrialResult{}, &scenarios.InfraError{Err: err}
+		return trial.TrialResult{}, &trial.InfraError{Err: err}
 	}
 	defer os.RemoveAll(dir)
-	return scenarios.RunTrial(ctx, s, seed, dir, nb)
+	return trial.RunTrial(ctx, s, seed, dir, nb)
 }
 
 // byName returns counts by kind name, nil when there are none.
@@ -183,7 +184,7 @@ func byName(counts map[checker.Kind]int) map[string]int {
 
 // tried sums up a trial of sc, and returns the kind of its first safety
 // anomaly ("" if none).
-func tried(sc Schedule, tr scenarios.TrialResult, at time.Duration) (Tried, string) {
+func tried(sc Schedule, tr trial.TrialResult, at time.Duration) (Tried, string) {
 	t := Tried{Schedule: sc, Observed: tr.Observed, Reason: tr.Reason, Seconds: tr.Wall.Seconds(), EndedAt: at.Seconds()}
 	t.Anomalies, t.Prevented = byName(tr.Check.Counts()), byName(tr.Check.PreventedCounts())
 	// The example is the first safety anomaly, else the first of any kind.

@@ -9,13 +9,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lockpick/lockpick/scenarios"
+	"github.com/lockpick/lockpick/scenario"
 )
 
 // A Replay runs one trial of s with the given seed and says whether it
 // reproduced the finding. An error means the harness failed, and ends the
 // shrink.
-type Replay func(ctx context.Context, s scenarios.Scenario, seed uint64) (Outcome, error)
+type Replay func(ctx context.Context, s scenario.Scenario, seed uint64) (Outcome, error)
 
 // An Outcome is one replay's result.
 type Outcome struct {
@@ -37,7 +37,7 @@ type ShrinkOptions struct {
 	// Seed is the first replay's seed; each replay uses the next. default: 1.
 	Seed uint64
 	// Progress, if set, is called after each candidate.
-	Progress func(step ShrinkStep, best scenarios.Scenario)
+	Progress func(step ShrinkStep, best scenario.Scenario)
 }
 
 func (o ShrinkOptions) withDefaults() ShrinkOptions {
@@ -68,7 +68,7 @@ type ShrinkStep struct {
 
 // A Shrunk is the result of [Shrink].
 type Shrunk struct {
-	Minimal scenarios.Scenario `json:"-"`
+	Minimal scenario.Scenario `json:"-"`
 	// Confirmed says whether the original reproduced K of N times at the
 	// start; when it did not, nothing was shrunk.
 	Confirmed bool         `json:"confirmed"`
@@ -77,7 +77,7 @@ type Shrunk struct {
 	Seconds   float64      `json:"seconds"`
 	// Chain is the scenario after each kept change, the original first;
 	// Minimal is its last.
-	Chain []scenarios.Scenario `json:"-"`
+	Chain []scenario.Scenario `json:"-"`
 	// K of N replays had to reproduce a change for it to be kept.
 	K int `json:"k"`
 	N int `json:"n"`
@@ -92,7 +92,7 @@ type Shrunk struct {
 // faults, shortens them, moves them earlier, simplifies their parameters,
 // and takes away clients, trial time and hold time, one change at a time,
 // greedily, until no change is kept or the replay budget is spent.
-func Shrink(ctx context.Context, s scenarios.Scenario, replay Replay, opt ShrinkOptions) (Shrunk, error) {
+func Shrink(ctx context.Context, s scenario.Scenario, replay Replay, opt ShrinkOptions) (Shrunk, error) {
 	o := opt.withDefaults()
 	sh := &shrinker{replay: replay, o: o, seed: o.Seed}
 	began := time.Now()
@@ -104,7 +104,7 @@ func Shrink(ctx context.Context, s scenarios.Scenario, replay Replay, opt Shrink
 	out.Steps = append(out.Steps, first)
 	out.Confirmed = first.Kept
 	cur := s
-	out.Chain = []scenarios.Scenario{s}
+	out.Chain = []scenario.Scenario{s}
 	rejected := map[string]bool{} // a change that failed once is not tried again
 	for out.Confirmed {
 		kept := false
@@ -150,7 +150,7 @@ type shrinker struct {
 }
 
 // try replays s until K reproduce or N-K+1 do not, Parallel at a time.
-func (sh *shrinker) try(ctx context.Context, change string, s scenarios.Scenario) (ShrinkStep, error) {
+func (sh *shrinker) try(ctx context.Context, change string, s scenario.Scenario) (ShrinkStep, error) {
 	began := time.Now()
 	step := ShrinkStep{Change: change, Faults: len(s.Faults)}
 	for step.Reproduced < sh.o.K && step.Replays-step.Reproduced <= sh.o.N-sh.o.K {
@@ -174,7 +174,7 @@ func (sh *shrinker) try(ctx context.Context, change string, s scenarios.Scenario
 }
 
 // replayBatch runs n replays of s at once, with seeds seed, seed+1, ...
-func replayBatch(ctx context.Context, replay Replay, s scenarios.Scenario, seed uint64, n int) ([]Outcome, error) {
+func replayBatch(ctx context.Context, replay Replay, s scenario.Scenario, seed uint64, n int) ([]Outcome, error) {
 	outs := make([]Outcome, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -192,7 +192,7 @@ func replayBatch(ctx context.Context, replay Replay, s scenarios.Scenario, seed 
 
 // Measure replays s n times, parallel at a time, and returns the outcomes:
 // the reproduction rate of a minimal scenario, measured rather than assumed.
-func Measure(ctx context.Context, s scenarios.Scenario, replay Replay, n, parallel int, seed uint64) ([]Outcome, error) {
+func Measure(ctx context.Context, s scenario.Scenario, replay Replay, n, parallel int, seed uint64) ([]Outcome, error) {
 	var all []Outcome
 	for len(all) < n {
 		batch := min(max(parallel, 1), n-len(all))
@@ -209,15 +209,15 @@ func Measure(ctx context.Context, s scenarios.Scenario, replay Replay, n, parall
 type candidate struct {
 	change string
 	key    string // what a rejection rules out for later passes
-	s      scenarios.Scenario
+	s      scenario.Scenario
 }
 
 // candidates lists the changes to try on s, biggest first: drop a fault,
 // then shorten, move earlier and simplify each, then fewer clients, a
 // shorter trial and a shorter hold.
-func candidates(s scenarios.Scenario) []candidate {
+func candidates(s scenario.Scenario) []candidate {
 	var out []candidate
-	with := func(change string, edit func(c *scenarios.Scenario)) {
+	with := func(change string, edit func(c *scenario.Scenario)) {
 		c := s
 		c.Faults = slices.Clone(s.Faults)
 		for i := range c.Faults {
@@ -227,7 +227,7 @@ func candidates(s scenarios.Scenario) []candidate {
 		out = append(out, candidate{change: change, key: change, s: c})
 	}
 	for i, f := range s.Faults {
-		with("drop "+stepText(f), func(c *scenarios.Scenario) { c.Faults = slices.Delete(c.Faults, i, i+1) })
+		with("drop "+stepText(f), func(c *scenario.Scenario) { c.Faults = slices.Delete(c.Faults, i, i+1) })
 		// A fault that could not be dropped is not tried again once shortened or moved.
 		out[len(out)-1].key = fmt.Sprintf("drop %d %s %s %d", i, f.Fault, f.Node, f.Client)
 	}
@@ -235,24 +235,24 @@ func candidates(s scenarios.Scenario) []candidate {
 		// The boldest change first, then half of it.
 		for _, at := range []time.Duration{0, round(f.At.D() / 2)} {
 			if at < f.At.D() && (at == 0 || at >= 50*time.Millisecond) {
-				with(fmt.Sprintf("move %s to +%v", stepText(f), at), func(c *scenarios.Scenario) { c.Faults[i].At = scenarios.Duration(at) })
+				with(fmt.Sprintf("move %s to +%v", stepText(f), at), func(c *scenario.Scenario) { c.Faults[i].At = scenario.Duration(at) })
 			}
 		}
 		for _, d := range []time.Duration{round(f.For.D() / 4), round(f.For.D() / 2)} {
 			if f.For > 0 && d >= 10*time.Millisecond && d < f.For.D() {
-				with(fmt.Sprintf("shorten %s to %v", stepText(f), d), func(c *scenarios.Scenario) { c.Faults[i].For = scenarios.Duration(d) })
+				with(fmt.Sprintf("shorten %s to %v", stepText(f), d), func(c *scenario.Scenario) { c.Faults[i].For = scenario.Duration(d) })
 			}
 		}
 		if f.Jitter > 0 {
-			with("no jitter on "+stepText(f), func(c *scenarios.Scenario) { c.Faults[i].Jitter = 0 })
+			with("no jitter on "+stepText(f), func(c *scenario.Scenario) { c.Faults[i].Jitter = 0 })
 		}
 		for _, k := range slices.Sorted(maps.Keys(f.Params)) {
-			with(fmt.Sprintf("no %s on %s", k, stepText(f)), func(c *scenarios.Scenario) { delete(c.Faults[i].Params, k) })
+			with(fmt.Sprintf("no %s on %s", k, stepText(f)), func(c *scenario.Scenario) { delete(c.Faults[i].Params, k) })
 		}
 	}
 	for _, n := range []int{2, s.Clients - 1} {
 		if n >= 2 && n < s.Clients {
-			with(fmt.Sprintf("%d clients", n), func(c *scenarios.Scenario) {
+			with(fmt.Sprintf("%d clients", n), func(c *scenario.Scenario) {
 				c.Clients = n
 				c.Isolate = slices.DeleteFunc(slices.Clone(c.Isolate), func(p int) bool { return p > n })
 				c.Cycles = c.Cycles[:min(len(c.Cycles), n)]
@@ -261,16 +261,16 @@ func candidates(s scenarios.Scenario) []candidate {
 	}
 	for _, d := range []time.Duration{round(s.Duration.D() / 2), round(s.Duration.D() * 3 / 4)} {
 		if d >= 500*time.Millisecond && d < s.Duration.D() {
-			with(fmt.Sprintf("trial of %v", d), func(c *scenarios.Scenario) { c.Duration = scenarios.Duration(d) })
+			with(fmt.Sprintf("trial of %v", d), func(c *scenario.Scenario) { c.Duration = scenario.Duration(d) })
 		}
 	}
 	if h := round(s.Hold.D() / 2); h >= 10*time.Millisecond && h < s.Hold.D() {
-		with(fmt.Sprintf("hold %v", h), func(c *scenarios.Scenario) { c.Hold = scenarios.Duration(h) })
+		with(fmt.Sprintf("hold %v", h), func(c *scenario.Scenario) { c.Hold = scenario.Duration(h) })
 	}
 	return out
 }
 
 // stepText names a step in a shrink log, e.g. "+350ms restart n3".
-func stepText(f scenarios.Step) string {
-	return strings.TrimSpace(scenarios.Scenario{Faults: []scenarios.Step{f}}.Schedule())
+func stepText(f scenario.Step) string {
+	return strings.TrimSpace(scenario.Scenario{Faults: []scenario.Step{f}}.Schedule())
 }

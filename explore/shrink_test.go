@@ -7,29 +7,29 @@ import (
 	"time"
 
 	"github.com/lockpick/lockpick/explore"
-	"github.com/lockpick/lockpick/scenarios"
+	"github.com/lockpick/lockpick/scenario"
 )
 
-func ms(n int) scenarios.Duration { return scenarios.Duration(time.Duration(n) * time.Millisecond) }
+func ms(n int) scenario.Duration { return scenario.Duration(time.Duration(n) * time.Millisecond) }
 
 // noisy is a schedule whose only cause is the kill of n3 before 1s; the
 // rest is noise.
-func noisy() scenarios.Scenario {
-	s := scenarios.Scenario{Name: "fake", Expect: scenarios.Unsafe, Topology: scenarios.Topology{Masters: 5},
-		Lock: scenarios.Lock{Kind: "redlock", Key: "lock", TTL: ms(2000), RetryDelay: ms(20)}, Clients: 4,
+func noisy() scenario.Scenario {
+	s := scenario.Scenario{Name: "fake", Expect: scenario.Unsafe, Topology: scenario.Topology{Masters: 5},
+		Lock: scenario.Lock{Kind: "redlock", Key: "lock", TTL: ms(2000), RetryDelay: ms(20)}, Clients: 4,
 		Hold: ms(800), Duration: ms(3000)}
-	s.Faults = []scenarios.Step{
+	s.Faults = []scenario.Step{
 		{At: ms(100), Fault: "pause", Node: "n1", For: ms(400)},
 		{At: ms(600), Fault: "kill", Node: "n3", For: ms(1200)},
 		{At: ms(900), Fault: "latency", Node: "r2", For: ms(1000), Params: map[string]any{"latency": "200ms", "jitter": "50ms"}},
-		{At: ms(1500), Fault: "clock-jump", Node: scenarios.AimKeyHolder, Params: map[string]any{"offset": "3s"}},
+		{At: ms(1500), Fault: "clock-jump", Node: scenario.AimKeyHolder, Params: map[string]any{"offset": "3s"}},
 	}
 	return s
 }
 
 // cause is the fake trial: it breaks the lock when n3 is killed before 1s
 // with at least 2 clients, 9 times in 10 (by seed).
-func cause(_ context.Context, s scenarios.Scenario, seed uint64) (explore.Outcome, error) {
+func cause(_ context.Context, s scenario.Scenario, seed uint64) (explore.Outcome, error) {
 	hit := false
 	for _, f := range s.Faults {
 		hit = hit || (f.Fault == "kill" && f.Node == "n3" && f.At.D() < time.Second)
@@ -94,7 +94,7 @@ func TestShrink_StopsAtTheReplayBudget(t *testing.T) {
 
 func TestShrink_HarnessErrorEndsIt(t *testing.T) {
 	boom := errors.New("node did not start")
-	_, err := explore.Shrink(context.Background(), noisy(), func(context.Context, scenarios.Scenario, uint64) (explore.Outcome, error) {
+	_, err := explore.Shrink(context.Background(), noisy(), func(context.Context, scenario.Scenario, uint64) (explore.Outcome, error) {
 		return explore.Outcome{}, boom
 	}, explore.ShrinkOptions{})
 	if !errors.Is(err, boom) {

@@ -3,7 +3,7 @@ package explore
 import (
 	"slices"
 
-	"github.com/lockpick/lockpick/scenarios"
+	"github.com/lockpick/lockpick/scenario"
 )
 
 // A kind is one fault of the vocabulary: which scenarios it fits, and how
@@ -11,17 +11,17 @@ import (
 type kind struct {
 	// fits returns why explore does not draw the fault for s, or "",
 	// beyond where the fault itself can act (see whyNot).
-	fits func(s scenarios.Scenario) string
+	fits func(s scenario.Scenario) string
 	// make draws one fault: one step, or one per node of a group.
-	make func(d *draw) []scenarios.Step
+	make func(d *draw) []scenario.Step
 }
 
-func always(scenarios.Scenario) string { return "" }
+func always(scenario.Scenario) string { return "" }
 
 // whyNot says why explore does not draw fault k for s: where the fault can
-// act, by the rule a scenario file meets ([scenarios.Scenario.Fits]), then
+// act, by the rule a scenario file meets ([scenario.Scenario.Fits]), then
 // explore's own policy; "" if it draws it.
-func whyNot(k string, s scenarios.Scenario) string {
+func whyNot(k string, s scenario.Scenario) string {
 	if err := s.Fits(k); err != nil {
 		return err.Error()
 	}
@@ -32,14 +32,14 @@ func whyNot(k string, s scenarios.Scenario) string {
 // client-pause and kill-client, which scenarios script).
 // Intensities scale with the lock's TTL.
 var vocabulary = map[string]kind{
-	"kill": {always, func(d *draw) []scenarios.Step {
+	"kill": {always, func(d *draw) []scenario.Step {
 		span := d.span() // then the node comes back, empty without persistence
 		if d.chance(0.3) {
 			span = 0 // down until the end
 		}
 		return steps("kill", d.group(), d.at(), span, nil)
 	}},
-	"restart": {always, func(d *draw) []scenarios.Step {
+	"restart": {always, func(d *draw) []scenario.Step {
 		p := map[string]any{}
 		if d.chance(0.4) {
 			p["delay"] = d.between(d.ttl/4, d.ttl*3/2).String()
@@ -49,22 +49,22 @@ var vocabulary = map[string]kind{
 		}
 		return steps("restart", d.group(), d.at(), 0, p)
 	}},
-	"power-loss": {func(s scenarios.Scenario) string {
+	"power-loss": {func(s scenario.Scenario) string {
 		if s.Topology.Persistence == "" || s.Topology.Persistence == "none" {
 			return "the nodes persist nothing, so a power loss is a restart"
 		}
 		return ""
-	}, func(d *draw) []scenarios.Step {
+	}, func(d *draw) []scenario.Step {
 		p := map[string]any{}
 		if d.chance(0.4) {
 			p["delay"] = d.between(d.ttl/4, d.ttl*3/2).String()
 		}
 		return steps("power-loss", d.group(), d.at(), 0, p)
 	}},
-	"pause": {always, func(d *draw) []scenarios.Step {
+	"pause": {always, func(d *draw) []scenario.Step {
 		return steps("pause", d.group(), d.at(), d.span(), nil)
 	}},
-	"partition": {always, func(d *draw) []scenarios.Step {
+	"partition": {always, func(d *draw) []scenario.Step {
 		p := map[string]any{}
 		switch r := d.rng.IntN(4); {
 		case r == 0:
@@ -80,7 +80,7 @@ var vocabulary = map[string]kind{
 		}
 		return steps("partition", targets, d.at(), d.span(), p)
 	}},
-	"latency": {always, func(d *draw) []scenarios.Step {
+	"latency": {always, func(d *draw) []scenario.Step {
 		lat := d.between(d.ttl/20, d.ttl/2)
 		p := map[string]any{"latency": lat.String()}
 		if d.chance(0.5) {
@@ -88,13 +88,13 @@ var vocabulary = map[string]kind{
 		}
 		return steps("latency", []string{d.link()}, d.at(), d.span(), p)
 	}},
-	"drop-replies": {always, func(d *draw) []scenarios.Step {
+	"drop-replies": {always, func(d *draw) []scenario.Step {
 		return steps("drop-replies", []string{d.link()}, d.at(), d.span(), nil)
 	}},
-	"reset": {always, func(d *draw) []scenarios.Step {
+	"reset": {always, func(d *draw) []scenario.Step {
 		return steps("reset", []string{d.link()}, d.at(), d.span(), nil)
 	}},
-	"cut-replication": {always, func(d *draw) []scenarios.Step {
+	"cut-replication": {always, func(d *draw) []scenario.Step {
 		span := d.span()
 		if d.chance(0.5) {
 			span = 0
@@ -105,54 +105,54 @@ var vocabulary = map[string]kind{
 		if d.chance(0.5) {
 			at = 0
 		}
-		return steps("cut-replication", []string{scenarios.AimReplica}, at, span, nil)
+		return steps("cut-replication", []string{scenario.AimReplica}, at, span, nil)
 	}},
-	"clock-jump": {always, func(d *draw) []scenarios.Step {
+	"clock-jump": {always, func(d *draw) []scenario.Step {
 		off := d.between(d.ttl/2, d.ttl*3)
 		if d.chance(0.2) {
 			off = -off
 		}
 		return steps("clock-jump", d.group(), d.at(), 0, map[string]any{"offset": off.String()})
 	}},
-	"clock-rate": {always, func(d *draw) []scenarios.Step {
+	"clock-rate": {always, func(d *draw) []scenario.Step {
 		rates := []float64{0.5, 1.5, 2, 4}
 		return steps("clock-rate", d.group(), d.at(), d.span(), map[string]any{"rate": rates[d.rng.IntN(len(rates))]})
 	}},
-	"promote": {func(s scenarios.Scenario) string {
+	"promote": {func(s scenario.Scenario) string {
 		if s.Topology.Sentinels > 0 {
 			return "sentinels would fight it; use sentinel-failover"
 		}
 		return ""
-	}, func(d *draw) []scenarios.Step {
-		return steps("promote", []string{scenarios.AimReplica}, d.at(), 0, map[string]any{"demote": d.chance(0.5)})
+	}, func(d *draw) []scenario.Step {
+		return steps("promote", []string{scenario.AimReplica}, d.at(), 0, map[string]any{"demote": d.chance(0.5)})
 	}},
-	"sentinel-failover": {always, func(d *draw) []scenarios.Step {
-		return steps("sentinel-failover", []string{scenarios.AimMaster}, d.at(), 0, nil)
+	"sentinel-failover": {always, func(d *draw) []scenario.Step {
+		return steps("sentinel-failover", []string{scenario.AimMaster}, d.at(), 0, nil)
 	}},
-	"cluster-failover": {always, func(d *draw) []scenarios.Step {
+	"cluster-failover": {always, func(d *draw) []scenario.Step {
 		modes := []string{"", "force", "takeover"}
-		return steps("cluster-failover", []string{scenarios.AimReplica}, d.at(), 0, map[string]any{"mode": modes[d.rng.IntN(len(modes))]})
+		return steps("cluster-failover", []string{scenario.AimReplica}, d.at(), 0, map[string]any{"mode": modes[d.rng.IntN(len(modes))]})
 	}},
-	"bus-partition": {always, func(d *draw) []scenarios.Step {
-		target := scenarios.AimMaster
+	"bus-partition": {always, func(d *draw) []scenario.Step {
+		target := scenario.AimMaster
 		if d.chance(0.5) {
 			target = d.node()
 		}
 		return steps("bus-partition", []string{target}, d.at(), d.span(), nil)
 	}},
-	"pause-client": {func(s scenarios.Scenario) string {
+	"pause-client": {func(s scenario.Scenario) string {
 		if len(s.Isolate) == 0 {
 			return "no client is isolated (isolate:), so none can be frozen"
 		}
 		return ""
-	}, func(d *draw) []scenarios.Step {
-		st := scenarios.Step{At: d.at(), Fault: "pause-client", For: scenarios.Duration(d.between(d.ttl/2, d.ttl*2))}
+	}, func(d *draw) []scenario.Step {
+		st := scenario.Step{At: d.at(), Fault: "pause-client", For: scenario.Duration(d.between(d.ttl/2, d.ttl*2))}
 		if d.chance(0.5) {
-			st.Node = scenarios.AimHolder
+			st.Node = scenario.AimHolder
 		} else {
 			st.Client = d.s.Isolate[d.rng.IntN(len(d.s.Isolate))]
 		}
-		return []scenarios.Step{st}
+		return []scenario.Step{st}
 	}},
 }
 

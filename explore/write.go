@@ -11,13 +11,13 @@ import (
 
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/results"
-	"github.com/lockpick/lockpick/scenarios"
+	"github.com/lockpick/lockpick/scenario"
 )
 
 // write fills the explore folder: explore.json, and per finding its
 // minimal and original scenarios and the original trial's history, then
 // report.html.
-func write(dir *results.RunDir, base scenarios.Scenario, res *Result) error {
+func write(dir *results.RunDir, base scenario.Scenario, res *Result) error {
 	if err := dir.WriteJSON("explore.json", res); err != nil {
 		return err
 	}
@@ -36,7 +36,7 @@ func write(dir *results.RunDir, base scenarios.Scenario, res *Result) error {
 			return err
 		}
 		orig := fd.Original.Apply(base)
-		orig.Expect, orig.Name = scenarios.Unsafe, fd.minimal.Name+"-original"
+		orig.Expect, orig.Name = scenario.Unsafe, fd.minimal.Name+"-original"
 		orig.Summary = "the schedule lockpick explore drew, before shrinking: " + fd.Original.Describe()
 		if err := WriteScenario(dir.Path(stem+"-original.yaml"), orig, "# The schedule as the search drew it; "+fd.File+" is its shrunk form.\n"); err != nil {
 			return err
@@ -51,7 +51,7 @@ func write(dir *results.RunDir, base scenarios.Scenario, res *Result) error {
 // WriteScenario writes s as a scenario file that `lockpick run --file`
 // reads back, leaving out the fields at their zero value, after header (a
 // comment block).
-func WriteScenario(path string, s scenarios.Scenario, header string) error {
+func WriteScenario(path string, s scenario.Scenario, header string) error {
 	b, err := MarshalScenario(s)
 	if err != nil {
 		return err
@@ -60,7 +60,7 @@ func WriteScenario(path string, s scenarios.Scenario, header string) error {
 }
 
 // MarshalScenario returns s as YAML without its zero fields.
-func MarshalScenario(s scenarios.Scenario) ([]byte, error) {
+func MarshalScenario(s scenario.Scenario) ([]byte, error) {
 	var n yaml.Node
 	if err := n.Encode(s); err != nil {
 		return nil, err

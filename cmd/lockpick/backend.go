@@ -6,17 +6,17 @@ import (
 
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/cluster/dockerbackend"
-	"github.com/lockpick/lockpick/scenarios"
+	"github.com/lockpick/lockpick/trial"
 )
 
 // backendFactory returns the trial backend named by --backend.
-func backendFactory(name, image string) (scenarios.BackendFactory, error) {
+func backendFactory(name, image string) (trial.BackendFactory, error) {
 	switch name {
 	case "", "process":
 		if image != "" {
 			return nil, fmt.Errorf("--image needs --backend docker")
 		}
-		return scenarios.ProcessBackend, nil
+		return trial.ProcessBackend, nil
 	case "docker":
 		return dockerBackend(image), nil
 	}
@@ -27,15 +27,15 @@ func backendFactory(name, image string) (scenarios.BackendFactory, error) {
 // image built from this host's redis-server when image is "". Scenarios
 // that move a clock get the clock shim, copied into the built image or
 // bind-mounted into image.
-func dockerBackend(image string) scenarios.BackendFactory {
-	return func(dir string, needs scenarios.Needs) (cluster.Backend, error) {
+func dockerBackend(image string) trial.BackendFactory {
+	return func(dir string, needs trial.Needs) (cluster.Backend, error) {
 		b, err := dockerbackend.New(dir)
 		if err != nil {
 			return nil, err
 		}
 		b.Image = image
 		if needs.Fsync {
-			if b.FsyncShim, err = cluster.BuildFsyncShim(scenarios.ShimCache()); err != nil {
+			if b.FsyncShim, err = cluster.BuildFsyncShim(trial.ShimCache()); err != nil {
 				if errors.Is(err, cluster.ErrNoCompiler) {
 					return nil, fmt.Errorf("%w: the fsync shim, which power-loss needs, cannot be built", err)
 				}
@@ -43,7 +43,7 @@ func dockerBackend(image string) scenarios.BackendFactory {
 			}
 		}
 		if needs.Clock {
-			if b.ClockShim, err = cluster.BuildClockShim(scenarios.ShimCache()); err != nil {
+			if b.ClockShim, err = cluster.BuildClockShim(trial.ShimCache()); err != nil {
 				if errors.Is(err, cluster.ErrNoCompiler) && image != "" {
 					return nil, fmt.Errorf("%w: the clock shim cannot be built for --image %s", err, image)
 				}

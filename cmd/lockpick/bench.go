@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/lockpick/lockpick/scenarios"
+	"github.com/lockpick/lockpick/campaign"
 )
 
 func newBenchCmd() *cobra.Command {
@@ -33,7 +33,7 @@ the other library's), with their range.`,
 				return infraError(err)
 			}
 			defer os.RemoveAll(dir)
-			rs, err := scenarios.Bench(cmd.Context(), dir, ops, rounds)
+			rs, err := campaign.Bench(cmd.Context(), dir, ops, rounds)
 			if err != nil {
 				return infraError(err)
 			}

@@ -9,9 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lockpick/lockpick/campaign"
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/evidence"
-	"github.com/lockpick/lockpick/scenarios"
+	"github.com/lockpick/lockpick/trial"
 )
 
 func newCheckCmd() *cobra.Command {
@@ -118,11 +119,11 @@ func checkOptions(path string, maxTTL time.Duration) (*checker.Options, error) {
 		if _, err := os.Stat(filepath.Join(d, "scenario.json")); err != nil {
 			continue
 		}
-		s, err := scenarios.RunScenario(d)
+		s, err := campaign.RunScenario(d)
 		if err != nil {
 			return nil, err
 		}
-		return scenarios.CheckOptions(s), nil
+		return trial.CheckOptions(s), nil
 	}
 	return nil, nil
 }

@@ -12,9 +12,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lockpick/lockpick/campaign"
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/results"
-	"github.com/lockpick/lockpick/scenarios"
+	"github.com/lockpick/lockpick/scenario"
+	"github.com/lockpick/lockpick/trial"
 )
 
 func newCompareCmd() *cobra.Command {
@@ -72,13 +74,13 @@ func compare(ctx context.Context, out io.Writer, name string, arms []string, f r
 	defer cluster.KillAll()
 	total := len(shard.Trials(f.trials)) * max(len(arms), len(s.Arms))
 	bar := newBar(s.Name, f, total)
-	c, dir, err := scenarios.Compare(ctx, s, arms, &scenarios.Options{Trials: f.trials, Seed: f.seed, Out: f.out,
+	c, dir, err := campaign.Compare(ctx, s, arms, &trial.Options{Trials: f.trials, Seed: f.seed, Out: f.out,
 		Parallel: f.parallel, Backend: nb, Shard: shard, Progress: func(done, _ int) { _ = bar.Set(done) }})
 	_ = bar.Finish()
 	switch {
 	case ctx.Err() != nil:
 		return &exitError{code: 130, err: errors.New("interrupted; every node was stopped and no run folder was kept")}
-	case errors.Is(err, scenarios.ErrBadScenario), errors.Is(err, scenarios.ErrUnknownScenario):
+	case errors.Is(err, scenario.ErrBadScenario), errors.Is(err, scenario.ErrUnknownScenario):
 		return usageError(err.Error())
 	case err != nil:
 		return infraError(err)
@@ -108,16 +110,16 @@ func compareFailure(c *results.Comparison) error {
 
 // loadScenario returns the scenario from the single file given, else the
 // built-in one. With a file, a name is optional and must be the file's.
-func loadScenario(name string, files []string) (scenarios.Scenario, error) {
+func loadScenario(name string, files []string) (scenario.Scenario, error) {
 	switch {
 	case len(files) > 1:
-		return scenarios.Scenario{}, errors.New("compare: takes one --file")
+		return scenario.Scenario{}, errors.New("compare: takes one --file")
 	case len(files) == 0 && name == "":
-		return scenarios.Scenario{}, errors.New("compare: name a scenario (see `lockpick list`) or pass --file")
+		return scenario.Scenario{}, errors.New("compare: name a scenario (see `lockpick list`) or pass --file")
 	case len(files) == 0:
-		return scenarios.Lookup(name)
+		return scenario.Lookup(name)
 	}
-	s, err := scenarios.LoadFile(files[0])
+	s, err := scenario.LoadFile(files[0])
 	if err == nil && name != "" && name != s.Name {
 		err = fmt.Errorf("compare: %s holds scenario %q, not %q", files[0], s.Name, name)
 	}

@@ -15,7 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	k8syaml "sigs.k8s.io/yaml"
 
-	"github.com/lockpick/lockpick/scenarios"
+	"github.com/lockpick/lockpick/scenario"
 )
 
 // TestDeploy_KubernetesManifests parses every manifest in deploy/kubernetes
@@ -144,7 +144,7 @@ func checkCommandLine(t *testing.T, file string, args []string) *cobra.Command {
 		t.Fatalf("%s: lockpick %s: %v", file, strings.Join(args, " "), err)
 	}
 	if n := cmd.Name(); (n == "run" || n == "compare") && len(cmd.Flags().Args()) > 0 {
-		if _, err := scenarios.Lookup(cmd.Flags().Arg(0)); err != nil {
+		if _, err := scenario.Lookup(cmd.Flags().Arg(0)); err != nil {
 			t.Errorf("%s: %v", file, err)
 		}
 	}

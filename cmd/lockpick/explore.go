@@ -19,7 +19,7 @@ import (
 
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/explore"
-	"github.com/lockpick/lockpick/scenarios"
+	"github.com/lockpick/lockpick/scenario"
 )
 
 type exploreFlags struct {
@@ -122,16 +122,16 @@ func runExplore(ctx context.Context, out io.Writer, args []string, f exploreFlag
 	if f.faults != "" {
 		o.Faults = strings.Split(f.faults, ",")
 	}
-	var s scenarios.Scenario
+	var s scenario.Scenario
 	if f.file != "" {
-		s, err = scenarios.LoadFile(f.file)
+		s, err = scenario.LoadFile(f.file)
 	} else {
-		s, err = scenarios.Lookup(args[0])
+		s, err = scenario.Lookup(args[0])
 	}
 	if err != nil {
 		return usageError(err.Error())
 	}
-	list, skipped, err := applySubject([]scenarios.Scenario{s}, f.subject, f.subjCmd)
+	list, skipped, err := applySubject([]scenario.Scenario{s}, f.subject, f.subjCmd)
 	if err != nil {
 		return err
 	}
@@ -156,7 +156,7 @@ func runExplore(ctx context.Context, out io.Writer, args []string, f exploreFlag
 	switch {
 	case ctx.Err() != nil:
 		return &exitError{code: 130, err: errors.New("interrupted; every node was stopped and no explore folder was kept")}
-	case errors.Is(err, scenarios.ErrBadScenario):
+	case errors.Is(err, scenario.ErrBadScenario):
 		return usageError(err.Error())
 	case err != nil && !errors.Is(err, explore.ErrFoundNothing):
 		return infraError(err)
@@ -205,7 +205,7 @@ func printExplore(w io.Writer, r *explore.Result) {
 		fmt.Fprintf(w, "  %s: %s — shrunk from %d faults to %d in %d replays (%.0f s, kept at %d of %d), reproduced %d of %d\n",
 			fd.File, fd.Kind, len(fd.Original.Faults), len(fd.Minimal), fd.Shrunk.Replays, fd.Shrunk.Seconds, fd.Shrunk.K, fd.Shrunk.N, fd.Reproduced, fd.Measured)
 		fmt.Fprintf(w, "    original: %s\n", wrap(fd.Original.Describe(), 96, "      "))
-		fmt.Fprintf(w, "    minimal:  %s\n", wrap(scenarios.Scenario{Faults: fd.Minimal}.Schedule(), 96, "      "))
+		fmt.Fprintf(w, "    minimal:  %s\n", wrap(scenario.Scenario{Faults: fd.Minimal}.Schedule(), 96, "      "))
 		fmt.Fprintf(w, "    %s\n", wrap(fd.Anomaly, 96, "      "))
 	}
 	fmt.Fprintf(w, "  results: %s\n", r.Dir)

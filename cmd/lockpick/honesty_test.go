@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/lockpick/lockpick/internal/testredis"
-	"github.com/lockpick/lockpick/scenarios"
+	"github.com/lockpick/lockpick/subject"
 )
 
 // These tests drive lock programs that misbehave on purpose, and scenario
@@ -40,7 +40,7 @@ func buildExtlock(t *testing.T) string {
 // last lines of its stderr.
 func TestRun_DeadLockProgramIsExit3(t *testing.T) {
 	testredis.Require(t, true)
-	t.Setenv(scenarios.WarmUpEnv, "2s") // the mute program takes all of it
+	t.Setenv(subject.WarmUpEnv, "2s") // the mute program takes all of it
 	for _, tc := range []struct {
 		name, body string
 		want       []string

@@ -9,7 +9,7 @@ import (
 
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/cluster/dockerbackend"
-	"github.com/lockpick/lockpick/scenarios"
+	"github.com/lockpick/lockpick/trial"
 )
 
 func newImageCmd() *cobra.Command {
@@ -46,7 +46,7 @@ See deploy/kubernetes/ for an Indexed Job that runs the shards.`,
 func buildImage(cmd *cobra.Command, out io.Writer, lockpickBin, tag string) error {
 	ctx := cmd.Context()
 	o := dockerbackend.RunnerImageOptions{Lockpick: lockpickBin}
-	shim, err := cluster.BuildClockShim(scenarios.ShimCache())
+	shim, err := cluster.BuildClockShim(trial.ShimCache())
 	switch {
 	case errors.Is(err, cluster.ErrNoCompiler):
 		fmt.Fprintln(cmd.ErrOrStderr(), "lockpick: no gcc: the image has no clock or fsync shim, so scenarios that move a clock or cut the power will not run in it")
@@ -54,7 +54,7 @@ func buildImage(cmd *cobra.Command, out io.Writer, lockpickBin, tag string) erro
 		return infraError(err)
 	default:
 		o.ClockShim = shim
-		if o.FsyncShim, err = cluster.BuildFsyncShim(scenarios.ShimCache()); err != nil {
+		if o.FsyncShim, err = cluster.BuildFsyncShim(trial.ShimCache()); err != nil {
 			return infraError(err)
 		}
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/lockpick/lockpick/scenarios"
+	"github.com/lockpick/lockpick/scenario"
 )
 
 func newListCmd() *cobra.Command {
@@ -17,12 +17,12 @@ func newListCmd() *cobra.Command {
 		Use:   "list",
 		Short: "List the built-in scenarios with their expected verdicts",
 		Long: `List the built-in scenarios with their expected verdicts, or with --suite
-the members of one suite (default: every scenario; also ` + strings.Join(scenarios.SuiteNames()[1:], ", ") + `).`,
+the members of one suite (default: every scenario; also ` + strings.Join(scenario.SuiteNames()[1:], ", ") + `).`,
 		Example: "  lockpick list\n  lockpick list --suite ci\n  lockpick list -v",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := cmd.OutOrStdout()
-			list, err := scenarios.Suite(suite)
+			list, err := scenario.Suite(suite)
 			if err != nil {
 				return usageError(err.Error())
 			}

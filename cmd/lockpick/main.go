@@ -7,7 +7,7 @@ import (
 
 	"errors"
 	"fmt"
-	"github.com/lockpick/lockpick/scenarios"
+	"github.com/lockpick/lockpick/trial"
 	"io"
 	"os"
 )
@@ -36,16 +36,16 @@ func (e *exitError) Error() string {
 func (e *exitError) Unwrap() error { return e.err }
 
 func main() {
-	if scenarios.IsWorker() {
+	if trial.IsWorker() {
 		os.Exit(serveWorker())
 	}
-	scenarios.SilenceRedisLogs()
+	trial.SilenceRedisLogs()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // serveWorker plays one isolated client of a trial, started by the runner.
 func serveWorker() int {
-	if err := scenarios.ServeWorker(context.Background(), os.Stdin, os.Stdout); err != nil {
+	if err := trial.ServeWorker(context.Background(), os.Stdin, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "lockpick worker:", err)
 		return exitInfra
 	}

@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lockpick/lockpick/campaign"
 	"github.com/lockpick/lockpick/results"
-	"github.com/lockpick/lockpick/scenarios"
 )
 
 type mergeFlags struct {
@@ -60,15 +60,15 @@ or bad usage, 3 a folder could not be written.`,
 func merge(out io.Writer, args []string, f mergeFlags) error {
 	var dirs []string
 	for _, a := range args {
-		ds, err := scenarios.ShardFolders(a)
+		ds, err := campaign.ShardFolders(a)
 		if err != nil {
 			return usageError("merge: " + err.Error())
 		}
 		dirs = append(dirs, ds...)
 	}
-	merged, err := scenarios.Merge(dirs, f.out)
+	merged, err := campaign.Merge(dirs, f.out)
 	switch {
-	case errors.Is(err, scenarios.ErrShardsDontFit), errors.Is(err, scenarios.ErrRecordDiffers):
+	case errors.Is(err, campaign.ErrShardsDontFit), errors.Is(err, campaign.ErrRecordDiffers):
 		return usageError("merge: " + err.Error())
 	case err != nil:
 		for _, m := range merged {

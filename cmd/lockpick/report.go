@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/lockpick/lockpick/scenarios"
+	"github.com/lockpick/lockpick/campaign"
 )
 
 func newReportCmd() *cobra.Command {
@@ -15,7 +15,7 @@ func newReportCmd() *cobra.Command {
 		Short: "Render report.html and summary.md of a run folder again",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := scenarios.Rerender(args[0]); err != nil {
+			if err := campaign.Rerender(args[0]); err != nil {
 				return usageError(err.Error())
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), filepath.Join(args[0], "report.html"))

@@ -18,7 +18,8 @@ import (
 
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/results"
-	"github.com/lockpick/lockpick/scenarios"
+	"github.com/lockpick/lockpick/scenario"
+	"github.com/lockpick/lockpick/trial"
 )
 
 type runFlags struct {
@@ -54,7 +55,7 @@ verdict and writes results/runs/<run>/ (scenario.json, history.jsonl,
 verdict.json, trial-NNN/history.jsonl, trial-NNN/nodes/*.log).
 
 Trial i (from 1) uses seed --seed+i-1; run a single trial again with its seed to replay it.
-A scenario can also come from a YAML file (--file); see scenarios/catalogue/
+A scenario can also come from a YAML file (--file); see scenario/catalogue/
 for the format: every built-in scenario is written that way.`,
 		Example: "  lockpick run failover-lock-loss --trials 10\n  lockpick run --suite quick --junit junit.xml\n  lockpick run single-baseline --seed 42\n  lockpick run --file my-scenario.yaml",
 		Args: func(_ *cobra.Command, args []string) error {
@@ -104,23 +105,23 @@ func runScenarios(ctx context.Context, out io.Writer, names []string, f runFlags
 	if err != nil {
 		return usageError("run: " + err.Error())
 	}
-	var list []scenarios.Scenario
+	var list []scenario.Scenario
 	if f.suite != "" {
-		suite, err := scenarios.Suite(f.suite)
+		suite, err := scenario.Suite(f.suite)
 		if err != nil {
 			return usageError(err.Error())
 		}
 		list = append(list, suite...)
 	}
 	for _, file := range f.files {
-		s, err := scenarios.LoadFile(file)
+		s, err := scenario.LoadFile(file)
 		if err != nil {
 			return usageError(err.Error())
 		}
 		list = append(list, s)
 	}
 	for _, n := range names {
-		s, err := scenarios.Lookup(n)
+		s, err := scenario.Lookup(n)
 		if err != nil {
 			return usageError(err.Error())
 		}
@@ -172,13 +173,13 @@ func runScenarios(ctx context.Context, out io.Writer, names []string, f runFlags
 	var dirs []string
 	for _, s := range list {
 		bar := newBar(s.Name, f, len(shard.Trials(f.trials)))
-		v, dir, err := scenarios.Run(ctx, s, &scenarios.Options{Trials: f.trials, Seed: f.seed, Out: f.out,
+		v, dir, err := trial.Run(ctx, s, &trial.Options{Trials: f.trials, Seed: f.seed, Out: f.out,
 			Parallel: f.parallel, Backend: nb, Shard: shard, Judge: judge, Progress: func(done, _ int) { _ = bar.Set(done) }})
 		_ = bar.Finish()
 		switch {
 		case ctx.Err() != nil:
 			return &exitError{code: 130, err: errors.New("interrupted; every node was stopped and no run folder was kept")}
-		case errors.Is(err, scenarios.ErrBadScenario):
+		case errors.Is(err, scenario.ErrBadScenario):
 			return usageError(err.Error())
 		case err != nil:
 			return infraError(err)
@@ -311,10 +312,10 @@ func writeReports(junit, summary string, vs []*results.Verdict, dirs []string, e
 
 // runSoak runs s as a soak (docs/soak.md): anomalies go to stderr as they
 // are found, progress too unless --quiet, and the verdict to out.
-func runSoak(ctx context.Context, out io.Writer, s scenarios.Scenario, nb scenarios.BackendFactory, f runFlags) error {
+func runSoak(ctx context.Context, out io.Writer, s scenario.Scenario, nb trial.BackendFactory, f runFlags) error {
 	show := !f.quiet && isTerminal(os.Stderr)
-	opt := scenarios.SoakOptions{For: f.soak, Every: f.every, Seed: f.seed, Out: f.out, Backend: nb, StopOnAnomaly: f.stopOnA,
-		Anomaly: func(a scenarios.SoakAnomaly) {
+	opt := trial.SoakOptions{For: f.soak, Every: f.every, Seed: f.seed, Out: f.out, Backend: nb, StopOnAnomaly: f.stopOnA,
+		Anomaly: func(a trial.SoakAnomaly) {
 			if show {
 				fmt.Fprint(os.Stderr, "\r\033[K")
 			}
@@ -322,17 +323,17 @@ func runSoak(ctx context.Context, out io.Writer, s scenarios.Scenario, nb scenar
 				a.Anomaly.Kind, wrap(a.Anomaly.Message, 96, "    "))
 		}}
 	if show {
-		opt.Progress = func(p scenarios.SoakProgress) {
+		opt.Progress = func(p trial.SoakProgress) {
 			fmt.Fprintf(os.Stderr, "\r\033[K%s: %s/%s, round %d/%d, %.0f events/s, %d anomalies, peak RSS %d MB",
 				s.Name, p.Elapsed.Truncate(time.Second), p.Total, p.Round, p.Rounds, p.EventsPerSec, p.Anomalies, p.PeakRSS>>20)
 		}
 	}
-	v, dir, err := scenarios.Soak(ctx, s, opt)
+	v, dir, err := trial.Soak(ctx, s, opt)
 	if show {
 		fmt.Fprint(os.Stderr, "\r\033[K")
 	}
 	switch {
-	case errors.Is(err, scenarios.ErrBadScenario):
+	case errors.Is(err, scenario.ErrBadScenario):
 		return usageError(err.Error())
 	case err != nil:
 		return infraError(err)

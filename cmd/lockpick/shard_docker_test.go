@@ -18,7 +18,7 @@ import (
 	"github.com/lockpick/lockpick/cluster/dockerbackend"
 	"github.com/lockpick/lockpick/internal/testredis"
 	"github.com/lockpick/lockpick/results"
-	"github.com/lockpick/lockpick/scenarios"
+	"github.com/lockpick/lockpick/trial"
 )
 
 // TestShards_InContainersMergeToTheUnshardedRun builds the runner image,
@@ -38,7 +38,7 @@ func TestShards_InContainersMergeToTheUnshardedRun(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	shim, err := cluster.BuildClockShim(scenarios.ShimCache())
+	shim, err := cluster.BuildClockShim(trial.ShimCache())
 	if err != nil {
 		t.Fatal(err)
 	}

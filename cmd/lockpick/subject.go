@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockpick/lockpick/results"
-	"github.com/lockpick/lockpick/scenarios"
+	"github.com/lockpick/lockpick/scenario"
 )
 
 // addSubjectFlags adds --subject and --subject-cmd, which [applySubject]
@@ -28,7 +28,7 @@ func addSubjectFlags(cmd *cobra.Command, subject, command *string, what string) 
 // topology for a single-instance lock, a failover topology for Redlock, a
 // lock setting the subject ignores) is skipped: it comes back as a verdict
 // that says why (results.Verdict.Skipped). Bad flags are usage errors.
-func applySubject(list []scenarios.Scenario, subject string, external string) ([]scenarios.Scenario, []*results.Verdict, error) {
+func applySubject(list []scenario.Scenario, subject string, external string) ([]scenario.Scenario, []*results.Verdict, error) {
 	if subject == "" && external == "" {
 		return list, nil, nil
 	}
@@ -55,11 +55,11 @@ func applySubject(list []scenarios.Scenario, subject string, external string) ([
 		}
 		command[0] = path
 	}
-	out := make([]scenarios.Scenario, 0, len(list))
+	out := make([]scenario.Scenario, 0, len(list))
 	var skipped []*results.Verdict
 	for _, s := range list {
 		v, err := s.WithSubject(subject, command)
-		var misfit *scenarios.MisfitError
+		var misfit *scenario.MisfitError
 		switch {
 		case errors.As(err, &misfit):
 			skipped = append(skipped, &results.Verdict{Scenario: s.Name + "@" + subjectName(subject, command), Skipped: misfit.Reason})
@@ -109,7 +109,7 @@ func printSkipped(w io.Writer, skipped []*results.Verdict) {
 // lock of your own"): never by the scenarios' expectations, which are
 // about lockpick's locks. A verdict fails when it is inconclusive, or,
 // with a baseline, when it is worse than the baseline's: the run judged
-// each verdict so ([scenarios.Conclusive], [results.Baseline.Judge]) before
+// each verdict so ([scenario.Conclusive], [results.Baseline.Judge]) before
 // writing its folder, so verdict.json, the report, the JUnit file and the
 // summary say the same. It prints each change from the baseline and
 // returns how many verdicts failed.

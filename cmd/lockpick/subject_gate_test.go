@@ -14,7 +14,7 @@ import (
 	"github.com/lockpick/lockpick/evidence"
 	"github.com/lockpick/lockpick/internal/testredis"
 	"github.com/lockpick/lockpick/results"
-	"github.com/lockpick/lockpick/scenarios"
+	"github.com/lockpick/lockpick/scenario"
 )
 
 // verdict is a run's verdict of the subject extlock, judged as the run
@@ -101,9 +101,9 @@ func TestSubjectRun_Baseline(t *testing.T) {
 // the run is a usage error.
 func TestApplySubject_SkipsWhatDoesNotFit(t *testing.T) {
 	t.Parallel()
-	var list []scenarios.Scenario
+	var list []scenario.Scenario
 	for _, n := range []string{"single-baseline", "failover-wait-replica"} {
-		s, err := scenarios.Lookup(n)
+		s, err := scenario.Lookup(n)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,87 @@
+package campaign
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/lockpick/lockpick/checker"
+	"github.com/lockpick/lockpick/results"
+	"github.com/lockpick/lockpick/scenario"
+	"github.com/lockpick/lockpick/trial"
+)
+
+// RunScenario reads the scenario a run folder was played with, from its
+// scenario.json.
+func RunScenario(runDir string) (scenario.Scenario, error) {
+	var s scenario.Scenario
+	return s, readRunFile(runDir, "scenario.json", &s)
+}
+
+func readRunFile(runDir, name string, into any) error {
+	b, err := os.ReadFile(filepath.Join(runDir, name))
+	if err != nil {
+		return fmt.Errorf("%s is not a run folder: %w", runDir, err)
+	}
+	if err := json.Unmarshal(b, into); err != nil {
+		return fmt.Errorf("%s: %w", filepath.Join(runDir, name), err)
+	}
+	return nil
+}
+
+// Rerender writes report.html and summary.md of a finished run folder again,
+// from its scenario.json, verdict.json and the shown trial's history.
+func Rerender(runDir string) error {
+	s, err := RunScenario(runDir)
+	if err != nil {
+		return err
+	}
+	var v results.Verdict
+	if err := readRunFile(runDir, "verdict.json", &v); err != nil {
+		return err
+	}
+	if len(v.TrialResults) == 0 {
+		return fmt.Errorf("%s: verdict.json lists no trial", runDir)
+	}
+	if v.Soak != nil {
+		return rerenderSoak(runDir, s, &v)
+	}
+	t := v.TrialResults[trial.ShownTrial(v.TrialResults)]
+	tr, err := readTrial(runDir, s, t)
+	if err != nil {
+		return err
+	}
+	return trial.WriteReport(results.Existing(runDir), s, &v, tr, t)
+}
+
+// rerenderSoak renders a soak's report again, on its first anomaly as the
+// soak did, from that round's window; without one (no anomaly) it shows
+// the last round without its timeline: a soak keeps no other round's
+// events apart from history.jsonl.gz.
+func rerenderSoak(runDir string, s scenario.Scenario, v *results.Verdict) error {
+	t := v.TrialResults[len(v.TrialResults)-1]
+	for _, r := range v.TrialResults {
+		if r.Trial == v.Soak.FirstAnomaly && r.Dir != "" {
+			t = r
+			tr, err := readTrial(runDir, s, t)
+			if err != nil {
+				return err
+			}
+			return trial.WriteReport(results.Existing(runDir), s, v, tr, t)
+		}
+	}
+	tr := trial.TrialResult{Seed: t.Seed, Evidence: t.Evidence, Observed: t.Observed, Reason: t.Reason}
+	return trial.WriteReport(results.Existing(runDir), s, v, tr, t)
+}
+
+// readTrial reads back the history of trial t of a run folder and checks it
+// again, with t's evidence and verdict.
+func readTrial(runDir string, s scenario.Scenario, t results.Trial) (trial.TrialResult, error) {
+	h, err := checker.ReadFile(filepath.Join(runDir, t.Dir, checker.HistoryFile))
+	if err != nil {
+		return trial.TrialResult{}, err
+	}
+	r := checker.CheckTimeout(h, trial.CheckOptions(s), trial.CheckTimeout)
+	return trial.TrialResult{Seed: t.Seed, History: h, Check: r, Evidence: t.Evidence, Observed: t.Observed, Reason: t.Reason}, nil
+}

@@ -1,0 +1,149 @@
+package scenario
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/lockpick/lockpick/faults"
+)
+
+// A Step is one fault in a scenario's schedule.
+//
+// The fault kinds are package faults' ("kill", "restart", "pause", "partition",
+// "latency", "drop-replies", "reset", "cut-replication", "clock-jump",
+// "clock-rate", "promote", "sentinel-failover"), configured by Params, plus
+// "pause-client", which freezes an isolated client's whole process, and
+// "kill-client", which kills it (SIGKILL): the client crashes.
+type Step struct {
+	// At is when the fault is injected, from the start of the trial.
+	At Duration `json:"at" yaml:"at"`
+	// Jitter adds a random delay in [0, Jitter), drawn from the trial's seed.
+	Jitter Duration `json:"jitter,omitempty" yaml:"jitter"`
+	// Fault is the fault kind.
+	Fault string `json:"fault" yaml:"fault"`
+	// Node names the target: a Redis node "n1".., or client p's path to the
+	// resource "r<p>".
+	Node string `json:"node,omitempty" yaml:"node"`
+	// Client names the isolated client of pause-client and kill-client.
+	Client int `json:"client,omitempty" yaml:"client"`
+	// For heals the fault this long after it was injected; 0 leaves it until
+	// the end of the trial, when every fault is healed.
+	For Duration `json:"for,omitempty" yaml:"for"`
+	// Params configures the fault, e.g. {delay: 3s} for restart.
+	Params map[string]any `json:"params,omitempty" yaml:"params"`
+	// When, if set, makes the step wait from At for a moment of the trial
+	// (a client's acquire, its grant) and fire then; For counts from the
+	// moment. See [When].
+	When *When `json:"when,omitempty" yaml:"when"`
+	// Within is how long after At the moment may come; past it the moment
+	// never came and the trial is inconclusive. 0: until the trial ends.
+	Within Duration `json:"within,omitempty" yaml:"within"`
+}
+
+// ClientFault reports whether a fault kind acts on an isolated client's
+// process rather than on a node.
+func ClientFault(kind string) bool { return kind == "pause-client" || kind == "kill-client" }
+
+// Target names what the step acts on: its node, or "c<p>" for a client
+// fault on client p.
+func (s Step) Target() string {
+	if ClientFault(s.Fault) {
+		return fmt.Sprintf("c%d", s.Client)
+	}
+	return s.Node
+}
+
+// ClientOf returns the client a client-fault target such as "c2" names.
+func ClientOf(target string) (int, bool) {
+	p, err := strconv.Atoi(strings.TrimPrefix(target, "c"))
+	return p, err == nil && strings.HasPrefix(target, "c")
+}
+
+// NewFault builds the step's fault; a client fault needs the pid of the
+// client's worker from pids (nil: only check that the fault can be built).
+func (s Step) NewFault(pids map[int]int) (faults.Fault, error) {
+	if ClientFault(s.Fault) {
+		pid, ok := pids[s.Client]
+		if !ok && pids != nil {
+			return nil, fmt.Errorf("%w: client %d is not isolated", ErrBadScenario, s.Client)
+		}
+		return ClientProcessFault(s.Fault, pid), nil
+	}
+	return faults.NewFault(s.Fault, s.Params)
+}
+
+// ClientProcessFault is the cluster fault of a client fault kind on pid.
+func ClientProcessFault(kind string, pid int) faults.Fault {
+	if kind == "kill-client" {
+		return &faults.ProcessKillFault{PID: pid}
+	}
+	return &faults.ProcessPauseFault{PID: pid}
+}
+
+func (s Step) validate() error {
+	_, err := s.NewFault(nil)
+	return err
+}
+
+// The targets a step can name by the system's state instead of by name;
+// the nemesis resolves them when the step fires.
+const (
+	// AimMaster is the current master: the node the sentinels name, else n1;
+	// in a Redis Cluster, the primary serving the lock key's slot.
+	AimMaster = "@master"
+	// AimReplica is a node other than the current master, of a topology
+	// with replicas; in a Redis Cluster, a replica of the key's primary.
+	AimReplica = "@replica"
+	// AimKeyHolder is a node on which the lock's key exists right now.
+	AimKeyHolder = "@key-holder"
+	// AimHolderResource is the path to the resource (r<p>) of the client
+	// that holds the lock right now.
+	AimHolderResource = "@holder-resource"
+	// AimHolder, with pause-client or kill-client, is the isolated client
+	// that holds the lock right now.
+	AimHolder = "@holder"
+)
+
+// Aimed reports whether the step names its target by the system's state.
+func (s Step) Aimed() bool { return strings.HasPrefix(s.Node, "@") }
+
+// validAim reports whether the aimed target fits the scenario.
+func (s Scenario) validAim(st Step) string {
+	switch {
+	case ClientFault(st.Fault) && st.Node == AimHolder:
+		if len(s.Isolate) == 0 {
+			return "@holder needs isolated clients (isolate:)"
+		}
+		return ""
+	case ClientFault(st.Fault):
+		return fmt.Sprintf("%s aims only at @holder, not %q", st.Fault, st.Node)
+	case st.Node == AimMaster, st.Node == AimKeyHolder, st.Node == AimHolderResource:
+		return ""
+	case st.Node == AimReplica:
+		if s.Topology.Replicas == 0 {
+			return "@replica needs a topology with replicas"
+		}
+		return ""
+	}
+	return fmt.Sprintf("unknown target %q (known: %s, %s, %s, %s; %s with pause-client)",
+		st.Node, AimMaster, AimReplica, AimKeyHolder, AimHolderResource, AimHolder)
+}
+
+// Schedule lists the scenario's faults in words, e.g. "+300ms kill n1".
+func (sc Scenario) Schedule() string {
+	var b strings.Builder
+	for i, s := range sc.Faults {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "+%v %s %s", s.At.D(), s.Fault, s.Target())
+		if s.When != nil {
+			fmt.Fprintf(&b, " when %s", s.When)
+		}
+		if s.For > 0 {
+			fmt.Fprintf(&b, " for %v", s.For.D())
+		}
+	}
+	return b.String()
+}

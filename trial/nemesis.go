@@ -1,0 +1,497 @@
+package trial
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockpick/lockpick/checker"
+	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/evidence"
+	"github.com/lockpick/lockpick/faults"
+	"github.com/lockpick/lockpick/scenario"
+)
+
+// A trialEnv is what the nemesis can reach: the cluster, the process ids
+// of isolated clients, and the lock's key, whose presence on a node is
+// read before and after the node restarts.
+type trialEnv struct {
+	c       *cluster.Cluster
+	pids    map[int]int
+	key     string
+	clients int
+}
+
+// An eventLog is where the nemesis records its events and reads who holds
+// the lock: a trial's [checker.Recorder], or a soak's streaming log.
+type eventLog interface {
+	Record(checker.Event) checker.Event
+	History() checker.History
+}
+
+// A nemesis plays a trial's fault schedule and keeps the record of what
+// happened to each step, for the trial's evidence.
+type nemesis struct {
+	env   *trialEnv
+	steps []scenario.Step
+	rec   eventLog
+	start time.Time
+
+	faults []faults.Fault
+	nodes  []*cluster.Node
+
+	seeds   []uint64  // of aimed steps' random choices
+	moments []*moment // of steps that waited for theirs (see trigger.go)
+	runCtx  context.Context
+	heals   sync.WaitGroup // aimed steps' heals, which their injects start
+
+	mu       sync.Mutex
+	record   []evidence.Fault
+	live     []bool          // injected and not yet healed, by step
+	injected []chan struct{} // closed once the step's inject returned
+	notes    []string
+}
+
+// An action is an inject or a heal at a point in the trial.
+type action struct {
+	at   time.Duration
+	heal bool
+	step int
+}
+
+// newNemesis builds the faults of steps; a step that names a client that
+// is not isolated or a node the topology lacks is an [scenario.ErrBadScenario].
+func newNemesis(env *trialEnv, steps []scenario.Step, rec eventLog) (*nemesis, error) {
+	m := newSchedule(env, steps, rec)
+	resetMoments(rec)
+	for i, s := range steps {
+		if s.Aimed() {
+			// The target is chosen when the step fires (see aim).
+			desc := s.Fault + " " + s.Node
+			if !scenario.ClientFault(s.Fault) {
+				f, err := s.NewFault(nil)
+				if err != nil {
+					return nil, err
+				}
+				m.faults[i], desc = f, faults.Describe(f, nil)+" "+s.Node
+			}
+			m.record[i] = evidence.Fault{Step: i, Fault: s.Fault, Target: s.Node, Aim: s.Node, Desc: desc}
+			continue
+		}
+		f, err := s.NewFault(env.pids)
+		if err != nil {
+			return nil, err
+		}
+		m.faults[i] = f
+		if !scenario.ClientFault(s.Fault) {
+			if m.nodes[i], err = env.c.Node(s.Node); err != nil {
+				return nil, fmt.Errorf("%w: %v", scenario.ErrBadScenario, err)
+			}
+		}
+		desc := faults.Describe(f, m.nodes[i])
+		if m.nodes[i] == nil {
+			desc = strings.TrimSuffix(desc, fmt.Sprintf(" pid %d", env.pids[s.Client])) + " " + s.Target()
+		}
+		m.record[i] = evidence.Fault{Step: i, Fault: s.Fault, Target: s.Target(), Desc: desc}
+	}
+	return m, nil
+}
+
+// newSchedule returns a nemesis for steps with nothing built yet.
+func newSchedule(env *trialEnv, steps []scenario.Step, rec eventLog) *nemesis {
+	m := &nemesis{env: env, steps: steps, rec: rec, faults: make([]faults.Fault, len(steps)),
+		nodes: make([]*cluster.Node, len(steps)), record: make([]evidence.Fault, len(steps)), live: make([]bool, len(steps)),
+		injected: make([]chan struct{}, len(steps)), seeds: make([]uint64, len(steps)), moments: make([]*moment, len(steps))}
+	for i := range steps {
+		m.injected[i] = make(chan struct{})
+	}
+	return m
+}
+
+// setStart sets the trial's start, from which notes are timed; call it
+// before the watchers start (run sets it too).
+func (m *nemesis) setStart(start time.Time) {
+	m.mu.Lock()
+	m.start = start
+	m.mu.Unlock()
+}
+
+// run plays the schedule from start until runCtx ends. Each action runs in
+// its own goroutine, so a fault that takes time (a delayed restart) does
+// not hold up the next one, and it runs under ctx, not runCtx: a fault
+// injected before the end of the trial completes (a node still restarting
+// comes back) before run returns.
+func (m *nemesis) run(runCtx, ctx context.Context, rng *rand.Rand, start time.Time) {
+	m.mu.Lock()
+	m.start, m.runCtx = start, runCtx
+	m.mu.Unlock()
+	var plan []action
+	for i, s := range m.steps {
+		at := s.At.D()
+		if s.Jitter > 0 {
+			at += time.Duration(rng.Int64N(int64(s.Jitter)))
+		}
+		m.record[i].At = at.Seconds()
+		plan = append(plan, action{at: at, step: i})
+		if s.For > 0 && !s.Aimed() && s.When == nil { // an aimed step heals after it fires: see inject; one with When, after its moment
+			plan = append(plan, action{at: at + s.For.D(), heal: true, step: i})
+		}
+	}
+	for i, s := range m.steps {
+		if s.Aimed() {
+			m.seeds[i] = rng.Uint64()
+		}
+	}
+	sort.SliceStable(plan, func(i, j int) bool { return plan[i].at < plan[j].at })
+	var wg sync.WaitGroup
+	for _, a := range plan {
+		if !sleep(runCtx, time.Until(start.Add(a.at))) {
+			break
+		}
+		switch {
+		case a.heal:
+			wg.Go(func() { m.healDue(ctx, a.step, a.at) })
+		case m.steps[a.step].When != nil:
+			wg.Go(func() { m.injectAtMoment(ctx, a.step) })
+		default:
+			wg.Go(func() { m.inject(ctx, a.step) })
+		}
+	}
+	wg.Wait()
+	m.heals.Wait()
+}
+
+// since returns the seconds from the start of the trial to now.
+func (m *nemesis) since() *float64 {
+	s := time.Since(m.start).Seconds()
+	return &s
+}
+
+// inject injects step i, then observes its effect, and the lock's key on
+// its node before and after (see keyAfterHeal).
+func (m *nemesis) inject(ctx context.Context, i int) {
+	st := m.steps[i]
+	injected := sync.OnceFunc(func() { close(m.injected[i]) })
+	defer injected()
+	if st.Aimed() {
+		target, how, err := m.aim(ctx, i, rand.New(rand.NewPCG(m.seeds[i], uint64(i))))
+		m.mu.Lock()
+		r := &m.record[i]
+		if err != nil {
+			r.Fired, r.Error = m.since(), err.Error()
+			m.mu.Unlock()
+			return
+		}
+		r.Target = target
+		r.Desc = strings.Replace(r.Desc, st.Node, target, 1) + " (" + how + ")"
+		at := r.At
+		m.mu.Unlock()
+		if st.For > 0 {
+			// Healed from here, so a heal can never come before its target
+			// is known; at its time, as a named step's, not after the checks.
+			m.healLater(ctx, i, time.Duration(at*float64(time.Second))+st.For.D())
+		}
+	}
+	f, n := m.faults[i], m.nodes[i]
+	m.mu.Lock()
+	desc, target := m.record[i].Desc, m.record[i].Target
+	m.mu.Unlock()
+	var before string
+	switch {
+	case n != nil && n.Proc != nil: // a Redis node
+		before = keyBefore(ctx, n, m.env.key)
+	case scenario.ClientFault(st.Fault):
+		before = m.clientHolds(target)
+	default:
+		if _, p, ok := scenario.ClientLinkOf(target); ok { // a client's own link: did it hold the lock?
+			before = m.clientHolds(fmt.Sprintf("c%d", p))
+		}
+	}
+	m.rec.Record(checker.Event{Process: -1, Type: checker.Invoke, F: checker.FNemesis, Value: checker.TextValue(desc), Node: target})
+	m.mu.Lock()
+	m.live[i] = true
+	m.mu.Unlock()
+	fired := m.since()
+	err := f.Inject(ctx, n)
+	injected()
+	m.momentIn(i)
+	e := checker.Event{Process: -1, Type: checker.Info, F: checker.FNemesis, Value: checker.TextValue(desc), Node: target}
+	if err != nil {
+		e.Type, e.Error = checker.Fail, err.Error()
+	}
+	m.rec.Record(e)
+	var effect, noEffect, after string
+	var effective *float64
+	if err == nil {
+		vctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		if effect, err = faults.Verify(vctx, f, n); err != nil {
+			effect, noEffect, err = "", err.Error(), nil
+		} else {
+			effective = m.since()
+		}
+		cancel()
+		if !keyAfterHeal(st.Fault) {
+			after = keyOn(ctx, n, m.env.key)
+		}
+		if after != "" && noEffect == "" {
+			effect = strings.TrimPrefix(effect+", lock key "+after, ", ")
+		}
+		if effect != "" {
+			m.observe(target, target+" "+effect)
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := &m.record[i]
+	r.Fired, r.Effective, r.Effect, r.NoEffect, r.KeyBefore, r.KeyAfter = fired, effective, effect, noEffect, before, after
+	if err != nil && ctx.Err() == nil {
+		r.Error = err.Error()
+	}
+}
+
+// healSlack is how late a heal may begin after it was due before the
+// trial no longer plays the schedule it claims.
+const healSlack = 100 * time.Millisecond
+
+// healDue heals step i at its `for`, due at due from the start of the
+// trial; a heal that comes due while the inject is still running waits for
+// it (healing half a fault undoes nothing) and is recorded as late.
+func (m *nemesis) healDue(ctx context.Context, i int, due time.Duration) {
+	<-m.injected[i]
+	m.healAt(ctx, i, due)
+}
+
+// healLater heals step i at due from the start of the trial, as healDue
+// does, unless the trial ends first (then healAll heals it): for steps
+// whose heal is known only once they fire (aimed, or waiting for a moment).
+func (m *nemesis) healLater(ctx context.Context, i int, due time.Duration) {
+	m.heals.Go(func() {
+		if sleep(m.runCtx, time.Until(m.start.Add(due))) {
+			m.healDue(ctx, i, due)
+		}
+	})
+}
+
+// healAt heals step i, due at due, and records when it was due and, if it
+// begins more than healSlack after that, why it is late.
+func (m *nemesis) healAt(ctx context.Context, i int, due time.Duration) {
+	dueS := due.Seconds()
+	m.mu.Lock()
+	r := &m.record[i]
+	r.HealDue = &dueS
+	if late := time.Since(m.start.Add(due)); late > healSlack {
+		r.HealLate = fmt.Sprintf("began %v late: its inject took until then", late.Round(time.Millisecond))
+	}
+	m.mu.Unlock()
+	m.heal(ctx, i)
+}
+
+// heal heals step i if it is injected and not healed yet; the node of a
+// fault that silenced it (keyAfterHeal) is asked for the lock's key once it
+// is back.
+func (m *nemesis) heal(ctx context.Context, i int) {
+	m.mu.Lock()
+	live := m.live[i]
+	m.live[i] = false
+	m.mu.Unlock()
+	if !live {
+		return
+	}
+	f, n, st := m.faults[i], m.nodes[i], m.steps[i]
+	m.mu.Lock()
+	desc, target := "heal "+m.record[i].Desc, m.record[i].Target
+	m.mu.Unlock()
+	m.rec.Record(checker.Event{Process: -1, Type: checker.Invoke, F: checker.FNemesis, Value: checker.TextValue(desc), Node: target})
+	err := f.Heal(ctx, n)
+	e := checker.Event{Process: -1, Type: checker.Info, F: checker.FNemesis, Value: checker.TextValue(desc), Node: target}
+	if err != nil {
+		e.Type, e.Error = checker.Fail, err.Error()
+	}
+	m.rec.Record(e)
+	healed := m.since()
+	var after string
+	if err == nil && keyAfterHeal(st.Fault) && n != nil && n.Proc != nil {
+		after = keyOn(ctx, n, m.env.key)
+		state := after
+		if state == "" {
+			state = "unknown"
+		}
+		m.observe(target, target+" "+backNote[st.Fault]+", lock key "+state)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := &m.record[i]
+	r.Healed = healed
+	if after != "" {
+		r.KeyAfter = after
+	}
+	if err != nil {
+		r.HealError = err.Error()
+	}
+}
+
+// healAll heals every fault still in place, newest step first, so no node
+// stays down and no client frozen while the trial winds up, and thaws
+// every isolated client.
+func (m *nemesis) healAll(ctx context.Context) {
+	for i := len(m.steps) - 1; i >= 0; i-- {
+		m.heal(ctx, i)
+	}
+	for _, pid := range m.env.pids {
+		_ = faults.ResumePID(pid)
+	}
+}
+
+// observe records an effect seen on target as a nemesis note in the history
+// and in the trial's notes.
+func (m *nemesis) observe(target, what string) {
+	m.rec.Record(checker.Event{Process: -1, Type: checker.Info, F: checker.FNemesis, Value: checker.TextValue(checker.ObservedNote + what), Node: target})
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	// start is set by run, which a watcher may race at the trial's start.
+	m.notes = append(m.notes, fmt.Sprintf("+%.3fs %s", time.Since(m.start).Seconds(), what))
+}
+
+// pausedClients returns the clients a pause-client step froze for the rest
+// of the trial, or a kill-client step killed, with the effect observed: a
+// lock that never answered one of them is explained by the fault.
+func (m *nemesis) pausedClients() map[int]bool {
+	return m.stoppedClients(func(s scenario.Step) bool { return s.Fault == "pause-client" && s.For == 0 })
+}
+
+// killedClients returns the clients a kill-client step killed, with its
+// effect observed: their processes were meant to die.
+func (m *nemesis) killedClients() map[int]bool {
+	return m.stoppedClients(func(s scenario.Step) bool { return s.Fault == "kill-client" })
+}
+
+func (m *nemesis) stoppedClients(match func(scenario.Step) bool) map[int]bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[int]bool{}
+	for i, r := range m.record {
+		if match(m.steps[i]) && r.Fired != nil && r.Error == "" && r.NoEffect == "" {
+			if c, ok := scenario.ClientOf(r.Target); ok {
+				out[c] = true
+			}
+		}
+	}
+	return out
+}
+
+// evidence returns the record of every step and the notes.
+func (m *nemesis) evidence() ([]evidence.Fault, []string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.record), slices.Clone(m.notes)
+}
+
+// clientHolds says whether the client a target such as "c1" names holds
+// the lock now, by the history so far: "held" or "absent".
+func (m *nemesis) clientHolds(target string) string {
+	p, ok := scenario.ClientOf(target)
+	if ok && slices.Contains(checker.Holders(m.rec.History(), monoNow()), p) {
+		return evidence.KeyHeld
+	}
+	return evidence.KeyAbsent
+}
+
+// keyAfterHeal reports whether a fault kind leaves its node unable to
+// answer, or its lock's key not yet written, until healed (kill, pause;
+// drop-replies, whose dropped acquire wrote it while replies were lost),
+// so the key on it is read once the node is back; after any other fault on
+// a node, once it took effect.
+func keyAfterHeal(kind string) bool { _, ok := backNote[kind]; return ok }
+
+// backNote says how a healed fault's node is back, before its key is read.
+var backNote = map[string]string{"kill": "back up", "pause": "back up", "drop-replies": "replies flow again"}
+
+// keyBefore is keyOn bounded by 200ms: a node that cannot answer (paused
+// by an earlier fault) leaves the key unknown rather than hold the fault
+// back from its time.
+func keyBefore(ctx context.Context, n *cluster.Node, key string) string {
+	ctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	return keyOn(ctx, n, key)
+}
+
+// keyOn reads whether key exists on node n, through its own address (not
+// its proxy, which a fault may cut): "held", "absent", or "" if the node
+// does not answer in time.
+func keyOn(ctx context.Context, n *cluster.Node, key string) string {
+	if n == nil || n.Proc == nil {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	rdb := redis.NewClient(&redis.Options{Addr: n.Proc.Addr(), MaxRetries: -1, DialTimeout: 200 * time.Millisecond, ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	k, err := rdb.Exists(ctx, key).Result()
+	switch {
+	case err != nil:
+		return ""
+	case k > 0:
+		return evidence.KeyHeld
+	}
+	return evidence.KeyAbsent
+}
+
+// watchSentinels notes, until ctx ends, each time the sentinels name a new
+// master: the moment a failover took effect for clients.
+func (m *nemesis) watchSentinels(ctx context.Context) {
+	c := m.env.c
+	if len(c.Sentinels) == 0 {
+		return
+	}
+	last := ""
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if now, ok := sentinelsMaster(ctx, c); ok && now != last {
+			if last != "" {
+				m.observe(now, fmt.Sprintf("sentinels switched master from %s to %s", last, now))
+			}
+			last = now
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// watchSlot, in a Redis Cluster, notes in the history which primary serves
+// the lock key's slot at the start and whenever that changes, until ctx
+// ends.
+func (m *nemesis) watchSlot(ctx context.Context) {
+	c := m.env.c
+	if !c.IsRedisCluster() {
+		return
+	}
+	slot, last := cluster.Slot(m.env.key), ""
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if owner, err := c.KeyOwner(ctx, m.env.key); err == nil && owner.Name != last {
+			what := fmt.Sprintf("slot %d (key %s) served by %s", slot, m.env.key, owner.Name)
+			if last != "" {
+				what += ", was " + last
+			}
+			m.observe(owner.Name, what)
+			last = owner.Name
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

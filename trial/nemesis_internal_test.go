@@ -1,0 +1,126 @@
+package trial
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockpick/lockpick/checker"
+	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/evidence"
+	"github.com/lockpick/lockpick/internal/testredis"
+	"github.com/lockpick/lockpick/scenario"
+)
+
+// A slowFault takes its time to inject, and notes whether a heal came
+// before the inject was done.
+type slowFault struct {
+	took          time.Duration
+	injected      atomic.Bool
+	healedTooSoon atomic.Bool
+}
+
+func (f *slowFault) Inject(ctx context.Context, n *cluster.Node) error {
+	time.Sleep(f.took)
+	f.injected.Store(true)
+	return nil
+}
+
+func (f *slowFault) Heal(ctx context.Context, n *cluster.Node) error {
+	if !f.injected.Load() {
+		f.healedTooSoon.Store(true)
+	}
+	return nil
+}
+
+// A heal that comes due while its inject is still running waits for it,
+// is recorded as late with when it was due and when it happened, and
+// makes the trial inconclusive.
+func TestNemesis_LateHealIsRecorded(t *testing.T) {
+	f := &slowFault{took: 400 * time.Millisecond}
+	steps := []scenario.Step{{Fault: "slow", For: scenario.Duration(100 * time.Millisecond)}}
+	m := newSchedule(&trialEnv{}, steps, checker.NewRecorder(monoNow))
+	m.faults[0], m.record[0] = f, evidence.Fault{Fault: "slow", Target: "n1", Desc: "slow n1"}
+	ctx := context.Background()
+	m.run(ctx, ctx, rand.New(rand.NewPCG(1, 2)), time.Now())
+
+	if f.healedTooSoon.Load() {
+		t.Error("the heal ran before the inject was done")
+	}
+	faults, _ := m.evidence()
+	r := faults[0]
+	if r.HealDue == nil || *r.HealDue != 0.1 {
+		t.Errorf("heal due = %v, want 0.1s", r.HealDue)
+	}
+	if r.Healed == nil || *r.Healed < 0.4 {
+		t.Errorf("healed = %v, want after the inject returned at 0.4s", r.Healed)
+	}
+	if r.HealLate == "" {
+		t.Fatal("the late heal is not recorded")
+	}
+	ev := evidence.Evaluate(evidence.Input{Faults: faults, Require: []evidence.Requirement{{Grants: new(int)}}})
+	if ev.Conclusive {
+		t.Errorf("a trial whose heal came late is conclusive: %+v", ev)
+	}
+	t.Log(ev.Reasons)
+}
+
+// Every fault on a Redis node records the lock's key on it before it hit
+// and after: here a partition, whose node keeps its key throughout.
+func TestNemesis_PartitionRecordsKeys(t *testing.T) {
+	c := testredis.StartOne(t)
+	rdb := redis.NewClient(&redis.Options{Addr: c.Nodes[0].Proc.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+	if err := rdb.Set(ctx, "lock", "c1", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	steps := []scenario.Step{{Fault: "partition", Node: "n1", For: scenario.Duration(100 * time.Millisecond)}}
+	m, err := newNemesis(&trialEnv{c: c, key: "lock"}, steps, checker.NewRecorder(monoNow))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.run(ctx, ctx, rand.New(rand.NewPCG(1, 2)), time.Now())
+	faults, _ := m.evidence()
+	if r := faults[0]; r.KeyBefore != evidence.KeyHeld || r.KeyAfter != evidence.KeyHeld || r.Healed == nil || r.HealLate != "" {
+		t.Fatalf("partition n1: %+v, want the key held before and after, healed on time", r)
+	}
+	ev := evidence.Evaluate(evidence.Input{Faults: faults, Require: []evidence.Requirement{{Grants: new(int)}, {Fault: "partition", Node: "n1", KeyBefore: evidence.KeyHeld}}})
+	if !ev.Conclusive {
+		t.Fatalf("inconclusive: %q", ev.Reasons)
+	}
+}
+
+// A slowVerify fault is in place at once but takes its time to check.
+type slowVerify struct{ slowFault }
+
+func (f *slowVerify) Verify(ctx context.Context, n *cluster.Node) (string, error) {
+	time.Sleep(400 * time.Millisecond)
+	return "checked", nil
+}
+
+// An aimed step heals at its time, as a named one does, not once its
+// effect was checked: its heal waits only for the inject.
+func TestNemesis_AimedHealIsOnTime(t *testing.T) {
+	c := testredis.StartOne(t)
+	steps := []scenario.Step{{Fault: "partition", Node: scenario.AimMaster, For: scenario.Duration(100 * time.Millisecond)}}
+	m, err := newNemesis(&trialEnv{c: c, key: "lock"}, steps, checker.NewRecorder(monoNow))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.faults[0] = &slowVerify{}
+	ctx := context.Background()
+	m.run(ctx, ctx, rand.New(rand.NewPCG(1, 2)), time.Now())
+	faults, _ := m.evidence()
+	r := faults[0]
+	if r.Target != "n1" || r.Aim != scenario.AimMaster || r.Effect == "" {
+		t.Fatalf("aimed step: %+v, want n1 aimed at @master, with its effect", r)
+	}
+	if r.HealLate != "" || r.Healed == nil || *r.Healed > 0.3 {
+		t.Fatalf("aimed step healed at %v (due %v, late %q), want on time at about 0.1s", r.Healed, r.HealDue, r.HealLate)
+	}
+}

@@ -1,0 +1,168 @@
+package trial_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/lockpick/lockpick/campaign"
+	"github.com/lockpick/lockpick/checker"
+	"github.com/lockpick/lockpick/internal/testredis"
+	"github.com/lockpick/lockpick/results"
+	"github.com/lockpick/lockpick/scenario"
+	"github.com/lockpick/lockpick/trial"
+)
+
+func TestMain(m *testing.M) {
+	if trial.IsWorker() { // an isolated client started by a trial in this test binary
+		if err := trial.ServeWorker(context.Background(), os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(3)
+		}
+		os.Exit(0)
+	}
+	trial.SilenceRedisLogs()
+	os.Exit(m.Run())
+}
+
+// TestCatalogue runs every built-in scenario once and checks its verdict
+// and its evidence: every fault fired with its effect and every requirement
+// of the scenario file held (a "safe" mitigation met its attack), so a
+// verdict cannot be met by doing nothing.
+func TestCatalogue(t *testing.T) {
+	testredis.Require(t, true)
+	for _, s := range scenario.All() {
+		t.Run(s.Name, func(t *testing.T) {
+			tr, err := trial.RunTrial(context.Background(), s, 1, t.TempDir(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev := tr.Evidence
+			if !ev.Conclusive {
+				t.Fatalf("inconclusive: %s", tr.Reason)
+			}
+			if got, want := tr.Observed, string(s.Expect); got != want {
+				t.Fatalf("observed %s, want %s; anomalies: %+v", got, want, tr.Check.Anomalies)
+			}
+			for _, f := range ev.Faults {
+				if f.Fired == nil || f.Effect == "" {
+					t.Errorf("fault %+v fired without an observed effect", f)
+				}
+			}
+			if len(ev.Required) == 0 {
+				t.Error("no requirement was checked")
+			}
+			t.Logf("%s; %d notes", ev.Summary(), len(ev.Notes))
+		})
+	}
+}
+
+// first returns the first anomaly of kind k, failing the test without one.
+func first(t *testing.T, tr trial.TrialResult, k checker.Kind) checker.Anomaly {
+	t.Helper()
+	for _, a := range tr.Check.Anomalies {
+		if a.Kind == k {
+			return a
+		}
+	}
+	t.Fatalf("no %s among %+v", k, tr.Check.Anomalies)
+	return checker.Anomaly{}
+}
+
+// TestNoLock_ResourceCheckSeesLostUpdates runs the no-lock control: without
+// a lock, the resource check itself (not only the lease check) must see
+// increments lost, or a safe verdict elsewhere would prove nothing.
+func TestNoLock_ResourceCheckSeesLostUpdates(t *testing.T) {
+	testredis.Require(t, false)
+	s, err := scenario.Lookup("no-lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := trial.RunTrial(context.Background(), s, 1, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := first(t, tr, checker.LostUpdate)
+	t.Log(a.Message)
+}
+
+// TestCatalogue_EveryArm runs each arm of the scenarios whose arms expect
+// different verdicts once; every arm must match its own expectation:
+// redlock-tolerance (N = 2X+1 masters keep granting with X dead and are
+// stuck with more), redlock-power-loss (everysec loses the lock to a power
+// loss but not to kill -9; always keeps it; none loses it to both),
+// redlock-split-vote (a fixed delay livelocks; a random delay or giving up
+// early does not) and watchdog-renewal-error (Redisson's watchdog stops
+// after one failed renewal; lockcore's retries) and redlock-greedy (a
+// client that stopped at a majority loses the lock to a restart; a greedy
+// one does not) and redlock-slow-nodes (ignoring the time a silent node
+// cost is unsafe; Redlock's validity or a short node timeout is not) and
+// failover-delayed-promotion (a replica promoted inside the lease grants
+// the lock twice; one promoted after it does not) and
+// redlock-failed-acquire-release (after replies were lost, releasing every
+// node frees the lock; releasing only those that said yes leaves it stuck)
+// and reentrant-lost-reply (Redisson's counting of a retried acquire
+// starves the other client; lockcore's does not) and watchdog-reconnect
+// (lockcore's watchdog renews again after a reset, Redisson's stops; out
+// of reach, the holder is told before its lease ends and does not write)
+// and partition-holder (a partitioned holder writes late; fenced, its
+// write is refused) and the Redis Cluster scenarios (a failover loses the
+// lock to set-nx and reentrant alike; a minority primary grants it twice
+// unless the lease is shorter than the election or WAIT refuses it; a
+// slot migration keeps it).
+func TestCatalogue_EveryArm(t *testing.T) {
+	testredis.Require(t, false)
+	for _, tc := range []struct {
+		name string
+		arms int
+	}{{"redlock-tolerance", 5}, {"redlock-power-loss", 6}, {"redlock-split-vote", 4}, {"watchdog-renewal-error", 2}, {"redlock-greedy", 2}, {"redlock-slow-nodes", 3}, {"failover-delayed-promotion", 2}, {"redlock-failed-acquire-release", 2}, {"reentrant-lost-reply", 2},
+		{"watchdog-reconnect", 3}, {"partition-holder", 3}, {"cluster-failover-lock-loss", 2}, {"cluster-minority-primary", 3},
+		{"cluster-slot-migration", 2}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := scenario.Lookup(tc.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, dir, err := campaign.Compare(context.Background(), s, nil, &trial.Options{Out: t.TempDir(), Parallel: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(c.Arms) != tc.arms {
+				t.Fatalf("%d arms ran, want %d", len(c.Arms), tc.arms)
+			}
+			for _, a := range c.Arms {
+				v := readVerdict(t, dir, a.Dir)
+				if !v.Matched || v.TrialsInconclusive != 0 {
+					t.Errorf("arm %s: expect %s, observed %s (%d inconclusive): %v %v", a.Arm, v.Expect, v.Observed, v.TrialsInconclusive, v.Examples, inconclusiveReasons(v))
+				}
+			}
+		})
+	}
+}
+
+// inconclusiveReasons lists why trials were inconclusive, for a failure message.
+func inconclusiveReasons(v results.Verdict) []string {
+	var out []string
+	for _, t := range v.TrialResults {
+		if t.Reason != "" {
+			out = append(out, fmt.Sprintf("trial %d: %s", t.Trial, t.Reason))
+		}
+	}
+	return out
+}
+
+func readVerdict(t *testing.T, dir, arm string) results.Verdict {
+	t.Helper()
+	var v results.Verdict
+	b, err := os.ReadFile(filepath.Join(dir, arm, "verdict.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &v)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}

@@ -1,0 +1,200 @@
+package trial
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lockpick/lockpick/checker"
+	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/evidence"
+	"github.com/lockpick/lockpick/scenario"
+)
+
+// sleeper starts a process a pause-client step can freeze, killed at the
+// end of the test.
+func sleeper(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	return cmd.Process.Pid
+}
+
+// procState returns the state letter of /proc/<pid>/stat ("S", "T", ...).
+func procState(t *testing.T, pid int) string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, _ := strings.Cut(string(b), ") ")
+	return rest[:1]
+}
+
+// momentNemesis returns a nemesis pausing client 1's process (pid) at the
+// moment client 1 acquires, with the log its clients record through.
+func momentNemesis(t *testing.T, pid int, within time.Duration) (*nemesis, *triggerLog) {
+	t.Helper()
+	log := withTriggers(checker.NewRecorder(monoNow))
+	steps := []scenario.Step{{At: scenario.Duration(20 * time.Millisecond), Within: scenario.Duration(within), Fault: "pause-client", Client: 1,
+		When: &scenario.When{Event: scenario.MomentAcquire, Client: 1}}}
+	nem, err := newNemesis(&trialEnv{pids: map[int]int{1: pid}, clients: 2}, steps, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nem, log
+}
+
+// TestMoment_MissedMakesTrialInconclusive: a step whose moment never came
+// in its window (client 1 never acquires; client 2's acquire and client
+// 1's grant are not the moment) never fires, says so in the history, and
+// the trial is inconclusive.
+func TestMoment_MissedMakesTrialInconclusive(t *testing.T) {
+	pid := sleeper(t)
+	nem, log := momentNemesis(t, pid, 100*time.Millisecond)
+	runCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	start, startMono := time.Now(), monoNow()
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		log.Record(checker.Event{Process: 2, Type: checker.Invoke, F: checker.FAcquire, Key: "k"})
+		log.Record(checker.Event{Process: 1, Type: checker.OK, F: checker.FAcquire, Key: "k"})
+	}()
+	nem.run(runCtx, context.Background(), rand.New(rand.NewPCG(1, 2)), start)
+	nem.healAll(context.Background())
+	if s := procState(t, pid); s == "T" {
+		t.Fatalf("client 1's process was paused (state %s) though its moment never came", s)
+	}
+	faults, _ := nem.evidence()
+	ev := evidence.Evaluate(evidence.Input{History: log.History(), Start: startMono, Faults: faults})
+	want := "never fired: the moment never came: client 1 acquires from +0.020s to +0.120s"
+	if ev.Conclusive || !strings.Contains(strings.Join(ev.Reasons, "\n"), want) {
+		t.Fatalf("conclusive %v, reasons %q; want inconclusive with %q", ev.Conclusive, ev.Reasons, want)
+	}
+	if !historyHas(log.History(), "the moment never came") {
+		t.Error("the history does not record the missed moment")
+	}
+}
+
+// injectTakes50ms takes 50ms to be injected, then says so.
+type injectTakes50ms struct{ in atomic.Bool }
+
+func (f *injectTakes50ms) Inject(context.Context, *cluster.Node) error {
+	time.Sleep(50 * time.Millisecond)
+	f.in.Store(true)
+	return nil
+}
+
+func (f *injectTakes50ms) Heal(context.Context, *cluster.Node) error { return nil }
+
+// TestMoment_FaultInPlaceBeforeClientGoesOn: the client whose acquire is
+// the moment is held until the fault is in, so the acquire's requests meet
+// it: once Record returns, the fault's Inject has returned.
+func TestMoment_FaultInPlaceBeforeClientGoesOn(t *testing.T) {
+	nem, log := momentNemesis(t, sleeper(t), time.Second)
+	f := &injectTakes50ms{}
+	nem.faults[0] = f
+	done, cancel := playUntilArmed(nem, log, 2*time.Second)
+	defer cancel()
+	log.Record(checker.Event{Process: 1, Type: checker.Invoke, F: checker.FAcquire, Key: "k"})
+	in := f.in.Load()
+	cancel()
+	<-done
+	if !in {
+		t.Fatal("client 1 went on with its acquire before the fault its moment triggers was in")
+	}
+	faults, _ := nem.evidence()
+	if f := faults[0]; f.Fired == nil || f.Missed != "" {
+		t.Fatalf("fault %+v: want fired", f)
+	}
+}
+
+// TestMoment_LateFaultMakesTrialInconclusive: a fault whose inject takes
+// longer than the client that brought its moment is held was not in place
+// for what the client did next: the step says so and the trial is
+// inconclusive. Its heal, due For after the moment, is timed as a
+// scheduled step's is.
+func TestMoment_LateFaultMakesTrialInconclusive(t *testing.T) {
+	nem, log := momentNemesis(t, sleeper(t), time.Second)
+	log.hold = 10 * time.Millisecond
+	nem.faults[0] = &injectTakes50ms{}
+	nem.steps[0].For = scenario.Duration(100 * time.Millisecond)
+	done, cancel := playUntilArmed(nem, log, time.Second)
+	defer cancel()
+	log.Record(checker.Event{Process: 1, Type: checker.Invoke, F: checker.FAcquire, Key: "k"})
+	<-done
+	faults, _ := nem.evidence()
+	f := faults[0]
+	if f.Fired == nil || !strings.Contains(f.Late, "held 10ms at most") {
+		t.Fatalf("fault %+v: want fired, and late for its moment", f)
+	}
+	if f.HealDue == nil || f.Healed == nil {
+		t.Errorf("fault %+v: want its heal due and done", f)
+	}
+	ev := evidence.Evaluate(evidence.Input{Faults: faults})
+	if ev.Conclusive || !strings.Contains(strings.Join(ev.Reasons, "; "), "not in place in time") {
+		t.Errorf("evidence %+v: want inconclusive, the fault not in place in time", ev)
+	}
+}
+
+// playUntilArmed plays nem's schedule for at most d and returns once its
+// step waits for its moment; done closes when the play ends.
+func playUntilArmed(nem *nemesis, log *triggerLog, d time.Duration) (done <-chan struct{}, cancel func()) {
+	runCtx, cancel := context.WithTimeout(context.Background(), d)
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		nem.run(runCtx, context.Background(), rand.New(rand.NewPCG(1, 2)), time.Now())
+	}()
+	for armed := false; !armed; time.Sleep(time.Millisecond) {
+		log.mu.Lock()
+		armed = len(log.armed) == 1
+		log.mu.Unlock()
+	}
+	return ended, cancel
+}
+
+func historyHas(h checker.History, text string) bool {
+	for _, e := range h {
+		if e.F == checker.FNemesis && strings.Contains(e.Error, text) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestMoment_Nth: a moment with nth comes at the client's nth event of its
+// kind since the counts were reset, not at the first one from At.
+func TestMoment_Nth(t *testing.T) {
+	log := withTriggers(checker.NewRecorder(monoNow))
+	release := checker.Event{Process: 1, Type: checker.OK, F: checker.FRelease, Key: "k"}
+	log.Record(release) // before the reset: not counted
+	resetMoments(log)
+	mo := log.arm(scenario.When{Event: scenario.MomentReleased, Client: 1, Nth: 2})
+	go func() { <-mo.came; mo.done() }()
+	log.Record(checker.Event{Process: 2, Type: checker.OK, F: checker.FRelease, Key: "k"}) // another client's
+	log.Record(release)
+	select {
+	case <-mo.came:
+		t.Fatal("the moment came at client 1's 1st release, want its 2nd")
+	default:
+	}
+	log.Record(release)
+	select {
+	case <-mo.came:
+	default:
+		t.Fatal("the moment did not come at client 1's 2nd release")
+	}
+}
