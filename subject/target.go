@@ -26,6 +26,9 @@ type View struct {
 	// Cluster says the nodes form one Redis Cluster; Masters counts its
 	// primaries, and a node's Announced address must be dialled as its Addr.
 	Cluster bool `json:"cluster,omitempty"`
+	// Etcd lists the etcd members of an etcd topology (then Nodes is
+	// empty), e1 first, each at its client proxy's address.
+	Etcd []NodeAddr `json:"etcd,omitempty"`
 }
 
 // A NodeAddr is a node's name and the address clients dial.
@@ -74,6 +77,9 @@ func ViewOf(c *cluster.Cluster) View {
 		if (v.Cluster && i < c.Primaries()) || (!v.Cluster && n.Repl == nil) {
 			v.Masters++
 		}
+	}
+	for _, n := range c.Etcd {
+		v.Etcd = append(v.Etcd, NodeAddr{Name: n.Name, Addr: n.Addr()})
 	}
 	return v
 }
@@ -127,6 +133,15 @@ func (t *Target) askSentinels(ctx context.Context) (NodeAddr, error) {
 		last = fmt.Errorf("sentinel %s names unknown master %s", s, addr)
 	}
 	return NodeAddr{}, fmt.Errorf("no master known: %w", last)
+}
+
+// firstNode returns the view's first node, or in an etcd topology its
+// first member.
+func (t *Target) firstNode() NodeAddr {
+	if len(t.view.Nodes) == 0 && len(t.view.Etcd) > 0 {
+		return t.view.Etcd[0]
+	}
+	return t.view.Nodes[0]
 }
 
 // masterNodes returns the masters among the view's nodes: the first
@@ -213,8 +228,8 @@ func (t *Target) Close() {
 // (a cold process's first round trip took 300 ms on a busy host, after a
 // pause meant for the holder had hit). Errors are the trial's to see.
 func (t *Target) PingNodes(ctx context.Context) {
-	if t.view.Cluster {
-		return // NewTarget warmed its cluster client up
+	if t.view.Cluster || len(t.view.Nodes) == 0 {
+		return // NewTarget warmed its cluster client up; etcd subjects warm up their own
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
