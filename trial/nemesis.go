@@ -321,7 +321,9 @@ func (m *nemesis) heal(ctx context.Context, i int) {
 	m.rec.Record(e)
 	healed := m.since()
 	var after string
-	if err == nil && keyAfterHeal(st.Fault) && n != nil && n.Proc != nil {
+	if err == nil && keyAfterHeal(st.Fault) && n != nil && cluster.IsEtcdMember(n) {
+		m.observe(target, target+" "+backNote[st.Fault])
+	} else if err == nil && keyAfterHeal(st.Fault) && n != nil && n.Proc != nil {
 		after = keyOn(ctx, n, m.env.key)
 		state := after
 		if state == "" {
