@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockpick/lockpick/campaign"
 	"github.com/lockpick/lockpick/checker"
+	"github.com/lockpick/lockpick/internal/testetcd"
 	"github.com/lockpick/lockpick/internal/testredis"
 	"github.com/lockpick/lockpick/results"
 	"github.com/lockpick/lockpick/scenario"
@@ -36,6 +37,9 @@ func TestCatalogue(t *testing.T) {
 	testredis.Require(t, true)
 	for _, s := range scenario.All() {
 		t.Run(s.Name, func(t *testing.T) {
+			if s.Topology.Etcd > 0 {
+				testetcd.Require(t)
+			}
 			tr, err := trial.RunTrial(context.Background(), s, 1, t.TempDir(), nil)
 			if err != nil {
 				t.Fatal(err)
@@ -120,11 +124,14 @@ func TestCatalogue_EveryArm(t *testing.T) {
 		arms int
 	}{{"redlock-tolerance", 5}, {"redlock-power-loss", 6}, {"redlock-split-vote", 4}, {"watchdog-renewal-error", 2}, {"redlock-greedy", 2}, {"redlock-slow-nodes", 3}, {"failover-delayed-promotion", 2}, {"redlock-failed-acquire-release", 2}, {"reentrant-lost-reply", 2},
 		{"watchdog-reconnect", 3}, {"partition-holder", 3}, {"cluster-failover-lock-loss", 2}, {"cluster-minority-primary", 3},
-		{"cluster-slot-migration", 2}} {
+		{"cluster-slot-migration", 2}, {"etcd-pause-holder", 2}} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := scenario.Lookup(tc.name)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if s.Topology.Etcd > 0 {
+				testetcd.Require(t)
 			}
 			c, dir, err := campaign.Compare(context.Background(), s, nil, &trial.Options{Out: t.TempDir(), Parallel: 1})
 			if err != nil {
