@@ -237,8 +237,8 @@ func (s Scenario) validStep(field string, st Step) error {
 		if !slices.Contains(s.Isolate, st.Client) {
 			return bad(field+".client", "client %d is not in isolate %v; only isolated clients can be paused or killed", st.Client, s.Isolate)
 		}
-	} else if s.Topology.Etcd > 0 && !validNode(st.Node, 0, s.Clients) && s.Topology.Cluster().EtcdIndex(st.Node) == 0 {
-		return bad(field+".node", "no node %q; the topology has etcd members e1..e%d and the resource paths r1..r%d", st.Node, s.Topology.Etcd, s.Clients)
+	} else if s.Topology.Etcd > 0 && !s.validEtcdNode(st.Node) {
+		return bad(field+".node", "no node %q; the topology has etcd members e1..e%d, the resource paths r1..r%d and each client's own link to a member, e<i>-c<p>", st.Node, s.Topology.Etcd, s.Clients)
 	} else if s.Topology.Etcd == 0 && !validNode(st.Node, nodes, s.Clients) {
 		return bad(field+".node", "no node %q; the topology has n1..n%d, the resource paths r1..r%d and each client's own link to a node, n<i>-c<p>", st.Node, nodes, s.Clients)
 	}
@@ -436,14 +436,24 @@ func validNode(name string, nodes, clients int) bool {
 	return false
 }
 
+// validEtcdNode accepts, in an etcd topology, the members e1..eN, the
+// resource paths r1..rC and the clients' own links to members, e<i>-c<p>.
+func (s Scenario) validEtcdNode(name string) bool {
+	t := s.Topology.Cluster()
+	if node, p, ok := ClientLinkOf(name); ok {
+		return p >= 1 && p <= s.Clients && t.EtcdIndex(node) > 0
+	}
+	return validNode(name, 0, s.Clients) || t.EtcdIndex(name) > 0
+}
+
 // linkFaults are the faults a client's own link to a node takes.
 var linkFaults = []string{"partition", "latency", "drop-replies", "reset"}
 
-// ClientLinkOf splits a per-client link's name, "n1-c2", into its node and
-// client.
+// ClientLinkOf splits a per-client link's name, "n1-c2" (or an etcd
+// member's, "e1-c2"), into its node and client.
 func ClientLinkOf(name string) (node string, p int, ok bool) {
 	node, c, found := strings.Cut(name, "-c")
-	if !found || !strings.HasPrefix(node, "n") {
+	if !found || !(strings.HasPrefix(node, "n") || strings.HasPrefix(node, "e")) {
 		return "", 0, false
 	}
 	p, err := strconv.Atoi(c)

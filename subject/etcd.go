@@ -90,7 +90,8 @@ func (s *etcdSubject) client() (*clientv3.Client, error) {
 }
 
 // learnMembers maps the members' ids to their names by their client
-// addresses (the proxies they advertise); errors leave the map as it is.
+// addresses (the proxies they advertise, which a client's own link
+// announces); errors leave the map as it is.
 func (s *etcdSubject) learnMembers(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 	defer cancel()
@@ -101,7 +102,7 @@ func (s *etcdSubject) learnMembers(ctx context.Context) {
 	for _, m := range r.Members {
 		for _, u := range m.ClientURLs {
 			for _, n := range s.cfg.Target.view.Etcd {
-				if strings.TrimPrefix(u, "http://") == n.Addr {
+				if a := strings.TrimPrefix(u, "http://"); a == n.Addr || a == n.Announced {
 					s.members[m.ID] = n.Name
 				}
 			}

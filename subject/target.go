@@ -45,8 +45,8 @@ type NodeAddr struct {
 // clientLinkName names client p's own link to node, e.g. "n1-c2".
 func clientLinkName(node string, p int) string { return fmt.Sprintf("%s-c%d", node, p) }
 
-// ClientLinks gives client p its own proxy to every node, in front of the
-// node's client proxy, and points v's nodes at them: a fault on "n1-c2"
+// ClientLinks gives client p its own proxy to every node (and etcd
+// member), in front of the node's client proxy, and points v's nodes at them: a fault on "n1-c2"
 // then cuts client 2 alone from n1, while faults on n1 still reach every
 // client.
 func ClientLinks(c *cluster.Cluster, v View, p int) (View, error) {
@@ -62,6 +62,15 @@ func ClientLinks(c *cluster.Cluster, v View, p int) (View, error) {
 		}
 	}
 	v.Nodes = nodes
+	members := make([]NodeAddr, len(v.Etcd))
+	for i, m := range v.Etcd {
+		l, err := c.AddProxy(clientLinkName(m.Name, p), m.Addr)
+		if err != nil {
+			return v, err
+		}
+		members[i] = NodeAddr{Name: m.Name, Addr: l.Addr(), Announced: m.Addr}
+	}
+	v.Etcd = members
 	return v, nil
 }
 

@@ -124,7 +124,7 @@ func TestCatalogue_EveryArm(t *testing.T) {
 		arms int
 	}{{"redlock-tolerance", 5}, {"redlock-power-loss", 6}, {"redlock-split-vote", 4}, {"watchdog-renewal-error", 2}, {"redlock-greedy", 2}, {"redlock-slow-nodes", 3}, {"failover-delayed-promotion", 2}, {"redlock-failed-acquire-release", 2}, {"reentrant-lost-reply", 2},
 		{"watchdog-reconnect", 3}, {"partition-holder", 3}, {"cluster-failover-lock-loss", 2}, {"cluster-minority-primary", 3},
-		{"cluster-slot-migration", 2}, {"etcd-pause-holder", 2}, {"etcd-waiter-lease-expiry", 2}} {
+		{"cluster-slot-migration", 2}, {"etcd-pause-holder", 2}, {"etcd-waiter-lease-expiry", 2}, {"etcd-partition-holder", 2}} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := scenario.Lookup(tc.name)
 			if err != nil {
