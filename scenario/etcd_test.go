@@ -30,6 +30,8 @@ func TestParse_EtcdErrors(t *testing.T) {
 		{"power loss on a member", etcdHead + "lock: {kind: etcd-mutex}\nfaults:\n  - {at: 1s, fault: power-loss, node: e1}\n", 6, "faults[0].fault", "fsync shim"},
 		{"@leader on Redis", "name: x\nexpect: safe\nfaults:\n  - {at: 1s, fault: kill, node: \"@leader\"}\n", 4, "faults[0].node", "needs etcd members"},
 		{"@master on etcd", etcdHead + "lock: {kind: etcd-mutex}\nfaults:\n  - {at: 1s, fault: kill, node: \"@master\"}\n", 6, "faults[0].node", "aim at etcd members with @leader"},
+		{"kill on a client's link to a member", etcdHead + "lock: {kind: etcd-mutex}\nfaults:\n  - {at: 1s, fault: kill, node: e1-c1}\n", 6, "faults[0].node", "only partition, latency"},
+		{"link of no client", etcdHead + "lock: {kind: etcd-mutex}\nclients: 2\nfaults:\n  - {at: 1s, fault: partition, node: e1-c3}\n", 7, "faults[0].node", `no node "e1-c3"`},
 		{"key_after on a member", etcdHead + "lock: {kind: etcd-mutex}\nrequire:\n  - {fault: kill, node: e1, key_after: held}\nfaults:\n  - {at: 1s, fault: kill, node: e1}\n", 6, "require[0].key_after", "not read"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -59,12 +61,16 @@ faults:
   - {at: 1s, fault: kill, node: "@leader", for: 1s}
   - {at: 1s, fault: pause, node: "@follower", for: 1s}
   - {at: 1s, fault: restart, node: e2, params: {wipe: true}}
+  - {at: 1s, fault: partition, node: e2-c1}
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got, want := s.Topology.Cluster().Etcd, 3; got != want {
 		t.Errorf("cluster topology etcd = %d, want %d", got, want)
+	}
+	if !s.UsesClientLinks() {
+		t.Errorf("a partition on e2-c1 makes no client links")
 	}
 	if got := s.Topology.Nodes(); got != 0 {
 		t.Errorf("Redis nodes = %d, want 0", got)
