@@ -13,6 +13,7 @@ import (
 
 	"github.com/lockpick/lockpick/etcdlock"
 	"github.com/lockpick/lockpick/lockcore"
+	"github.com/lockpick/lockpick/scenario"
 )
 
 // etcd's locks through package etcdlock, on an etcd topology: "etcd-mutex"
@@ -132,7 +133,7 @@ func (s *etcdSubject) Acquire(ctx context.Context) (Grant, error) {
 		g   *etcdlock.Grant
 		err error
 	)
-	if s.cfg.Lock.Acquire == "block" {
+	if s.cfg.Lock.Acquire == scenario.AcquireBlock {
 		g, err = s.lock.Lock(ctx)
 	} else {
 		g, err = s.lock.TryLock(ctx)
