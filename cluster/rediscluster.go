@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockpick/lockpick/cluster/netlink"
 	"github.com/lockpick/lockpick/lockcore"
 )
 
@@ -46,12 +47,12 @@ func (c *Cluster) startRedisCluster(ctx context.Context) error {
 		if n.Peer, err = c.proxies.Add(n.Name+"-peer", "127.0.0.1:1"); err != nil {
 			return err
 		}
-		bus, err := reservePort()
+		bus, err := netlink.ReservePort()
 		if err != nil {
 			return err
 		}
 		c.reservations = append(c.reservations, bus)
-		filter, err := newBusFilter(n, "127.0.0.1:"+strconv.Itoa(bus.port))
+		filter, err := newBusFilter(n, "127.0.0.1:"+strconv.Itoa(bus.Port()))
 		if err != nil {
 			return err
 		}
@@ -65,7 +66,7 @@ func (c *Cluster) startRedisCluster(ctx context.Context) error {
 			"cluster-enabled yes",
 			"cluster-config-file nodes.conf",
 			"cluster-node-timeout " + strconv.FormatInt(topo.NodeTimeout.Milliseconds(), 10),
-			"cluster-port " + strconv.Itoa(bus.port),
+			"cluster-port " + strconv.Itoa(bus.Port()),
 			"cluster-announce-ip 127.0.0.1",
 			"cluster-announce-port " + port(n.Peer.Addr()),
 			"cluster-announce-bus-port " + port(n.Bus.Addr()),
