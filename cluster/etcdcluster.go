@@ -108,13 +108,14 @@ func (c *Cluster) newEtcdNode(pb *ProcessBackend, name, bin string, cfg *etcdClu
 		m.releasePort()
 		return nil, err
 	}
-	f, err := newEtcdPeerFilter(c, n, n.Peer.Addr())
+	f, err := netlink.NewPeerFilter(name, n.Peer.Addr(), c.etcdDialer,
+		func(sender string) bool { return c.etcdCut(sender, name) })
 	if err != nil {
 		m.releasePort()
 		return nil, err
 	}
 	c.peerFilters = append(c.peerFilters, f)
-	m.clientURL, m.peerURL = "http://"+n.Link.Addr(), "http://"+f.addr()
+	m.clientURL, m.peerURL = "http://"+n.Link.Addr(), "http://"+f.Addr()
 	m.replace = func(ctx context.Context) error { return c.replaceEtcdMember(ctx, n) }
 	return n, nil
 }

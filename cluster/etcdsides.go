@@ -32,7 +32,7 @@ func (c *Cluster) PartitionEtcd(side ...string) error {
 	c.etcdSides = sides
 	c.mu.Unlock()
 	for _, f := range c.peerFilters {
-		f.closeCrossing(true)
+		f.CloseCrossing(true)
 	}
 	return nil
 }
@@ -45,7 +45,7 @@ func (c *Cluster) HealEtcdPartition() error {
 	c.etcdSides = nil
 	c.mu.Unlock()
 	for _, f := range c.peerFilters {
-		f.closeCrossing(false)
+		f.CloseCrossing(false)
 	}
 	return nil
 }

@@ -181,11 +181,11 @@ type Cluster struct {
 	proxies      *netlink.Proxies
 	mu           sync.Mutex // guards Services, busSides and etcdSides
 	reservations []*netlink.PortReservation
-	filters      []*busFilter   // of a Redis Cluster's buses
-	busSides     map[string]int // node id -> side of a bus partition; nil without one
+	filters      []*netlink.BusFilter // of a Redis Cluster's buses
+	busSides     map[string]int       // node id -> side of a bus partition; nil without one
 
-	peerFilters []*etcdPeerFilter // of the etcd members (etcdpartition.go)
-	etcdSides   map[string]int    // etcd member -> side of a partition; nil without one; guarded by mu
+	peerFilters []*netlink.PeerFilter // of the etcd members (see etcdsides.go)
+	etcdSides   map[string]int        // etcd member -> side of a partition; nil without one; guarded by mu
 }
 
 // Start launches topo on backend and waits until replicas are in sync and
@@ -377,10 +377,10 @@ func (c *Cluster) LogPaths() map[string]string {
 func (c *Cluster) Close() error {
 	c.proxies.Close()
 	for _, f := range c.filters {
-		f.close()
+		f.Close()
 	}
 	for _, f := range c.peerFilters {
-		f.close()
+		f.Close()
 	}
 	var errs []error
 	for _, n := range append(append(append([]*Node{}, c.Sentinels...), c.Nodes...), c.Etcd...) {

@@ -1,4 +1,4 @@
-package cluster
+package netlink
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"sync"
 )
 
-// An etcdPeerFilter is the address an etcd member announces to its peers:
+// A PeerFilter is the address an etcd member announces to its peers:
 // it forwards every connection to the member's Peer link, unless a
 // partition separates the member that dialled it from the owner. A Peer
 // link alone cannot make that partition: etcd members reach each other
@@ -20,9 +20,10 @@ import (
 // to the leader without naming itself. A connection across the cut is
 // black-holed (held open, nothing forwarded either way), as a real
 // partition would; when the cut heals it is closed, so the peers reconnect.
-type etcdPeerFilter struct {
-	owner    *Node
-	c        *Cluster
+type PeerFilter struct {
+	owner    string                     // the member's name
+	sender   func(conn net.Conn) string // the dialling member's name, "" if none
+	cut      func(sender string) bool   // whether a partition cuts that member off
 	upstream string
 	ln       net.Listener
 
@@ -30,26 +31,31 @@ type etcdPeerFilter struct {
 	conns map[*peerConn]struct{}
 }
 
-// peerConn is one connection through an etcdPeerFilter.
+// peerConn is one connection through a PeerFilter.
 type peerConn struct {
 	sender string // the dialling member's name, "" if not a member
 	down   net.Conn
 	up     net.Conn // nil while black-holed
 }
 
-func newEtcdPeerFilter(c *Cluster, owner *Node, upstream string) (*etcdPeerFilter, error) {
+// NewPeerFilter starts a filter on a loopback port forwarding to upstream,
+// the Peer link of the member named owner. sender names the member that
+// dialled a connection ("" if none); cut reports whether a partition
+// separates that member from the owner.
+func NewPeerFilter(owner, upstream string, sender func(conn net.Conn) string, cut func(sender string) bool) (*PeerFilter, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, fmt.Errorf("cluster: peer filter of %s: %w", owner.Name, err)
+		return nil, fmt.Errorf("netlink: peer filter of %s: %w", owner, err)
 	}
-	f := &etcdPeerFilter{owner: owner, c: c, upstream: upstream, ln: ln, conns: map[*peerConn]struct{}{}}
+	f := &PeerFilter{owner: owner, sender: sender, cut: cut, upstream: upstream, ln: ln, conns: map[*peerConn]struct{}{}}
 	go f.serve()
 	return f, nil
 }
 
-func (f *etcdPeerFilter) addr() string { return f.ln.Addr().String() }
+// Addr returns the filter's listen address, the one the member announces.
+func (f *PeerFilter) Addr() string { return f.ln.Addr().String() }
 
-func (f *etcdPeerFilter) serve() {
+func (f *PeerFilter) serve() {
 	for {
 		down, err := f.ln.Accept()
 		if err != nil {
@@ -59,8 +65,8 @@ func (f *etcdPeerFilter) serve() {
 	}
 }
 
-func (f *etcdPeerFilter) handle(down net.Conn) {
-	pc := &peerConn{sender: f.c.etcdDialer(down), down: down}
+func (f *PeerFilter) handle(down net.Conn) {
+	pc := &peerConn{sender: f.sender(down), down: down}
 	f.mu.Lock()
 	f.conns[pc] = struct{}{}
 	f.mu.Unlock()
@@ -70,7 +76,7 @@ func (f *etcdPeerFilter) handle(down net.Conn) {
 		f.mu.Unlock()
 		_ = down.Close()
 	}()
-	if f.c.etcdCut(pc.sender, f.owner.Name) {
+	if f.cut(pc.sender) {
 		_, _ = io.Copy(io.Discard, down) // until the peer or a heal closes it
 		return
 	}
@@ -88,14 +94,14 @@ func (f *etcdPeerFilter) handle(down net.Conn) {
 	<-done
 }
 
-// closeCrossing closes the connections whose sender and owner the sides
+// CloseCrossing closes the connections whose sender and owner the sides
 // now separate (held ones stay held), or, when cut is false, every held
 // connection, so the peers reconnect through the healed filter.
-func (f *etcdPeerFilter) closeCrossing(cut bool) {
+func (f *PeerFilter) CloseCrossing(cut bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for pc := range f.conns {
-		crossing := f.c.etcdCut(pc.sender, f.owner.Name)
+		crossing := f.cut(pc.sender)
 		if (cut && crossing && pc.up != nil) || (!cut && pc.up == nil) {
 			_ = pc.down.Close()
 			if pc.up != nil {
@@ -105,7 +111,8 @@ func (f *etcdPeerFilter) closeCrossing(cut bool) {
 	}
 }
 
-func (f *etcdPeerFilter) close() {
+// Close stops the filter and closes every connection through it.
+func (f *PeerFilter) Close() {
 	_ = f.ln.Close()
 	f.mu.Lock()
 	defer f.mu.Unlock()
