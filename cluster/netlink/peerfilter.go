@@ -13,10 +13,11 @@ import (
 // link alone cannot make that partition: etcd members reach each other
 // both over streams the receiver dials and over HTTP posts the sender
 // dials, so cutting one member's inbound connections still lets its
-// messages out (docs/etcd.md). The filter tells the dialling member by the
-// connection's source port, which /proc/net/tcp maps to a socket inode
-// that one member process holds (the process backend runs them all on this
-// host). HTTP headers would not do: a follower forwards lease keep-alives
+// messages out (docs/etcd.md). The filter's sender function tells the
+// dialling member; package cluster answers from the connection's source
+// port, which /proc/net/tcp maps to a socket inode that one member process
+// holds (the process backend runs them all on this host). HTTP headers
+// would not do: a follower forwards lease keep-alives
 // to the leader without naming itself. A connection across the cut is
 // black-holed (held open, nothing forwarded either way), as a real
 // partition would; when the cut heals it is closed, so the peers reconnect.
