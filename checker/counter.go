@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+
+	"github.com/lockpick/lockpick/checker/internal/model"
 )
 
 // okWrites returns the ok writes with a value, by key.
@@ -56,22 +58,14 @@ func increments(n int) string {
 	return fmt.Sprintf("%d increments were", n)
 }
 
-// what names the search of p for Result.TimedOut.
-func (p *part) what() string {
-	if p.lease {
-		return fmt.Sprintf("lease model on lock %q", p.key)
-	}
-	return fmt.Sprintf("counter model on %q", p.key)
-}
-
 // firstUnordered reruns the search of p verbosely and reports the earliest
 // returning operation that no valid order of the partition reaches.
-func (r *run) firstUnordered(p *part, timeout time.Duration) Anomaly {
-	a := Anomaly{Kind: LostUpdate, Key: p.key,
-		Message: fmt.Sprintf("the reads and writes of %q cannot be ordered as increments of a counter", p.key)}
-	m := model()
+func (r *run) firstUnordered(p *model.Part, timeout time.Duration) Anomaly {
+	a := Anomaly{Kind: LostUpdate, Key: p.Key,
+		Message: fmt.Sprintf("the reads and writes of %q cannot be ordered as increments of a counter", p.Key)}
+	m := model.New()
 	m.Partition = nil
-	res, info := porcupine.CheckOperationsVerbose(m, p.ops, timeout)
+	res, info := porcupine.CheckOperationsVerbose(m, p.Ops, timeout)
 	if res != porcupine.Illegal {
 		return a
 	}
@@ -85,19 +79,19 @@ func (r *run) firstUnordered(p *part, timeout time.Duration) Anomaly {
 	}
 	done := make(map[int]bool)
 	for _, o := range longest {
-		done[o.Metadata.(opMeta).indexes[0]] = true
+		done[o.Metadata.(model.Meta).Indexes[0]] = true
 	}
 	var culprit *porcupine.Operation
-	for i := range p.ops {
-		o := &p.ops[i]
-		if !done[o.Metadata.(opMeta).indexes[0]] && (culprit == nil || o.Return < culprit.Return) {
+	for i := range p.Ops {
+		o := &p.Ops[i]
+		if !done[o.Metadata.(model.Meta).Indexes[0]] && (culprit == nil || o.Return < culprit.Return) {
 			culprit = o
 		}
 	}
 	if culprit == nil {
 		return a
 	}
-	ix := culprit.Metadata.(opMeta).indexes
+	ix := culprit.Metadata.(model.Meta).Indexes
 	o := r.opAt(ix[0])
 	a.Processes = []int{o.process}
 	a.Ops = ix
@@ -105,8 +99,8 @@ func (r *run) firstUnordered(p *part, timeout time.Duration) Anomaly {
 	state := "unknown"
 	if n := len(longest); n > 0 {
 		last := longest[n-1]
-		if in := last.Input.(counterInput); in.write {
-			state = fmt.Sprint(in.value)
+		if in := last.Input.(model.CounterInput); in.Write {
+			state = fmt.Sprint(in.Value)
 		} else {
 			state = fmt.Sprint(last.Output)
 		}
@@ -116,7 +110,7 @@ func (r *run) firstUnordered(p *part, timeout time.Duration) Anomaly {
 		verb = fmt.Sprintf("reading %d", o.value)
 	}
 	a.Message = fmt.Sprintf("no order of the reads and writes of %q explains process %d %s at %s: the longest consistent order has %d operations and leaves the counter at %s",
-		p.key, o.process, verb, r.clock.at(o.call), len(longest), state)
+		p.Key, o.process, verb, r.clock.at(o.call), len(longest), state)
 	return a
 }
 
