@@ -1,9 +1,6 @@
 package checker
 
-import (
-	"fmt"
-	"slices"
-)
+import "slices"
 
 // The counter rule: what the counter model's search decides, without the
 // search. A [Stream] uses it, since a search needs the whole history.
@@ -129,80 +126,4 @@ func firstGap(a, b valueSet, lo, hi int64) (int64, bool) {
 		cur = max(cur, r.hi+1)
 	}
 	return cur, cur <= hi
-}
-
-// A counterKey applies the counter rule to one resource key as its
-// operations come, in time order.
-type counterKey struct {
-	key    string
-	done   maxBefore // places of the ok reads and writes, by completion
-	fences maxBefore // fences of the ok reads and writes (as places), by completion
-	lo, hi int64     // lowest and highest value of an ok read or write
-	seen   bool
-	oks    valueSet // values of ok writes
-	maybes valueSet // values unknown writes may supply
-	bad    bool     // a violation was found
-}
-
-// invoked notes, for o, what had completed before its invoke.
-func (c *counterKey) invoked(o *sop) {
-	o.before, o.hasBefore = c.done.get(o.call)
-	o.fenceBefore, o.hasFence = c.fences.get(o.call)
-}
-
-// completed applies the rule to o, a read or write that is final, and
-// returns a violation, if it shows one.
-func (c *counterKey) completed(o *sop, clk clock) *Anomaly {
-	if o.typ == OK {
-		c.fences.add(o.ret, place{v: o.fence})
-	}
-	if !o.hasValue || o.typ == Fail || (o.f == FRead && o.typ != OK) {
-		return nil
-	}
-	p := place{o.value, o.f == FRead}
-	if o.typ != OK { // a write with an unknown outcome
-		if !o.hasBefore || !p.less(o.before) {
-			c.maybes.add(o.value)
-		}
-		return nil
-	}
-	c.done.add(o.ret, p)
-	if !c.seen {
-		c.lo, c.hi, c.seen = o.value, o.value, true
-	}
-	c.lo, c.hi = min(c.lo, o.value), max(c.hi, o.value)
-	switch {
-	case o.hasBefore && p.less(o.before):
-		return c.violation(o, clk, "after an operation that must follow it had completed")
-	case !p.read && !c.oks.add(o.value):
-		return c.violation(o, clk, "a value already written: the counter only increments")
-	}
-	return nil
-}
-
-// end applies the rest of the rule once the history is over.
-func (c *counterKey) end() *Anomaly {
-	if !c.seen || c.bad {
-		return nil
-	}
-	v, gap := firstGap(c.oks, c.maybes, c.lo+1, c.hi)
-	if !gap {
-		return nil
-	}
-	c.bad = true
-	return &Anomaly{Kind: LostUpdate, Key: c.key, Message: fmt.Sprintf(
-		"no write of %d to %q took effect, yet the counter went from %d to %d", v, c.key, c.lo, c.hi)}
-}
-
-func (c *counterKey) violation(o *sop, clk clock, why string) *Anomaly {
-	if c.bad {
-		return nil
-	}
-	c.bad = true
-	verb := "wrote"
-	if o.f == FRead {
-		verb = "read"
-	}
-	return &Anomaly{Kind: LostUpdate, Key: c.key, Processes: []int{o.process}, Ops: o.indexes(), Nodes: nodes(o.node),
-		Message: fmt.Sprintf("process %d %s %d at %s, %s", o.process, verb, o.value, clk.at(o.call), why)}
 }
