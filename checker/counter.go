@@ -128,50 +128,50 @@ func (r *run) opAt(ix int) *op {
 	return &op{inv: ix, done: -1}
 }
 
-// A counterKey applies the counter rule (see counterrule.go) to one
-// resource key as its operations come, in time order.
+// A counterKey applies the counter rule (see counterrule.go in package
+// model) to one resource key as its operations come, in time order.
 type counterKey struct {
 	key    string
-	done   maxBefore // places of the ok reads and writes, by completion
-	fences maxBefore // fences of the ok reads and writes (as places), by completion
-	lo, hi int64     // lowest and highest value of an ok read or write
+	done   model.MaxBefore // places of the ok reads and writes, by completion
+	fences model.MaxBefore // fences of the ok reads and writes (as places), by completion
+	lo, hi int64           // lowest and highest value of an ok read or write
 	seen   bool
-	oks    valueSet // values of ok writes
-	maybes valueSet // values unknown writes may supply
-	bad    bool     // a violation was found
+	oks    model.ValueSet // values of ok writes
+	maybes model.ValueSet // values unknown writes may supply
+	bad    bool           // a violation was found
 }
 
 // invoked notes, for o, what had completed before its invoke.
 func (c *counterKey) invoked(o *sop) {
-	o.before, o.hasBefore = c.done.get(o.call)
-	o.fenceBefore, o.hasFence = c.fences.get(o.call)
+	o.before, o.hasBefore = c.done.Get(o.call)
+	o.fenceBefore, o.hasFence = c.fences.Get(o.call)
 }
 
 // completed applies the rule to o, a read or write that is final, and
 // returns a violation, if it shows one.
 func (c *counterKey) completed(o *sop, clk clock) *Anomaly {
 	if o.typ == OK {
-		c.fences.add(o.ret, place{v: o.fence})
+		c.fences.Add(o.ret, model.Place{V: o.fence})
 	}
 	if !o.hasValue || o.typ == Fail || (o.f == FRead && o.typ != OK) {
 		return nil
 	}
-	p := place{o.value, o.f == FRead}
+	p := model.Place{V: o.value, Read: o.f == FRead}
 	if o.typ != OK { // a write with an unknown outcome
-		if !o.hasBefore || !p.less(o.before) {
-			c.maybes.add(o.value)
+		if !o.hasBefore || !p.Less(o.before) {
+			c.maybes.Add(o.value)
 		}
 		return nil
 	}
-	c.done.add(o.ret, p)
+	c.done.Add(o.ret, p)
 	if !c.seen {
 		c.lo, c.hi, c.seen = o.value, o.value, true
 	}
 	c.lo, c.hi = min(c.lo, o.value), max(c.hi, o.value)
 	switch {
-	case o.hasBefore && p.less(o.before):
+	case o.hasBefore && p.Less(o.before):
 		return c.violation(o, clk, "after an operation that must follow it had completed")
-	case !p.read && !c.oks.add(o.value):
+	case !p.Read && !c.oks.Add(o.value):
 		return c.violation(o, clk, "a value already written: the counter only increments")
 	}
 	return nil
@@ -182,7 +182,7 @@ func (c *counterKey) end() *Anomaly {
 	if !c.seen || c.bad {
 		return nil
 	}
-	v, gap := firstGap(c.oks, c.maybes, c.lo+1, c.hi)
+	v, gap := model.FirstGap(c.oks, c.maybes, c.lo+1, c.hi)
 	if !gap {
 		return nil
 	}

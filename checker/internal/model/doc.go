@@ -15,5 +15,11 @@
 // hold, and what an illegal one means, is checker's business: see its
 // package comment.
 //
+// The counter rule decides what the counter model's search decides without
+// a search, for a history that arrives in time order: a [Place] orders a
+// counter's operations, a [MaxBefore] remembers the latest place completed
+// before a time, and [FirstGap] finds a value of two [ValueSet] ranges that
+// no write supplied. counterrule.go explains why the rule is exact.
+//
 // The package imports only the standard library and porcupine.
 package model

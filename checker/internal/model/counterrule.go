@@ -1,9 +1,9 @@
-package checker
+package model
 
 import "slices"
 
 // The counter rule: what the counter model's search decides, without the
-// search. A [Stream] uses it, since a search needs the whole history.
+// search. checker's Stream uses it, since a search needs the whole history.
 //
 // Writes only increment, so a linearization has one order of values: the
 // write of v, then the reads of v, then the write of v+1. Call that an
@@ -11,7 +11,8 @@ import "slices"
 // write shows (a lower start only adds writes to place), and ends at the
 // highest. The history is linearizable exactly when
 //
-//   - no two ok writes wrote one value (Check reports those directly);
+//   - no two ok writes wrote one value (checker's Check reports those
+//     directly);
 //   - every value between the lowest and the highest has an ok write, or a
 //     write with an unknown outcome that may supply it: one that no
 //     operation with a later place had completed before it was invoked
@@ -24,52 +25,54 @@ import "slices"
 // end, where it changes nothing. And each rule states a constraint that
 // every linearization obeys. Real time follows porcupine: an operation
 // precedes another only if it returned strictly before the other's call.
-// counterrule_test.go checks the rule against the model's search.
+// checker's counterrule_test.go checks the rule against the model's search.
 
-// A place is where an operation stands in the only order of a counter's
-// linearization: the write of v, then the reads of v.
-type place struct {
-	v    int64
-	read bool
+// A Place is where an operation stands in the only order of a counter's
+// linearization: the write of V, then the reads of V.
+type Place struct {
+	V    int64
+	Read bool
 }
 
-func (p place) less(q place) bool { return p.v < q.v || (p.v == q.v && !p.read && q.read) }
+// Less reports whether p comes before q in that order.
+func (p Place) Less(q Place) bool { return p.V < q.V || (p.V == q.V && !p.Read && q.Read) }
 
-// A maxBefore is the latest place among those added at non-decreasing
+// A MaxBefore is the latest place among those added at non-decreasing
 // times, as it was before a given time.
-type maxBefore struct {
+type MaxBefore struct {
 	at        int64 // time of the last addition
-	prev, all place // the maximum before at, and with the additions at at
+	prev, all Place // the maximum before at, and with the additions at at
 	hasPrev   bool
 	hasAll    bool
 }
 
-func (m *maxBefore) add(t int64, p place) {
+// Add adds p at time t, no earlier than any addition before.
+func (m *MaxBefore) Add(t int64, p Place) {
 	if !m.hasAll || t > m.at {
 		m.prev, m.hasPrev, m.at = m.all, m.hasAll, t
 	}
-	if !m.hasAll || m.all.less(p) {
+	if !m.hasAll || m.all.Less(p) {
 		m.all, m.hasAll = p, true
 	}
 }
 
-// get returns the maximum of the places added strictly before t, which is
-// no earlier than any addition.
-func (m *maxBefore) get(t int64) (place, bool) {
+// Get returns the maximum of the places added strictly before t, which is
+// no earlier than any addition, and whether there is one.
+func (m *MaxBefore) Get(t int64) (Place, bool) {
 	if m.hasAll && t > m.at {
 		return m.all, true
 	}
 	return m.prev, m.hasPrev
 }
 
-// A valueSet is a set of integers, as sorted, disjoint, non-adjacent
+// A ValueSet is a set of integers, as sorted, disjoint, non-adjacent
 // ranges: a counter's written values form one or a few.
-type valueSet []valueRange
+type ValueSet []valueRange
 
 type valueRange struct{ lo, hi int64 }
 
-// add adds v and reports whether it was absent.
-func (s *valueSet) add(v int64) bool {
+// Add adds v and reports whether it was absent.
+func (s *ValueSet) Add(v int64) bool {
 	r := *s
 	i, _ := slices.BinarySearchFunc(r, v, func(x valueRange, v int64) int {
 		switch {
@@ -100,9 +103,9 @@ func (s *valueSet) add(v int64) bool {
 	return true
 }
 
-// firstGap returns the first value from lo to hi in neither a nor b, and
+// FirstGap returns the first value from lo to hi in neither a nor b, and
 // whether there is one.
-func firstGap(a, b valueSet, lo, hi int64) (int64, bool) {
+func FirstGap(a, b ValueSet, lo, hi int64) (int64, bool) {
 	all := slices.SortedFunc(slices.Values(append(slices.Clone(a), b...)), func(x, y valueRange) int {
 		switch {
 		case x.lo < y.lo:
