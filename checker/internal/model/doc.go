@@ -18,8 +18,9 @@
 // The counter rule decides what the counter model's search decides without
 // a search, for a history that arrives in time order: a [Place] orders a
 // counter's operations, a [MaxBefore] remembers the latest place completed
-// before a time, and [FirstGap] finds a value of two [ValueSet] ranges that
-// no write supplied. counterrule.go explains why the rule is exact.
+// before a time, and [FirstGap] finds the first value of a range that two
+// [ValueSet]s both miss: one that no write supplied. counterrule.go explains
+// why the rule is exact.
 //
 // The package imports only the standard library and porcupine.
 package model
