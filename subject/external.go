@@ -287,6 +287,9 @@ func (s *externalSubject) WarmUp(ctx context.Context) error {
 	}
 	s.diedEarly = false // err says so, and there was no trial yet
 	what := append([]string{fmt.Sprintf("answered none of its requests, not even its warm-up (op hello, waited up to %v): %v", timeout, err)}, s.troubles()...)
+	if strings.Contains(err.Error(), "no reply in") && s.notReplies == 0 {
+		what = append(what, "if it was running, its replies may be waiting in its stdout buffer: flush after every reply (docs/worker-protocol.md)")
+	}
 	return fmt.Errorf("%w: %s %s%s", ErrUnusable, s.who(), strings.Join(what, "; "), s.stderr.lastLines())
 }
 
