@@ -4,8 +4,9 @@
 // [Explore] starts from a base scenario and plays trials with random
 // schedules drawn by a [Generator] from a vocabulary of fault kinds
 // ([Kinds], or the scenario's explore: section), at most
-// [DefaultMaxFaults] faults each, until a trial is unsafe (or stuck, or
-// starves) or the budget runs out ([ErrFoundNothing]). A [Finding] is then
+// [DefaultMaxFaults] faults each, until a trial is unsafe (stuck and
+// starving trials are counted, not findings) or the budget runs out
+// ([ErrFoundNothing]). A [Finding] is then
 // replayed to measure how often it reproduces ([Measure]), and [Shrink]
 // removes and shortens its faults while the failure still reproduces often
 // enough, replay after replay, keeping each [ShrinkStep]. The [Result]
