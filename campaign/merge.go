@@ -165,8 +165,8 @@ func fits(g *shardGroup) error {
 			return fmt.Errorf("%w: %v", ErrShardsDontFit, err)
 		}
 	}
-	if !g.compare {
-		return shardSet(g.shards)
+	if err := shardSet(g.shards); err != nil || !g.compare {
+		return err // a compare's shard folders first, named by the comparison, then each arm's
 	}
 	g.arms = nil
 	for _, arm := range first.c.Arms {
@@ -238,6 +238,9 @@ func shardSet(shards []shardDir) error {
 	for _, sd := range shards {
 		i := sd.m.Shard.Index
 		if prev, ok := seen[i]; ok {
+			if sameFolder(prev, sd.path) {
+				return fmt.Errorf("%w: shard %d/%d given twice, the same folder both times: %s", ErrShardsDontFit, i, n, sd.path)
+			}
 			return fmt.Errorf("%w: shard %d/%d given twice: %s and %s", ErrShardsDontFit, i, n, prev, sd.path)
 		}
 		seen[i] = sd.path
@@ -256,9 +259,20 @@ func shardSet(shards []shardDir) error {
 		if len(missing) > 1 {
 			what = "shards " + strings.Join(missing, ", ") + " are"
 		}
-		return fmt.Errorf("%w: %s missing (scenario %s, seed %d)", ErrShardsDontFit, what, shards[0].m.Scenario, shards[0].m.Seed)
+		of := "scenario " + shards[0].m.Scenario
+		if c := shards[0].c; c != nil {
+			of = "compare of " + c.Scenario
+		}
+		return fmt.Errorf("%w: %s missing (%s, seed %d)", ErrShardsDontFit, what, of, shards[0].m.Seed)
 	}
 	return nil
+}
+
+// sameFolder reports whether a and b name one folder.
+func sameFolder(a, b string) bool {
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }
 
 // mergeRun copies the trials of the run shards (checked again by
@@ -479,10 +493,35 @@ func mergeCompare(g *shardGroup, out, name string) (Merged, error) {
 // folders directly inside it (unfinished .partial folders and merged
 // folders left out), so that `lockpick merge results/runs` takes every shard
 // a fleet left there.
+//
+// A fleet's download often nests them one level deeper (one folder per
+// machine, the shard inside): when dir holds no shard folder, its
+// subfolders are searched the same way.
 func ShardFolders(dir string) ([]string, error) {
 	if isShard(dir) {
 		return []string{dir}, nil
 	}
+	out, err := shardsIn(dir)
+	if err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		subs, _ := os.ReadDir(dir)
+		for _, e := range subs {
+			if e.IsDir() {
+				deeper, _ := shardsIn(filepath.Join(dir, e.Name()))
+				out = append(out, deeper...)
+			}
+		}
+	}
+	if len(out) == 0 {
+		return []string{dir}, nil // let Merge say why it is not a shard
+	}
+	return out, nil
+}
+
+// shardsIn returns the finished shard folders directly inside dir.
+func shardsIn(dir string) ([]string, error) {
 	es, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
@@ -493,9 +532,6 @@ func ShardFolders(dir string) ([]string, error) {
 		if e.IsDir() && !strings.HasSuffix(e.Name(), ".partial") && isShard(p) {
 			out = append(out, p)
 		}
-	}
-	if len(out) == 0 {
-		return []string{dir}, nil // let Merge say why it is not a shard
 	}
 	return out, nil
 }

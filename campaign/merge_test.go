@@ -129,7 +129,9 @@ func TestMerge_EqualsUnshardedRun(t *testing.T) {
 		err  error
 	}{
 		{"missing", shards[:2], "shard 3/3 is missing", nil},
+		{"missing, named by its comparison", shards[:2], "(compare of ", nil},
 		{"twice", []string{shards[0], shards[1], shards[2], shards[1]}, "shard 2/3 given twice", nil},
+		{"twice, the same folder", []string{shards[0], shards[1], shards[2], shards[1]}, "the same folder both times", nil},
 		{"not a shard", []string{filepath.Dir(wholeArm(t, out))}, "not a shard", nil},
 		{"other seed", []string{shards[0], shards[1], edited(t, shards[2], func(m *results.Manifest) { m.Seed++ })}, "differ in seed", nil},
 		{"other version", []string{shards[0], shards[1], edited(t, shards[2], func(m *results.Manifest) { m.Version += "x" })}, "differ in lockpick version", nil},
@@ -151,6 +153,17 @@ func TestMerge_EqualsUnshardedRun(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(refused); len(entries) > 0 {
 		t.Errorf("refused merges left %d entries in %s", len(entries), refused)
+	}
+
+	// A download with a folder per machine, each shard one level deeper.
+	nested := filepath.Join(t.TempDir(), "download")
+	for i, sd := range shards {
+		if err := os.CopyFS(filepath.Join(nested, fmt.Sprintf("machine-%d", i+1), filepath.Base(sd)), os.DirFS(sd)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if found, err := campaign.ShardFolders(nested); err != nil || len(found) != len(shards) {
+		t.Errorf("ShardFolders of a folder per machine: %v, %v; want the %d shards one level down", found, err, len(shards))
 	}
 }
 

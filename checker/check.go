@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+
+	"github.com/lockpick/lockpick/checker/internal/model"
 )
 
 // Check checks h for every anomaly kind with no time limit and returns the
@@ -79,12 +81,12 @@ func (r *run) models(direct []Anomaly, deadline time.Time, timedOut *[]string) [
 		dg[a.Key] = true
 	}
 	writes := r.okWrites()
-	var todo []*part
+	var todo []*model.Part
 	for _, p := range r.parts() {
 		switch {
-		case p.lease && dg[p.key]:
-		case !p.lease:
-			if dups := r.duplicateWrites(p.key, writes[p.key]); len(dups) > 0 {
+		case p.Lease && dg[p.Key]:
+		case !p.Lease:
+			if dups := r.duplicateWrites(p.Key, writes[p.Key]); len(dups) > 0 {
 				found = append(found, dups...)
 				continue
 			}
@@ -93,15 +95,15 @@ func (r *run) models(direct []Anomaly, deadline time.Time, timedOut *[]string) [
 			todo = append(todo, p)
 		}
 	}
-	search(todo, until(deadline))
+	model.Search(todo, until(deadline))
 	for _, p := range todo {
 		switch {
-		case p.res == porcupine.Unknown:
-			*timedOut = append(*timedOut, p.what())
-		case p.res != porcupine.Illegal:
-		case p.lease:
-			found = append(found, Anomaly{Kind: DoubleGrant, Key: p.key, Message: fmt.Sprintf(
-				"the lease model found no order of the grants of lock %q, but the interval check found no overlap; please report this history", p.key)})
+		case p.Res == porcupine.Unknown:
+			*timedOut = append(*timedOut, p.What())
+		case p.Res != porcupine.Illegal:
+		case p.Lease:
+			found = append(found, Anomaly{Kind: DoubleGrant, Key: p.Key, Message: fmt.Sprintf(
+				"the lease model found no order of the grants of lock %q, but the interval check found no overlap; please report this history", p.Key)})
 		default:
 			found = append(found, r.firstUnordered(p, until(deadline)))
 		}

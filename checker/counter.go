@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+
+	"github.com/lockpick/lockpick/checker/internal/model"
 )
 
 // okWrites returns the ok writes with a value, by key.
@@ -56,22 +58,14 @@ func increments(n int) string {
 	return fmt.Sprintf("%d increments were", n)
 }
 
-// what names the search of p for Result.TimedOut.
-func (p *part) what() string {
-	if p.lease {
-		return fmt.Sprintf("lease model on lock %q", p.key)
-	}
-	return fmt.Sprintf("counter model on %q", p.key)
-}
-
 // firstUnordered reruns the search of p verbosely and reports the earliest
 // returning operation that no valid order of the partition reaches.
-func (r *run) firstUnordered(p *part, timeout time.Duration) Anomaly {
-	a := Anomaly{Kind: LostUpdate, Key: p.key,
-		Message: fmt.Sprintf("the reads and writes of %q cannot be ordered as increments of a counter", p.key)}
-	m := model()
+func (r *run) firstUnordered(p *model.Part, timeout time.Duration) Anomaly {
+	a := Anomaly{Kind: LostUpdate, Key: p.Key,
+		Message: fmt.Sprintf("the reads and writes of %q cannot be ordered as increments of a counter", p.Key)}
+	m := model.New()
 	m.Partition = nil
-	res, info := porcupine.CheckOperationsVerbose(m, p.ops, timeout)
+	res, info := porcupine.CheckOperationsVerbose(m, p.Ops, timeout)
 	if res != porcupine.Illegal {
 		return a
 	}
@@ -85,19 +79,19 @@ func (r *run) firstUnordered(p *part, timeout time.Duration) Anomaly {
 	}
 	done := make(map[int]bool)
 	for _, o := range longest {
-		done[o.Metadata.(opMeta).indexes[0]] = true
+		done[o.Metadata.(model.Meta).Indexes[0]] = true
 	}
 	var culprit *porcupine.Operation
-	for i := range p.ops {
-		o := &p.ops[i]
-		if !done[o.Metadata.(opMeta).indexes[0]] && (culprit == nil || o.Return < culprit.Return) {
+	for i := range p.Ops {
+		o := &p.Ops[i]
+		if !done[o.Metadata.(model.Meta).Indexes[0]] && (culprit == nil || o.Return < culprit.Return) {
 			culprit = o
 		}
 	}
 	if culprit == nil {
 		return a
 	}
-	ix := culprit.Metadata.(opMeta).indexes
+	ix := culprit.Metadata.(model.Meta).Indexes
 	o := r.opAt(ix[0])
 	a.Processes = []int{o.process}
 	a.Ops = ix
@@ -105,8 +99,8 @@ func (r *run) firstUnordered(p *part, timeout time.Duration) Anomaly {
 	state := "unknown"
 	if n := len(longest); n > 0 {
 		last := longest[n-1]
-		if in := last.Input.(counterInput); in.write {
-			state = fmt.Sprint(in.value)
+		if in := last.Input.(model.CounterInput); in.Write {
+			state = fmt.Sprint(in.Value)
 		} else {
 			state = fmt.Sprint(last.Output)
 		}
@@ -116,7 +110,7 @@ func (r *run) firstUnordered(p *part, timeout time.Duration) Anomaly {
 		verb = fmt.Sprintf("reading %d", o.value)
 	}
 	a.Message = fmt.Sprintf("no order of the reads and writes of %q explains process %d %s at %s: the longest consistent order has %d operations and leaves the counter at %s",
-		p.key, o.process, verb, r.clock.at(o.call), len(longest), state)
+		p.Key, o.process, verb, r.clock.at(o.call), len(longest), state)
 	return a
 }
 
@@ -132,4 +126,80 @@ func (r *run) opAt(ix int) *op {
 		}
 	}
 	return &op{inv: ix, done: -1}
+}
+
+// A counterKey applies the counter rule (see counterrule.go in package
+// model) to one resource key as its operations come, in time order.
+type counterKey struct {
+	key    string
+	done   model.MaxBefore // places of the ok reads and writes, by completion
+	fences model.MaxBefore // fences of the ok reads and writes (as places), by completion
+	lo, hi int64           // lowest and highest value of an ok read or write
+	seen   bool
+	oks    model.ValueSet // values of ok writes
+	maybes model.ValueSet // values unknown writes may supply
+	bad    bool           // a violation was found
+}
+
+// invoked notes, for o, what had completed before its invoke.
+func (c *counterKey) invoked(o *sop) {
+	o.before, o.hasBefore = c.done.Get(o.call)
+	o.fenceBefore, o.hasFence = c.fences.Get(o.call)
+}
+
+// completed applies the rule to o, a read or write that is final, and
+// returns a violation, if it shows one.
+func (c *counterKey) completed(o *sop, clk clock) *Anomaly {
+	if o.typ == OK {
+		c.fences.Add(o.ret, model.Place{V: o.fence})
+	}
+	if !o.hasValue || o.typ == Fail || (o.f == FRead && o.typ != OK) {
+		return nil
+	}
+	p := model.Place{V: o.value, Read: o.f == FRead}
+	if o.typ != OK { // a write with an unknown outcome
+		if !o.hasBefore || !p.Less(o.before) {
+			c.maybes.Add(o.value)
+		}
+		return nil
+	}
+	c.done.Add(o.ret, p)
+	if !c.seen {
+		c.lo, c.hi, c.seen = o.value, o.value, true
+	}
+	c.lo, c.hi = min(c.lo, o.value), max(c.hi, o.value)
+	switch {
+	case o.hasBefore && p.Less(o.before):
+		return c.violation(o, clk, "after an operation that must follow it had completed")
+	case !p.Read && !c.oks.Add(o.value):
+		return c.violation(o, clk, "a value already written: the counter only increments")
+	}
+	return nil
+}
+
+// end applies the rest of the rule once the history is over.
+func (c *counterKey) end() *Anomaly {
+	if !c.seen || c.bad {
+		return nil
+	}
+	v, gap := model.FirstGap(c.oks, c.maybes, c.lo+1, c.hi)
+	if !gap {
+		return nil
+	}
+	c.bad = true
+	return &Anomaly{Kind: LostUpdate, Key: c.key, Message: fmt.Sprintf(
+		"no write of %d to %q took effect, yet the counter went from %d to %d", v, c.key, c.lo, c.hi)}
+}
+
+func (c *counterKey) violation(o *sop, clk clock, why string) *Anomaly {
+	if c.bad {
+		return nil
+	}
+	c.bad = true
+	verb := "wrote"
+	if o.f == FRead {
+		verb = "read"
+	}
+	return &Anomaly{Kind: LostUpdate, Key: c.key, Processes: []int{o.process}, Ops: o.indexes(), Nodes: nodes(o.node),
+		Message: fmt.Sprintf("process %d %s %d at %s, %s", o.process, verb, o.value, clk.at(o.call), why)}
 }

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"io"
 	"time"
+
+	"github.com/lockpick/lockpick/checker/internal/model"
 )
 
 // LeaseModelVerdicts runs the porcupine lease model on every lock key of h,
@@ -12,16 +14,16 @@ import (
 // can check that the two agree.
 func LeaseModelVerdicts(h History, timeout time.Duration) map[string]Verdict {
 	r := newRun(h, nil)
-	var ps []*part
+	var ps []*model.Part
 	for _, p := range r.parts() {
-		if p.lease {
+		if p.Lease {
 			ps = append(ps, p)
 		}
 	}
-	search(ps, timeout)
+	model.Search(ps, timeout)
 	out := make(map[string]Verdict)
 	for _, p := range ps {
-		out[p.key] = map[string]Verdict{"Ok": Ok, "Illegal": Illegal, "Unknown": Unknown}[string(p.res)]
+		out[p.Key] = map[string]Verdict{"Ok": Ok, "Illegal": Illegal, "Unknown": Unknown}[string(p.Res)]
 	}
 	return out
 }
@@ -61,7 +63,7 @@ func DecodeFast(line []byte) (Event, bool) {
 // CounterVerdicts returns, for every resource key of h (in time order),
 // whether the counter rule a Stream applies finds the key illegal, and
 // whether porcupine's counter model does, with timeout.
-func CounterVerdicts(h History, timeout time.Duration) (rule, model map[string]Verdict) {
+func CounterVerdicts(h History, timeout time.Duration) (rule, search map[string]Verdict) {
 	s := NewStream(nil)
 	for _, e := range h {
 		if err := s.Add(e); err != nil {
@@ -69,24 +71,24 @@ func CounterVerdicts(h History, timeout time.Duration) (rule, model map[string]V
 		}
 	}
 	s.Close()
-	rule, model = make(map[string]Verdict), make(map[string]Verdict)
+	rule, search = make(map[string]Verdict), make(map[string]Verdict)
 	for key, c := range s.ctrs {
-		rule[key], model[key] = Ok, Ok
+		rule[key], search[key] = Ok, Ok
 		if c.bad {
 			rule[key] = Illegal
 		}
 	}
-	var ps []*part
+	var ps []*model.Part
 	for _, p := range newRun(h, nil).parts() {
-		if !p.lease {
+		if !p.Lease {
 			ps = append(ps, p)
 		}
 	}
-	search(ps, timeout)
+	model.Search(ps, timeout)
 	for _, p := range ps {
-		model[p.key] = map[string]Verdict{"Ok": Ok, "Illegal": Illegal, "Unknown": Unknown}[string(p.res)]
+		search[p.Key] = map[string]Verdict{"Ok": Ok, "Illegal": Illegal, "Unknown": Unknown}[string(p.Res)]
 	}
-	return rule, model
+	return rule, search
 }
 
 // SetAdvanceEvery makes Streams decide every n events, until restore.

@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/lockpick/lockpick/checker/internal/jsonline"
 )
 
 // HistoryFile is the name of the history inside a run folder.
@@ -98,7 +100,7 @@ func lineEstimate(lines int, size int64) int {
 func readLines(r io.Reader, lines int) (History, error) {
 	h := make(History, 0, lines)
 	var d decoder
-	err := eachLine(r, func(line int, b []byte) error {
+	err := jsonline.Each(r, func(line int, b []byte) error {
 		if len(h) < cap(h) {
 			h = h[:len(h)+1] // still zero; writing a zero event would cost a write barrier
 		} else {
@@ -208,4 +210,75 @@ func WriteFile(path string, h History) (err error) {
 		return err
 	}
 	return os.Rename(f.Name(), path)
+}
+
+// A decoder decodes the lines of one history: those of the common shape
+// with the fast path of package jsonline, without reflection, and the
+// others with parseEvent.
+type decoder struct{ d jsonline.Decoder }
+
+// decode decodes one line, which may end in a newline, into e, which must
+// be zero.
+func (d *decoder) decode(b []byte, e *Event) error {
+	if d.fast(b, e) {
+		return nil
+	}
+	var err error
+	*e, err = parseEvent(b)
+	return err
+}
+
+// fast decodes b into e, which must be zero, if the fast path takes it and
+// its type and f are known, and reports whether it did. When it does, *e
+// equals what parseEvent returns; when it does not, *e holds garbage.
+func (d *decoder) fast(b []byte, e *Event) (ok bool) {
+	var l jsonline.Line
+	if !d.d.Decode(b, &l) {
+		return false
+	}
+	if e.Type, ok = knownType(l.Type); !ok {
+		return false
+	}
+	if e.F, ok = knownF(l.F); !ok {
+		return false
+	}
+	e.Index, e.Process, e.Time = l.Index, l.Process, l.Time
+	e.Fence, e.ValidUntil = l.Fence, l.ValidUntil
+	e.Key, e.Token, e.Node, e.Error = l.Key, l.Token, l.Node, l.Error
+	e.Value = l.Value
+	return true
+}
+
+func knownType(b []byte) (Type, bool) {
+	switch string(b) {
+	case "invoke":
+		return Invoke, true
+	case "ok":
+		return OK, true
+	case "fail":
+		return Fail, true
+	case "info":
+		return Info, true
+	}
+	return "", false
+}
+
+func knownF(b []byte) (string, bool) {
+	switch string(b) {
+	case FAcquire:
+		return FAcquire, true
+	case FRelease:
+		return FRelease, true
+	case FExtend:
+		return FExtend, true
+	case FRead:
+		return FRead, true
+	case FWrite:
+		return FWrite, true
+	case FNemesis:
+		return FNemesis, true
+	case FLost:
+		return FLost, true
+	}
+	return "", false
 }

@@ -3,26 +3,15 @@ package checker
 import (
 	"cmp"
 	"fmt"
-	"runtime"
 	"slices"
-	"sync"
-	"time"
 
 	"github.com/anishathalye/porcupine"
+
+	"github.com/lockpick/lockpick/checker/internal/model"
 )
 
-// A part is one partition of the porcupine search: the lease operations of
-// one lock key, or the reads and writes of one resource key.
-type part struct {
-	name  string
-	lease bool // lease operations, else counter operations
-	key   string
-	ops   []porcupine.Operation
-	res   porcupine.CheckResult
-}
-
 // parts returns the partitions of r, lock keys first, each sorted by name.
-func (r *run) parts() []*part {
+func (r *run) parts() []*model.Part {
 	clients := make(map[int]int) // process -> zero-based client id
 	for i := range r.ops {
 		clients[r.ops[i].process] = 0
@@ -40,9 +29,9 @@ func (r *run) parts() []*part {
 		lease bool
 		key   string
 	}
-	byKind := make(map[kind]*part)
-	byName := make(map[string]*part)
-	get := func(lease bool, key string) *part {
+	byKind := make(map[kind]*model.Part)
+	byName := make(map[string]*model.Part)
+	get := func(lease bool, key string) *model.Part {
 		if p := byKind[kind{lease, key}]; p != nil {
 			return p
 		}
@@ -52,7 +41,7 @@ func (r *run) parts() []*part {
 		}
 		p := byName[name]
 		if p == nil {
-			p = &part{name: name, lease: lease, key: key}
+			p = &model.Part{Name: name, Lease: lease, Key: key}
 			byName[name] = p
 		}
 		byKind[kind{lease, key}] = p
@@ -60,21 +49,21 @@ func (r *run) parts() []*part {
 	}
 	for _, l := range r.leases {
 		p := get(true, l.key)
-		in := leaseInput{owner: owner(l)}
+		in := model.LeaseInput{Owner: owner(l)}
 		for _, w := range l.windows {
-			p.ops = append(p.ops, porcupine.Operation{
+			p.Ops = append(p.Ops, porcupine.Operation{
 				ClientId: clients[l.process], Input: in, Call: w.by.call, Return: w.start,
-				Metadata: opMeta{p.name, l.process, w.by.indexes()},
+				Metadata: model.Meta{Partition: p.Name, Process: l.process, Indexes: w.by.indexes()},
 			})
 			var ix []int
 			if l.release != nil && w.end == l.release.call {
 				ix = []int{l.release.inv}
 			}
 			in := in
-			in.end = true
-			p.ops = append(p.ops, porcupine.Operation{
+			in.End = true
+			p.Ops = append(p.Ops, porcupine.Operation{
 				ClientId: clients[l.process], Input: in, Call: w.end, Return: w.end,
-				Metadata: opMeta{p.name, l.process, ix},
+				Metadata: model.Meta{Partition: p.Name, Process: l.process, Indexes: ix},
 			})
 		}
 	}
@@ -88,29 +77,29 @@ func (r *run) parts() []*part {
 		}
 		p := get(false, o.key)
 		po := porcupine.Operation{ClientId: clients[o.process], Call: o.call, Return: o.ret,
-			Metadata: opMeta{p.name, o.process, o.indexes()}}
+			Metadata: model.Meta{Partition: p.Name, Process: o.process, Indexes: o.indexes()}}
 		switch {
 		case o.f == FRead:
-			po.Input, po.Output = counterInput{}, o.value
+			po.Input, po.Output = model.CounterInput{}, o.value
 		case o.typ == OK:
-			po.Input = counterInput{write: true, value: o.value}
+			po.Input = model.CounterInput{Write: true, Value: o.value}
 		default:
-			po.Input, po.Return = counterInput{write: true, maybe: true, value: o.value}, r.last+1
+			po.Input, po.Return = model.CounterInput{Write: true, Maybe: true, Value: o.value}, r.last+1
 		}
-		p.ops = append(p.ops, po)
+		p.Ops = append(p.Ops, po)
 	}
-	out := make([]*part, 0, len(byName))
+	out := make([]*model.Part, 0, len(byName))
 	for _, p := range byName {
 		out = append(out, p)
 	}
-	slices.SortFunc(out, func(a, b *part) int {
-		if a.lease != b.lease {
-			if a.lease {
+	slices.SortFunc(out, func(a, b *model.Part) int {
+		if a.Lease != b.Lease {
+			if a.Lease {
 				return -1
 			}
 			return 1
 		}
-		return cmp.Compare(a.name, b.name)
+		return cmp.Compare(a.Name, b.Name)
 	})
 	return out
 }
@@ -122,29 +111,4 @@ func owner(l *lease) string {
 		return l.token
 	}
 	return fmt.Sprintf("process %d", l.process)
-}
-
-// search checks every partition with porcupine, at most GOMAXPROCS at a
-// time, each with the given timeout (0 means none), and sets its res.
-func search(parts []*part, timeout time.Duration) {
-	m := model()
-	m.Partition = nil
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	deadline := time.Now().Add(timeout)
-	for _, p := range parts {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			left := time.Duration(0)
-			if timeout > 0 {
-				if left = time.Until(deadline); left <= 0 {
-					p.res = porcupine.Unknown
-					return
-				}
-			}
-			p.res = porcupine.CheckOperationsTimeout(m, p.ops, left)
-		})
-	}
-	wg.Wait()
 }

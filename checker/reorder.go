@@ -14,10 +14,11 @@ package checker
 // Operations still pair in file order, each process's in its own order,
 // and take their list positions in invoke order of the file, as ops does;
 // Check orders nothing by time either. The one rule that takes events in
-// time order is the counter rule (maxBefore needs completions in order of
-// time): its invokes and completions wait in a queue sorted by time, by time, until the
-// watermark passes them. The origin of the clock, the earliest time, is
-// known once the watermark reaches it, so nothing is decided before.
+// time order is the counter rule (model.MaxBefore needs completions in
+// order of time): its invokes and completions wait in a queue sorted by
+// time until the watermark passes them. The origin of the clock, the
+// earliest time, is known once the watermark reaches it, so nothing is
+// decided before.
 
 // A ctrEvent is the invoke (done false) or the end of a read or write, for
 // the counter rule, at time t; seq keeps the order of arrival among equal

@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/lockpick/lockpick/checker/internal/model"
 )
 
 // A Stream checks a history as it is recorded, one event at a time, and
@@ -105,9 +107,9 @@ type sop struct {
 	op
 	final       bool
 	invKey      string
-	before      place // latest counter place completed before the invoke
+	before      model.Place // latest counter place completed before the invoke
 	hasBefore   bool
-	fenceBefore place // highest fence accepted before the invoke, in v
+	fenceBefore model.Place // highest fence accepted before the invoke, in v
 	hasFence    bool
 }
 

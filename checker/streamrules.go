@@ -262,7 +262,7 @@ func (s *Stream) judge(h int64) {
 			continue
 		}
 		sc, report := judgeWrite(&w.op, mine, func(key string) []*lease { return s.keys[key].byStart },
-			func() bool { return w.hasFence && w.fenceBefore.v > w.fence })
+			func() bool { return w.hasFence && w.fenceBefore.V > w.fence })
 		if report {
 			s.stales = append(s.stales, sc)
 		}

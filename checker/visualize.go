@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+
+	"github.com/lockpick/lockpick/checker/internal/model"
 )
 
 // CheckVerbose is like [CheckTimeout], and also writes porcupine's HTML
@@ -25,9 +27,9 @@ func CheckVerbose(h History, opt *Options, timeout time.Duration, w io.Writer) (
 	r := newRun(h, opt)
 	var ops []porcupine.Operation
 	for _, p := range r.parts() {
-		ops = append(ops, p.ops...)
+		ops = append(ops, p.Ops...)
 	}
-	m := model()
+	m := model.New()
 	_, info := porcupine.CheckOperationsVerbose(m, ops, left)
 	info.AddAnnotations(r.annotations(res))
 	return res, porcupine.Visualize(m, info, w)

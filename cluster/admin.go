@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockpick/lockpick/cluster/netlink"
 )
 
 // The commands below go straight to a node's process, past its proxies, on
@@ -39,7 +41,7 @@ func (c *Cluster) Demote(ctx context.Context, old, master *Node) error {
 // replLinkTo returns n's replication proxy pointed at upstream, creating it
 // if n never was a replica; n's lock makes two concurrent demotions create
 // one proxy.
-func (c *Cluster) replLinkTo(n *Node, upstream string) (*Link, error) {
+func (c *Cluster) replLinkTo(n *Node, upstream string) (*netlink.Link, error) {
 	if n.Repl != nil {
 		return n.Repl, n.Repl.SetUpstream(upstream)
 	}

@@ -3,14 +3,23 @@
 //
 // Every redis-server and redis-sentinel runs as a real process, started by a
 // [Backend]: [ProcessBackend] runs them as children of this process, the
-// backend of package dockerbackend as containers. Every node is reached only
-// through a toxiproxy proxy served in-process, so network faults are proxy
-// toxics: a partition black-holes the proxy's streams (or closes it), lost
-// replies drop the downstream stream, delay adds latency. A replica follows its master through a proxy of its own, so the
-// replication link can be cut while clients still reach both nodes. The
-// runner's own services (the protected resource) go behind a proxy too, with
-// [Cluster.AddProxy], and take the same network faults. No toxiproxy HTTP API
-// is opened: everything listens on 127.0.0.1 only.
+// backend of package dockerbackend as containers. With Topology{Etcd: N}
+// the nodes are etcd members instead, run by the process backend (see
+// docs/etcd.md).
+//
+// # Network
+//
+// Every node is reached only through a link of package netlink, a toxiproxy
+// proxy served in-process, so network faults are proxy toxics: a partition
+// black-holes the proxy's streams (or closes it), lost replies drop the
+// downstream stream, delay adds latency. A replica follows its master
+// through a link of its own ([Node].Repl), so the replication link can be
+// cut while clients still reach both nodes; a Redis Cluster node's bus and
+// an etcd member's peer traffic pass a netlink filter as well, which can
+// partition chosen members ([Cluster.SetBusSides], [Cluster.PartitionEtcd]).
+// The runner's own services (the protected resource) go behind a link too,
+// with [Cluster.AddProxy], and take the same network faults. No toxiproxy
+// HTTP API is opened: everything listens on 127.0.0.1 only.
 //
 // # Faults
 //
@@ -40,7 +49,8 @@
 // [Cluster.Close] stops them, [ReapOnSignal] stops them on SIGINT/SIGTERM,
 // and each is started with a parent-death signal, so neither a failing run,
 // a panic nor a kill -9 of lockpick leaves redis-server behind. Ports are
-// reserved below the kernel's ephemeral range under a file lock shared by
-// all lockpick runs on the host, so two runs never collide and a node that
-// stays down for a while finds its port free when it restarts.
+// reserved with netlink.ReservePort, below the kernel's ephemeral range
+// under a file lock shared by all lockpick runs on the host, so two runs
+// never collide and a node that stays down for a while finds its port free
+// when it restarts.
 package cluster

@@ -18,8 +18,6 @@ var (
 	ErrClosed = errors.New("cluster: closed")
 	// ErrNotRunning means a signal was sent to a node that is not running.
 	ErrNotRunning = errors.New("cluster: process not running")
-	// ErrNoPort means no free loopback port could be reserved.
-	ErrNoPort = errors.New("cluster: no free port")
 	// ErrNoProcess means a process fault was applied to a node without a
 	// process, such as a service added with [Cluster.AddProxy].
 	ErrNoProcess = errors.New("cluster: node has no process")
@@ -42,9 +40,6 @@ var (
 	// ErrNoClockShim means the clock shim could not be injected into a node
 	// of a user-supplied image; the message says why.
 	ErrNoClockShim = fmt.Errorf("%w: cannot inject it into the image", ErrNoClock)
-	// ErrWedged means a change to a proxied link did not finish in time
-	// (a toxiproxy deadlock); the link stays unusable for the rest of the run.
-	ErrWedged = errors.New("cluster: proxy link wedged")
 )
 
 // A StartError reports a node that failed to start, with the log to read.

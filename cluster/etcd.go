@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/lockpick/lockpick/cluster/netlink"
 )
 
 // An etcdMember is one etcd server process of an etcd topology, run by the
@@ -27,7 +29,7 @@ import (
 type etcdMember struct {
 	name, bin, dir, logPath string
 	clientPort, peerPort    int
-	reservations            []*PortReservation
+	reservations            []*netlink.PortReservation
 	clientURL, peerURL      string // advertised: the proxies
 	cfg                     *etcdClusterConfig
 	timeout                 time.Duration // of a start

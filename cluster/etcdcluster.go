@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/lockpick/lockpick/cluster/netlink"
 )
 
 // Timings of an etcd topology: etcd's defaults are 100ms and 1000ms too;
@@ -46,7 +48,7 @@ func startEtcd(ctx context.Context, backend Backend, topo Topology) (_ *Cluster,
 	if topo.EtcdElection <= 0 {
 		topo.EtcdElection = etcdDefaultElection
 	}
-	c := &Cluster{topo: topo, backend: backend, proxies: NewProxies()}
+	c := &Cluster{topo: topo, backend: backend, proxies: netlink.NewProxies()}
 	defer func() {
 		if err != nil {
 			_ = c.Close()
@@ -88,13 +90,13 @@ func (c *Cluster) newEtcdNode(pb *ProcessBackend, name, bin string, cfg *etcdClu
 	m := &etcdMember{name: name, bin: bin, dir: filepath.Join(pb.Dir, name), logPath: filepath.Join(pb.Dir, name+".log"),
 		cfg: cfg, timeout: pb.StartTimeout}
 	for _, port := range []*int{&m.clientPort, &m.peerPort} {
-		r, err := reservePort()
+		r, err := netlink.ReservePort()
 		if err != nil {
 			m.releasePort()
 			return nil, err
 		}
 		m.reservations = append(m.reservations, r)
-		*port = r.port
+		*port = r.Port()
 	}
 	n := &Node{Name: name, Proc: m, cluster: c}
 	var err error
@@ -106,13 +108,14 @@ func (c *Cluster) newEtcdNode(pb *ProcessBackend, name, bin string, cfg *etcdClu
 		m.releasePort()
 		return nil, err
 	}
-	f, err := newEtcdPeerFilter(c, n, n.Peer.Addr())
+	f, err := netlink.NewPeerFilter(name, n.Peer.Addr(), c.etcdDialer,
+		func(sender string) bool { return c.etcdCut(sender, name) })
 	if err != nil {
 		m.releasePort()
 		return nil, err
 	}
 	c.peerFilters = append(c.peerFilters, f)
-	m.clientURL, m.peerURL = "http://"+n.Link.Addr(), "http://"+f.addr()
+	m.clientURL, m.peerURL = "http://"+n.Link.Addr(), "http://"+f.Addr()
 	m.replace = func(ctx context.Context) error { return c.replaceEtcdMember(ctx, n) }
 	return n, nil
 }

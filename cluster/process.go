@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/lockpick/lockpick/cluster/netlink"
 )
 
 // ProcessBackend runs redis-server and redis-sentinel as child processes of
@@ -64,7 +66,7 @@ func NewProcessBackend(dir string) (*ProcessBackend, error) {
 }
 
 // Launch starts the process. With spec.Port zero it reserves a loopback port
-// no other lockpick run can take (see ports.go) and keeps it until Close, so
+// no other lockpick run can take (see [netlink.ReservePort]) and keeps it until Close, so
 // the process can be killed and restarted on it; if something outside
 // lockpick grabbed the port first, it tries again with another one.
 func (b *ProcessBackend) Launch(ctx context.Context, spec ProcSpec) (Proc, error) {
@@ -123,7 +125,7 @@ type process struct {
 	config                  []string
 	sentinel                bool
 	port                    int
-	reservation             *PortReservation
+	reservation             *netlink.PortReservation
 	clock                   *Clock
 	timeout                 time.Duration
 
@@ -374,18 +376,18 @@ func (p *process) releasePort() {
 }
 
 // StartOnPort runs start on port want, or, with want zero, on a port
-// reserved for this run (see ports.go). If the log shows something outside
+// reserved for this run (see [netlink.ReservePort]). If the log shows something outside
 // lockpick took a reserved port first, it tries again with another, three
 // times at most. It returns the port and its reservation (nil for want).
-func StartOnPort(want int, logPath string, start func(port int) error) (int, *PortReservation, error) {
+func StartOnPort(want int, logPath string, start func(port int) error) (int, *netlink.PortReservation, error) {
 	var err error
 	for range 3 {
-		port, res := want, (*PortReservation)(nil)
+		port, res := want, (*netlink.PortReservation)(nil)
 		if port == 0 {
-			if res, err = reservePort(); err != nil {
+			if res, err = netlink.ReservePort(); err != nil {
 				return 0, nil, err
 			}
-			port = res.port
+			port = res.Port()
 		}
 		from := logSize(logPath)
 		if err = start(port); err == nil {

@@ -12,39 +12,6 @@ import (
 	"github.com/lockpick/lockpick/faults"
 )
 
-// TestLink_UpstreamWhileRetargeted reads a link's upstream while another
-// goroutine retargets it; run with -race.
-func TestLink_UpstreamWhileRetargeted(t *testing.T) {
-	t.Parallel()
-	p := cluster.NewProxies()
-	t.Cleanup(p.Close)
-	a, b := echoServer(t), echoServer(t)
-	l, err := p.Add("retarget", a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for i := range 20 {
-			if err := l.SetUpstream([]string{a, b}[i%2]); err != nil {
-				t.Error(err)
-				return
-			}
-		}
-	}()
-	for range 200 {
-		if got := l.Upstream(); got != a && got != b {
-			t.Fatalf("Upstream = %q, want %s or %s", got, a, b)
-		}
-	}
-	wg.Wait()
-	if got := l.Upstream(); got != b {
-		t.Fatalf("Upstream = %q after retargeting, want %s", got, b)
-	}
-}
-
 // TestPromoteFault_DemoteWhileFaultsRun looks up the old master's
 // replication link while a promotion demotes it; run with -race.
 func TestPromoteFault_DemoteWhileFaultsRun(t *testing.T) {

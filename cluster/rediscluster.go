@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockpick/lockpick/cluster/netlink"
 	"github.com/lockpick/lockpick/lockcore"
 )
 
@@ -31,7 +32,7 @@ const slots = 16384
 // redirects name it, so a client must dial a node's Link when told its
 // Peer address (see [Node.Peer]). Bus carries the cluster bus into the
 // node (cluster-announce-bus-port), through a filter that can cut the links
-// between chosen nodes (see busFilter and faults.BusPartitionFault).
+// between chosen nodes (see [netlink.BusFilter] and faults.BusPartitionFault).
 
 // startRedisCluster launches and joins the nodes of a Redis Cluster.
 func (c *Cluster) startRedisCluster(ctx context.Context) error {
@@ -46,17 +47,18 @@ func (c *Cluster) startRedisCluster(ctx context.Context) error {
 		if n.Peer, err = c.proxies.Add(n.Name+"-peer", "127.0.0.1:1"); err != nil {
 			return err
 		}
-		bus, err := reservePort()
+		bus, err := netlink.ReservePort()
 		if err != nil {
 			return err
 		}
 		c.reservations = append(c.reservations, bus)
-		filter, err := newBusFilter(n, "127.0.0.1:"+strconv.Itoa(bus.port))
+		filter, err := netlink.NewBusFilter(n.Name, "127.0.0.1:"+strconv.Itoa(bus.Port()),
+			func(sender string) bool { return c.BusCut(sender, n.ID()) }, c.busNodeName)
 		if err != nil {
 			return err
 		}
 		c.filters = append(c.filters, filter)
-		if n.Bus, err = c.proxies.Add(n.Name+"-bus", filter.addr()); err != nil {
+		if n.Bus, err = c.proxies.Add(n.Name+"-bus", filter.Addr()); err != nil {
 			return err
 		}
 		c.Nodes = append(c.Nodes, n)
@@ -65,7 +67,7 @@ func (c *Cluster) startRedisCluster(ctx context.Context) error {
 			"cluster-enabled yes",
 			"cluster-config-file nodes.conf",
 			"cluster-node-timeout " + strconv.FormatInt(topo.NodeTimeout.Milliseconds(), 10),
-			"cluster-port " + strconv.Itoa(bus.port),
+			"cluster-port " + strconv.Itoa(bus.Port()),
 			"cluster-announce-ip 127.0.0.1",
 			"cluster-announce-port " + port(n.Peer.Addr()),
 			"cluster-announce-bus-port " + port(n.Bus.Addr()),
@@ -101,6 +103,17 @@ func (c *Cluster) BusCut(a, b string) bool {
 	return oka && okb && sa != sb
 }
 
+// busNodeName returns the name of the node with that id, or the id if no
+// node has it.
+func (c *Cluster) busNodeName(id string) string {
+	for _, n := range c.Nodes {
+		if n.ID() == id {
+			return n.Name
+		}
+	}
+	return id
+}
+
 // SetBusSides partitions the cluster bus: nodes in side (by name) on one
 // side, every other node on the other; nil heals. Open links across the
 // new cut are black-holed, held links across a healed one closed.
@@ -124,7 +137,7 @@ func (c *Cluster) SetBusSides(side []string) error {
 	filters := c.filters
 	c.mu.Unlock()
 	for _, f := range filters {
-		f.recheck()
+		f.Recheck()
 	}
 	return nil
 }
@@ -136,7 +149,7 @@ func (c *Cluster) OpenAcrossBus() string {
 	filters := c.filters
 	c.mu.Unlock()
 	for _, f := range filters {
-		if open := f.openAcross(); open != "" {
+		if open := f.OpenAcross(); open != "" {
 			return open
 		}
 	}

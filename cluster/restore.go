@@ -35,7 +35,7 @@ func (c *Cluster) Restore(ctx context.Context) (string, error) {
 		}
 	}
 	var left []string
-	for _, l := range c.proxies.all() {
+	for _, l := range c.proxies.All() {
 		if f := l.Faulted(ctx); f != "" {
 			left = append(left, l.Name()+" "+f)
 		}

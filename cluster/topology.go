@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/lockpick/lockpick/cluster/netlink"
 )
 
 // MasterName is the name sentinels monitor the first master under.
@@ -90,17 +92,17 @@ type Node struct {
 	// Proc is the process itself; nil for a service.
 	Proc Proc
 	// Link is the proxy clients (and sentinels) reach the node through.
-	Link *Link
+	Link *netlink.Link
 	// Repl is the proxy a replica replicates from its master through; nil
 	// on nodes started as masters. It is set by [Start] and never changes:
 	// [Node.ReplLink] also returns the proxy of a master a faults.PromoteFault
 	// demoted.
-	Repl *Link
+	Repl *netlink.Link
 
 	cluster *Cluster
 	mu      sync.Mutex
-	demoted *Link // the replication proxy demote made for a master; guarded by mu
-	spare   *Link // that proxy once Restore made the node a master again; guarded by mu
+	demoted *netlink.Link // the replication proxy demote made for a master; guarded by mu
+	spare   *netlink.Link // that proxy once Restore made the node a master again; guarded by mu
 
 	// Of an etcd member (see etcd.go), Peer is the proxy of its peer port,
 	// the address it announces to the other members.
@@ -109,8 +111,8 @@ type Node struct {
 	// address the node announces (replicas replicate through it, redirects
 	// name it), Bus the proxy of its cluster bus, Shard the primary it
 	// started under (1..Shards). All are zero outside a Redis Cluster.
-	Peer  *Link
-	Bus   *Link
+	Peer  *netlink.Link
+	Bus   *netlink.Link
 	Shard int
 	id    string // the node's cluster id; guarded by mu
 }
@@ -132,7 +134,7 @@ func (n *Node) setID(id string) {
 // Repl for a node started as a replica, the proxy a faults.PromoteFault made
 // when it demoted a node started as a master, in a Redis Cluster the Peer
 // of the primary it replicates now (asked with INFO), or nil.
-func (n *Node) ReplLink() *Link {
+func (n *Node) ReplLink() *netlink.Link {
 	if n.Repl != nil {
 		return n.Repl
 	}
@@ -176,14 +178,14 @@ type Cluster struct {
 
 	topo         Topology
 	backend      Backend
-	proxies      *Proxies
+	proxies      *netlink.Proxies
 	mu           sync.Mutex // guards Services, busSides and etcdSides
-	reservations []*PortReservation
-	filters      []*busFilter   // of a Redis Cluster's buses
-	busSides     map[string]int // node id -> side of a bus partition; nil without one
+	reservations []*netlink.PortReservation
+	filters      []*netlink.BusFilter // of a Redis Cluster's buses
+	busSides     map[string]int       // node id -> side of a bus partition; nil without one
 
-	peerFilters []*etcdPeerFilter // of the etcd members (etcdpartition.go)
-	etcdSides   map[string]int    // etcd member -> side of a partition; nil without one; guarded by mu
+	peerFilters []*netlink.PeerFilter // of the etcd members (see etcdsides.go)
+	etcdSides   map[string]int        // etcd member -> side of a partition; nil without one; guarded by mu
 }
 
 // Start launches topo on backend and waits until replicas are in sync and
@@ -199,7 +201,7 @@ func Start(ctx context.Context, backend Backend, topo Topology) (_ *Cluster, err
 		return nil, fmt.Errorf("%w: a Redis Cluster (shards) has no independent masters or sentinels", ErrBadTopology)
 	}
 	topo = topo.withDefaults()
-	c := &Cluster{topo: topo, backend: backend, proxies: NewProxies()}
+	c := &Cluster{topo: topo, backend: backend, proxies: netlink.NewProxies()}
 	defer func() {
 		if err != nil {
 			_ = c.Close()
@@ -268,12 +270,12 @@ func (c *Cluster) startSentinels(ctx context.Context) error {
 	// reserved first and held until Close.
 	ss := make([]sentinel, c.topo.Sentinels)
 	for i := range ss {
-		r, err := reservePort()
+		r, err := netlink.ReservePort()
 		if err != nil {
 			return err
 		}
 		c.reservations = append(c.reservations, r)
-		ss[i] = sentinel{port: r.port, id: RandomID()}
+		ss[i] = sentinel{port: r.Port(), id: RandomID()}
 	}
 	for i, s := range ss {
 		m := MasterName
@@ -375,10 +377,10 @@ func (c *Cluster) LogPaths() map[string]string {
 func (c *Cluster) Close() error {
 	c.proxies.Close()
 	for _, f := range c.filters {
-		f.close()
+		f.Close()
 	}
 	for _, f := range c.peerFilters {
-		f.close()
+		f.Close()
 	}
 	var errs []error
 	for _, n := range append(append(append([]*Node{}, c.Sentinels...), c.Nodes...), c.Etcd...) {

@@ -14,7 +14,7 @@ import (
 // A BusPartitionFault splits a Redis Cluster in two: the node it is
 // injected on, with the nodes named in With, on one side, every other node
 // on the other. Cluster bus links across the cut are black-holed both ways
-// (see busFilter), and a replica on the other side of its primary stops
+// (see netlink.BusFilter), and a replica on the other side of its primary stops
 // replicating (the primary's Peer link refuses it). Clients still reach
 // every node: the minority side keeps answering them until it notices it
 // cannot reach a majority of primaries (cluster-node-timeout), while the

@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"net"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/internal/suggest"
 )
 
 // A Fault is one thing that can go wrong with a node. Inject makes it
@@ -198,9 +200,34 @@ func NewFault(kind string, params map[string]any) (Fault, error) {
 	dec := json.NewDecoder(strings.NewReader(string(b)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(f); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", cluster.ErrBadFault, kind, err)
+		return nil, fmt.Errorf("%w: %s: %v", cluster.ErrBadFault, kind, paramError(f, err))
 	}
 	return f, nil
+}
+
+var jsonUnknownField = regexp.MustCompile(`^json: unknown field "(.*)"$`)
+
+// paramError words a decoding error of f's parameters for a scenario file:
+// an unknown parameter is named with the closest one f takes.
+func paramError(f Fault, err error) string {
+	m := jsonUnknownField.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err.Error()
+	}
+	var names []string
+	t := reflect.TypeOf(f)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	for i := range t.NumField() {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" && name != "-" {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return fmt.Sprintf("unknown parameter %q: it takes none", m[1])
+	}
+	return fmt.Sprintf("unknown parameter %q%s (it takes: %s)", m[1], suggest.Hint(m[1], names), strings.Join(names, ", "))
 }
 
 // parseDurations replaces string values of time.Duration fields with

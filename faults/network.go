@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/cluster/netlink"
 
 	"github.com/Shopify/toxiproxy/v2/toxics"
 )
@@ -59,11 +60,11 @@ const (
 
 // linkOf returns the node's link named which ("" means [ClientLink]), or
 // [cluster.ErrNoLink].
-func linkOf(n *cluster.Node, which string) (*cluster.Link, error) {
+func linkOf(n *cluster.Node, which string) (*netlink.Link, error) {
 	if n == nil {
 		return nil, fmt.Errorf("%w: nil node", cluster.ErrNoLink)
 	}
-	var l *cluster.Link
+	var l *netlink.Link
 	switch which {
 	case "", ClientLink:
 		l = n.Link
@@ -91,7 +92,7 @@ func orClient(link string) string {
 
 // addToxics adds a toxic of type typ named prefix-stream on each stream
 // unless the link already has it, so injecting twice is harmless.
-func addToxics(ctx context.Context, l *cluster.Link, prefix, typ string, streams []string, attrs map[string]any) error {
+func addToxics(ctx context.Context, l *netlink.Link, prefix, typ string, streams []string, attrs map[string]any) error {
 	for _, s := range streams {
 		name := prefix + "-" + s
 		t, err := l.Toxic(ctx, name)
@@ -111,11 +112,11 @@ func addToxics(ctx context.Context, l *cluster.Link, prefix, typ string, streams
 // removeToxics removes the toxics addToxics added on every stream. It
 // tries every stream and returns their errors joined; a missing toxic is
 // not an error.
-func removeToxics(ctx context.Context, l *cluster.Link, prefix string) error {
+func removeToxics(ctx context.Context, l *netlink.Link, prefix string) error {
 	var errs []error
 	for _, s := range []string{"upstream", "downstream"} {
 		err := l.RemoveToxic(ctx, prefix+"-"+s)
-		if errors.Is(err, cluster.ErrWedged) {
+		if errors.Is(err, netlink.ErrWedged) {
 			return err // the other stream would only say the same
 		}
 		errs = append(errs, err)
@@ -125,7 +126,7 @@ func removeToxics(ctx context.Context, l *cluster.Link, prefix string) error {
 
 // checkToxics returns the toxics addToxics added on streams, or an error
 // wrapping [ErrNoEffect] if one is missing or of another type than typ.
-func checkToxics(ctx context.Context, l *cluster.Link, prefix, typ string, streams []string) ([]*toxics.ToxicWrapper, error) {
+func checkToxics(ctx context.Context, l *netlink.Link, prefix, typ string, streams []string) ([]*toxics.ToxicWrapper, error) {
 	var found []*toxics.ToxicWrapper
 	for _, s := range streams {
 		name := prefix + "-" + s

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/cluster/netlink"
 )
 
 // A PartitionFault cuts a node off from its clients (and sentinels), or a
@@ -25,7 +26,7 @@ type PartitionFault struct {
 	Refuse bool `json:"refuse"`
 
 	mu  sync.Mutex
-	hit *cluster.Link // the link Inject acted on (a replication link may move), until Heal
+	hit *netlink.Link // the link Inject acted on (a replication link may move), until Heal
 }
 
 var (
@@ -91,7 +92,7 @@ func (f *PartitionFault) Verify(ctx context.Context, n *cluster.Node) (string, e
 	return link + " link black-holed " + f.Direction.String(), nil
 }
 
-func (f *PartitionFault) target(n *cluster.Node) (*cluster.Link, []string, error) {
+func (f *PartitionFault) target(n *cluster.Node) (*netlink.Link, []string, error) {
 	streams, err := f.Direction.streams()
 	if err != nil {
 		return nil, nil, err

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/cluster/netlink"
 )
 
 // A CutReplicationFault partitions a replica from its master: the
@@ -16,7 +17,7 @@ import (
 // it, whatever failovers happen meanwhile.
 type CutReplicationFault struct {
 	mu  sync.Mutex
-	cut *cluster.Link // the link Inject cut, until Heal
+	cut *netlink.Link // the link Inject cut, until Heal
 }
 
 var (
@@ -37,7 +38,7 @@ func (f *CutReplicationFault) Inject(ctx context.Context, n *cluster.Node) error
 }
 
 // link returns the link Inject cut, or the node's replication link now.
-func (f *CutReplicationFault) link(n *cluster.Node) (*cluster.Link, error) {
+func (f *CutReplicationFault) link(n *cluster.Node) (*netlink.Link, error) {
 	f.mu.Lock()
 	l := f.cut
 	f.mu.Unlock()

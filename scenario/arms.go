@@ -115,9 +115,23 @@ func (s Scenario) Arm(name string) (Scenario, error) {
 		if a.Summary != "" {
 			v.Summary = a.Summary
 		}
+		if v.Explain == s.Explain && len(a.overlay.Content) > 0 {
+			v.Explain = armExplain(a, s.Explain)
+		}
 		return v.WithDefaults(), v.Validate()
 	}
 	return Scenario{}, fmt.Errorf("%w: %s has no arm %q (arms: %s)", ErrUnknownScenario, s.Name, name, strings.Join(s.ArmNames(), ", "))
+}
+
+// armExplain is the explanation of an arm that changes the scenario but
+// does not explain itself: the base's, said to be the attack without the
+// arm's change, so that what it says happens is not read as the arm's result.
+func armExplain(a Arm, base string) string {
+	what := a.Summary
+	if what == "" {
+		what = "a variant of the scenario"
+	}
+	return fmt.Sprintf("This arm (%s): %s. The scenario it changes, as it goes without that change: %s", a.Name, strings.TrimSuffix(what, "."), base)
 }
 
 // ArmNames lists the scenario's arms in file order.

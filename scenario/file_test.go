@@ -3,6 +3,7 @@ package scenario_test
 import (
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -20,6 +21,8 @@ func TestParse_Errors(t *testing.T) {
 		{"bad lock", "name: x\nexpect: safe\nlock:\n  kind: spinlock\n", 4, "lock.kind", `unknown lock "spinlock"`},
 		{"bad duration", "name: x\nexpect: safe\nhold: soon\n", 3, "", `bad duration "soon"`},
 		{"bad fault", "name: x\nexpect: unsafe\nfaults:\n  - {at: 1s, fault: kill, node: n1}\n  - {at: 2s, fault: smash, node: n1}\n", 5, "faults[1].fault", `unknown fault: "smash"`},
+		{"misspelled fault", "name: x\nexpect: unsafe\nisolate: [1]\nfaults:\n  - {at: 1s, fault: pause-clinet, client: 1}\n", 5, "faults[0].fault", `unknown fault: "pause-clinet" (did you mean "pause-client"?) (known: `},
+		{"misspelled fault parameter", "name: x\nexpect: unsafe\nfaults:\n  - {at: 1s, fault: restart, node: n1, params: {dealy: 1s}}\n", 4, "faults[0].fault", `unknown parameter "dealy" (did you mean "delay"?) (it takes: delay, wipe)`},
 		{"bad node", "name: x\nexpect: unsafe\nfaults:\n  - {at: 1s, fault: kill, node: n9}\n", 4, "faults[0].node", `no node "n9"`},
 		{"syntax", "name: x\nexpect: [safe\n", -1, "", ""},
 		{"fault never fires", "name: x\nexpect: safe\nduration: 1s\nfaults:\n  - {at: 5s, fault: kill, node: n1}\n", 5, "faults[0].at", "never fire"},
@@ -156,5 +159,19 @@ faults:
 `
 	if _, err := scenario.Parse("ok.yaml", []byte(yaml)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The fault kinds a scenario may name are the file's words: the client
+// faults, not the process pause they are built on.
+func TestFaultKinds_ScenarioVocabulary(t *testing.T) {
+	kinds := scenario.FaultKinds()
+	for _, k := range []string{"kill", "pause-client", "kill-client"} {
+		if !slices.Contains(kinds, k) {
+			t.Errorf("FaultKinds() lacks %q: %v", k, kinds)
+		}
+	}
+	if slices.Contains(kinds, "pause-process") {
+		t.Errorf("FaultKinds() names the internal pause-process: %v", kinds)
 	}
 }

@@ -1,11 +1,14 @@
 package scenario
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/lockpick/lockpick/faults"
+	"github.com/lockpick/lockpick/internal/suggest"
 )
 
 // A Step is one fault in a scenario's schedule.
@@ -83,7 +86,21 @@ func ClientProcessFault(kind string, pid int) faults.Fault {
 
 func (s Step) validate() error {
 	_, err := s.NewFault(nil)
+	if errors.Is(err, faults.ErrUnknownFault) {
+		return fmt.Errorf("%w: %q%s (known: %s)", faults.ErrUnknownFault, s.Fault,
+			suggest.Hint(s.Fault, FaultKinds()), strings.Join(FaultKinds(), ", "))
+	}
 	return err
+}
+
+// FaultKinds returns the fault kinds a scenario's steps may name, sorted:
+// the registered faults, except the process pause the client faults are
+// built on, and the client faults pause-client and kill-client.
+func FaultKinds() []string {
+	kinds := slices.DeleteFunc(faults.FaultKinds(), func(k string) bool { return k == "pause-process" })
+	kinds = append(kinds, "pause-client", "kill-client")
+	slices.Sort(kinds)
+	return kinds
 }
 
 // The targets a step can name by the system's state instead of by name;

@@ -266,7 +266,7 @@ func (s Scenario) validExplore() error {
 	if e == nil {
 		return nil
 	}
-	kinds := append(slices.DeleteFunc(faults.FaultKinds(), func(k string) bool { return k == "pause-process" }), "pause-client")
+	kinds := slices.DeleteFunc(FaultKinds(), func(k string) bool { return k == "kill-client" })
 	for i, k := range e.Faults {
 		if !slices.Contains(kinds, k) {
 			return bad(fmt.Sprintf("explore.faults[%d]", i), "unknown fault %q (known: %s)", k, strings.Join(kinds, ", "))

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -289,6 +290,9 @@ func (s *externalSubject) WarmUp(ctx context.Context) error {
 	}
 	s.diedEarly = false // err says so, and there was no trial yet
 	what := append([]string{fmt.Sprintf("answered none of its requests, not even its warm-up (op hello, waited up to %v): %v", timeout, err)}, s.troubles()...)
+	if strings.Contains(err.Error(), "no reply in") && s.notReplies == 0 {
+		what = append(what, "if it was running, its replies may be waiting in its stdout buffer: flush after every reply (docs/worker-protocol.md)")
+	}
 	return fmt.Errorf("%w: %s %s%s", ErrUnusable, s.who(), strings.Join(what, "; "), s.stderr.lastLines())
 }
 
@@ -361,11 +365,11 @@ func (s *externalSubject) exchange(ctx context.Context, req extRequest, timeout 
 		case r.OK:
 			return r, sent, nil
 		case r.Unknown:
-			return extReply{}, sent, unknown(errors.New(r.Error))
+			return extReply{}, sent, s.said(r.Error, unknown(errors.New(r.Error)))
 		case req.Op == "acquire":
-			return extReply{}, sent, fmt.Errorf("%w: %s", lockcore.ErrNotAcquired, r.Error)
+			return extReply{}, sent, s.said(r.Error, lockcore.ErrNotAcquired)
 		default:
-			return extReply{}, sent, fmt.Errorf("%w: %s", lockcore.ErrNotHeld, r.Error)
+			return extReply{}, sent, s.said(r.Error, lockcore.ErrNotHeld)
 		}
 	}
 }
@@ -567,3 +571,29 @@ func (s *externalSubject) Close() error {
 func (s *externalSubject) name(addr string) string {
 	return s.cfg.Target.nodeNamed(addr)
 }
+
+// said is the program's own error reply, recorded in its words under its
+// name; answer is what lockpick makes of it (a refusal, or an unknown
+// outcome), for errors.Is and [lockcore.MayHaveRun].
+func (s *externalSubject) said(msg string, answer error) error {
+	return &programError{prog: filepath.Base(s.cfg.Lock.Command[0]), msg: msg, answer: answer}
+}
+
+// A programError is an error a lock program replied with.
+type programError struct {
+	prog, msg string
+	answer    error
+}
+
+func (e *programError) Error() string {
+	msg := e.msg
+	if msg == "" {
+		msg = "no reason given"
+	}
+	if lockcore.MayHaveRun(e.answer) {
+		msg += " (outcome unknown)"
+	}
+	return e.prog + ": " + msg
+}
+
+func (e *programError) Unwrap() error { return e.answer }

@@ -119,9 +119,10 @@ func TestExternalSubject_Replies(t *testing.T) {
 		name, reply string
 		want        checker.Type
 		is          error
+		says        string // the error as recorded: in the program's words, under its name
 	}{
-		{"no", `"ok":false,"error":"taken"`, checker.Fail, lockcore.ErrNotAcquired},
-		{"unknown", `"ok":false,"unknown":true,"error":"i/o timeout"`, checker.Info, nil},
+		{"no", `"ok":false,"error":"taken"`, checker.Fail, lockcore.ErrNotAcquired, "sh: taken"},
+		{"unknown", `"ok":false,"unknown":true,"error":"i/o timeout"`, checker.Info, nil, "sh: i/o timeout (outcome unknown)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -130,6 +131,9 @@ func TestExternalSubject_Replies(t *testing.T) {
 			_, err := s.Acquire(context.Background())
 			if got := Outcome(err); got != tc.want || (tc.is != nil && !errors.Is(err, tc.is)) {
 				t.Errorf("acquire: %v, recorded as %s; want %s", err, got, tc.want)
+			}
+			if err == nil || err.Error() != tc.says {
+				t.Errorf("acquire error %q, want %q", err, tc.says)
 			}
 		})
 	}

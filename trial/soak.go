@@ -374,7 +374,7 @@ func (r *soakRun) rest(ctx context.Context, k int, restoreAt, end time.Time) boo
 		r.pending = fmt.Sprintf("the topology could not be put back after round %d: %v", k, err)
 	case did != "":
 		r.restored++
-		r.log.addNote(k, "topology put back after the round: "+did)
+		r.log.addNote(k, "after the round the topology had drifted from how it started ("+did+"); it was put back before the next")
 	}
 	return false
 }

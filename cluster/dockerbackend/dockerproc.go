@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/cluster/netlink"
 
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
@@ -27,7 +28,7 @@ type dockerProc struct {
 	config             []string
 	sentinel, fsync    bool
 	port               int
-	reservation        *cluster.PortReservation
+	reservation        *netlink.PortReservation
 	clock              *cluster.Clock
 	timeout            time.Duration
 	b                  *Backend

@@ -57,13 +57,15 @@ number).`,
 				if err != nil {
 					return usageError(err.Error()) // it names the file
 				}
-				fmt.Fprintf(out, "%s: %d events, verdict %s (%s)\n", p, sum.Events, r.Verdict, sum.Path())
-				for _, a := range r.Anomalies {
-					fmt.Fprintf(out, "  %s: %s\n", a.Kind, wrap(a.Message, 96, "    "))
-				}
 				// The evidence a history carries alone: a lock was granted,
 				// and every completion has its invoke.
 				ev := evidence.Evaluate(evidence.Input{History: grants(sum), Result: r})
+				// The observation in run's words, then the checker's own verdict.
+				observed, _ := evidence.Observe(r, ev, nil)
+				fmt.Fprintf(out, "%s: %d events, observed %s (checker verdict %s; %s)\n", p, sum.Events, observed, r.Verdict, sum.Path())
+				for _, a := range r.Anomalies {
+					fmt.Fprintf(out, "  %s: %s\n", a.Kind, wrap(a.Message, 96, "    "))
+				}
 				for _, why := range ev.Reasons {
 					fmt.Fprintf(out, "  inconclusive: %s\n", wrap(why, 96, "    "))
 				}

@@ -50,7 +50,7 @@ func TestRun_DeadLockProgramIsExit3(t *testing.T) {
 		{"garbage", "echo 'starting up' >&2\nwhile read line; do echo 'hello there'; done\n",
 			[]string{"answered none of", "not replies", "hello there", "starting up"}},
 		{"mute", "cat >/dev/null\n",
-			[]string{"answered none of", "wrote nothing on stderr"}},
+			[]string{"answered none of", "wrote nothing on stderr", "flush after every reply"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			prog := script(t, tc.name+".sh", tc.body)

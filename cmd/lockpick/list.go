@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -36,7 +37,10 @@ the members of one suite (default: every scenario; also ` + strings.Join(scenari
 						fmt.Fprintf(out, "  faults: %s\n", wrap(sched, 76, "    "))
 					}
 					if len(s.Arms) > 0 {
-						fmt.Fprintf(out, "  arms (lockpick compare): %s\n", strings.Join(s.ArmNames(), ", "))
+						fmt.Fprintln(out, "  arms (lockpick compare):")
+						for _, a := range s.Arms {
+							fmt.Fprintf(out, "    %s  [expect %s]  %s\n", a.Name, cmp.Or(a.Expect, s.Expect), a.Summary)
+						}
 					}
 					fmt.Fprintln(out)
 				}

@@ -348,8 +348,8 @@ func runSoak(ctx context.Context, out io.Writer, s scenario.Scenario, nb trial.B
 	if sk.Partial {
 		partial = ", partial: " + sk.Stopped
 	}
-	fmt.Fprintf(out, "  soak: %d rounds (topology put back after %d), %d events in %.0f s, peak RSS %d MB%s\n",
-		sk.Rounds, sk.Restored, sk.Events, sk.WallSeconds, sk.PeakRSSBytes>>20, partial)
+	fmt.Fprintf(out, "  soak: %d rounds (the topology put back between them %s), %d events in %.0f s, peak RSS %d MB%s\n",
+		sk.Rounds, times(sk.Restored), sk.Events, sk.WallSeconds, sk.PeakRSSBytes>>20, partial)
 	if len(sk.Memory) > 0 {
 		var marks []string
 		for _, m := range sk.Memory {
@@ -375,4 +375,15 @@ func runSoak(ctx context.Context, out io.Writer, s scenario.Scenario, nb trial.B
 		return mismatch("%s did not match its expectation", s.Name)
 	}
 	return nil
+}
+
+// times returns "never", "once" or "n times".
+func times(n int) string {
+	switch n {
+	case 0:
+		return "never"
+	case 1:
+		return "once"
+	}
+	return fmt.Sprintf("%d times", n)
 }

@@ -1,4 +1,4 @@
-package cluster
+package netlink
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// A busFilter sits between a Redis Cluster node's Bus link and its cluster
+// A BusFilter sits between a Redis Cluster node's Bus link and its cluster
 // bus port. Every bus connection is opened by one peer, whose first message
 // names it (the sender id at a fixed offset of the header), so the filter
 // can drop the links between chosen nodes only: a partition of the cluster
@@ -16,8 +16,10 @@ import (
 // across a cut is black-holed, held open with nothing forwarded either
 // way, as a real partition would; when the cut heals it is closed, so the
 // peers reconnect on a clean stream.
-type busFilter struct {
-	owner    *Node
+type BusFilter struct {
+	owner    string                   // the node's name
+	cut      func(sender string) bool // whether a partition cuts that peer off
+	name     func(id string) string   // a peer's name from its node id
 	upstream string
 	ln       net.Listener
 
@@ -25,7 +27,7 @@ type busFilter struct {
 	conns map[*busConn]struct{}
 }
 
-// busConn is one peer's connection through a busFilter.
+// busConn is one peer's connection through a BusFilter.
 type busConn struct {
 	sender string // the peer's node id, "" if the header was unreadable
 	down   net.Conn
@@ -39,19 +41,24 @@ type busConn struct {
 // "RCmb", lengths, type, epochs and offset (40 bytes), then the 40-byte id.
 const busHeader = 80
 
-func newBusFilter(owner *Node, upstream string) (*busFilter, error) {
+// NewBusFilter starts a filter on a loopback port forwarding to upstream,
+// the cluster bus port of the node named owner. cut reports whether a
+// partition separates the peer with that node id from the owner; name
+// returns a peer's name from its node id, for [BusFilter.OpenAcross].
+func NewBusFilter(owner, upstream string, cut func(sender string) bool, name func(id string) string) (*BusFilter, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	f := &busFilter{owner: owner, upstream: upstream, ln: ln, conns: map[*busConn]struct{}{}}
+	f := &BusFilter{owner: owner, cut: cut, name: name, upstream: upstream, ln: ln, conns: map[*busConn]struct{}{}}
 	go f.serve()
 	return f, nil
 }
 
-func (f *busFilter) addr() string { return f.ln.Addr().String() }
+// Addr returns the filter's listen address, for the node's Bus link.
+func (f *BusFilter) Addr() string { return f.ln.Addr().String() }
 
-func (f *busFilter) serve() {
+func (f *BusFilter) serve() {
 	for {
 		c, err := f.ln.Accept()
 		if err != nil {
@@ -61,7 +68,7 @@ func (f *busFilter) serve() {
 	}
 }
 
-func (f *busFilter) handle(down net.Conn) {
+func (f *BusFilter) handle(down net.Conn) {
 	head := make([]byte, busHeader)
 	_ = down.SetReadDeadline(time.Now().Add(5 * time.Second))
 	n, err := io.ReadFull(down, head)
@@ -134,31 +141,31 @@ func (bc *busConn) close() {
 
 // track registers bc, black-holed if its sender is cut from the owner. It
 // returns false once the filter is closed.
-func (f *busFilter) track(bc *busConn) bool {
+func (f *BusFilter) track(bc *busConn) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.conns == nil {
 		return false
 	}
-	bc.held = f.owner.cluster.BusCut(bc.sender, f.owner.ID())
+	bc.held = f.cut(bc.sender)
 	f.conns[bc] = struct{}{}
 	return true
 }
 
-func (f *busFilter) untrack(bc *busConn) {
+func (f *BusFilter) untrack(bc *busConn) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	delete(f.conns, bc)
 }
 
-// recheck applies the cluster's current cuts to every open connection:
+// Recheck applies the current cuts to every open connection:
 // one now across a cut is black-holed, one held across a healed cut is
 // closed.
-func (f *busFilter) recheck() {
+func (f *BusFilter) Recheck() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for bc := range f.conns {
-		cut := f.owner.cluster.BusCut(bc.sender, f.owner.ID())
+		cut := f.cut(bc.sender)
 		bc.mu.Lock()
 		held := bc.held
 		bc.held = held || cut
@@ -169,26 +176,21 @@ func (f *busFilter) recheck() {
 	}
 }
 
-// openAcross returns a connection into f's node from a peer across the
+// OpenAcross returns a connection into f's node from a peer across the
 // current cut that still forwards, as "n1->n2", or "".
-func (f *busFilter) openAcross() string {
+func (f *BusFilter) OpenAcross() string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for bc := range f.conns {
-		if !bc.isHeld() && f.owner.cluster.BusCut(bc.sender, f.owner.ID()) {
-			from := bc.sender
-			for _, n := range f.owner.cluster.Nodes {
-				if n.ID() == bc.sender {
-					from = n.Name
-				}
-			}
-			return from + "->" + f.owner.Name
+		if !bc.isHeld() && f.cut(bc.sender) {
+			return f.name(bc.sender) + "->" + f.owner
 		}
 	}
 	return ""
 }
 
-func (f *busFilter) close() {
+// Close stops the filter and closes every connection through it.
+func (f *BusFilter) Close() {
 	_ = f.ln.Close()
 	f.mu.Lock()
 	conns := f.conns

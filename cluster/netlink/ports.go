@@ -1,4 +1,4 @@
-package cluster
+package netlink
 
 import (
 	"fmt"
@@ -31,6 +31,9 @@ type PortReservation struct {
 	mu   sync.Mutex
 	lock *os.File
 }
+
+// Port returns the reserved port.
+func (r *PortReservation) Port() int { return r.port }
 
 // Release gives the port back. It is idempotent.
 func (r *PortReservation) Release() {
@@ -65,18 +68,19 @@ var portRangeOnce = sync.OnceValues(func() (lo, hi int) {
 	return lo, hi
 })
 
-// reservePort reserves a free loopback port outside the ephemeral range.
-func reservePort() (*PortReservation, error) {
+// ReservePort reserves a free loopback port outside the ephemeral range,
+// held until [PortReservation.Release]. It returns [ErrNoPort] if none is free.
+func ReservePort() (*PortReservation, error) {
 	dir := filepath.Join(os.TempDir(), "lockpick-ports")
 	if err := os.MkdirAll(dir, 0o777); err != nil {
-		return nil, fmt.Errorf("cluster: reserve port: %w", err)
+		return nil, fmt.Errorf("netlink: reserve port: %w", err)
 	}
 	lo, hi := portRangeOnce()
 	for range 200 {
 		port := lo + rand.IntN(hi-lo+1)
 		f, err := os.OpenFile(filepath.Join(dir, strconv.Itoa(port)), os.O_CREATE|os.O_RDWR, 0o666)
 		if err != nil {
-			return nil, fmt.Errorf("cluster: reserve port: %w", err)
+			return nil, fmt.Errorf("netlink: reserve port: %w", err)
 		}
 		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil || !samePath(f) {
 			_ = f.Close()

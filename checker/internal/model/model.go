@@ -1,4 +1,4 @@
-package checker
+package model
 
 import (
 	"fmt"
@@ -7,18 +7,12 @@ import (
 	"github.com/anishathalye/porcupine"
 )
 
-// The porcupine models. Both run on operations derived from the history and
-// keep a small, comparable state, so porcupine's cache of visited states
-// stays cheap. One model serves every partition: the input type says which
-// kind of partition an operation belongs to, and nil is the initial state of
-// both.
-
-// A leaseInput is a lease operation: the grant (or extension) of a lease
+// A LeaseInput is a lease operation: the grant (or extension) of a lease
 // window, called at the acquire's invoke and returning at its ok, or the end
 // of the window, a point at its end time.
-type leaseInput struct {
-	end   bool
-	owner string // token, or "process N" without one
+type LeaseInput struct {
+	End   bool
+	Owner string // token, or "process N" without one
 }
 
 // A leaseState is the holder of a lock and how many windows it holds
@@ -28,13 +22,13 @@ type leaseState struct {
 	depth int
 }
 
-// A counterInput is a read or a write of the protected counter. Writes must
+// A CounterInput is a read or a write of the protected counter. Writes must
 // increment: write v is legal only when the counter holds v-1. A write whose
 // outcome is unknown (maybe) may or may not have taken effect.
-type counterInput struct {
-	write bool
-	maybe bool
-	value int64 // the value written; reads carry theirs as output
+type CounterInput struct {
+	Write bool
+	Maybe bool
+	Value int64 // the value written; reads carry theirs as output
 }
 
 // unknownCounter is the counter's state before any operation: any value.
@@ -42,33 +36,33 @@ const unknownCounter = math.MinInt64
 
 func step(state, input, output any) (bool, any) {
 	switch in := input.(type) {
-	case leaseInput:
+	case LeaseInput:
 		s, _ := state.(leaseState)
 		switch {
-		case !in.end && (s.depth == 0 || s.owner == in.owner):
-			return true, leaseState{in.owner, s.depth + 1}
-		case in.end && s.depth > 0 && s.owner == in.owner:
+		case !in.End && (s.depth == 0 || s.owner == in.Owner):
+			return true, leaseState{in.Owner, s.depth + 1}
+		case in.End && s.depth > 0 && s.owner == in.Owner:
 			if s.depth == 1 {
 				return true, leaseState{}
 			}
 			return true, leaseState{s.owner, s.depth - 1}
 		}
 		return false, state
-	case counterInput:
+	case CounterInput:
 		v, ok := state.(int64)
 		if !ok {
 			v = unknownCounter
 		}
-		if !in.write {
+		if !in.Write {
 			got := output.(int64)
 			return v == unknownCounter || v == got, got
 		}
-		if v == unknownCounter || v == in.value-1 {
-			return true, in.value
+		if v == unknownCounter || v == in.Value-1 {
+			return true, in.Value
 		}
-		return in.maybe, v // an unknown write that did not happen
+		return in.Maybe, v // an unknown write that did not happen
 	}
-	panic(fmt.Sprintf("checker: unknown model input %T", input))
+	panic(fmt.Sprintf("model: unknown input %T", input))
 }
 
 func hash(state any) uint64 {
@@ -87,19 +81,19 @@ func hash(state any) uint64 {
 
 func describeOperation(input, output any) string {
 	switch in := input.(type) {
-	case leaseInput:
-		if in.end {
-			return "end " + in.owner
+	case LeaseInput:
+		if in.End {
+			return "end " + in.Owner
 		}
-		return "grant " + in.owner
-	case counterInput:
+		return "grant " + in.Owner
+	case CounterInput:
 		switch {
-		case !in.write:
+		case !in.Write:
 			return fmt.Sprintf("read -> %d", output)
-		case in.maybe:
-			return fmt.Sprintf("write %d (unknown)", in.value)
+		case in.Maybe:
+			return fmt.Sprintf("write %d (unknown)", in.Value)
 		}
-		return fmt.Sprintf("write %d", in.value)
+		return fmt.Sprintf("write %d", in.Value)
 	}
 	return fmt.Sprint(input, " -> ", output)
 }
@@ -125,10 +119,10 @@ func describeState(state any) string {
 	return fmt.Sprint(state)
 }
 
-// model returns the porcupine model. Operations carry their partition's
-// name in Metadata (an opMeta), so the same model can check one partition or
-// a whole history partitioned for visualization.
-func model() porcupine.Model {
+// New returns the porcupine model. Operations carry their partition's name
+// in Metadata (a [Meta]), so the same model can check one partition or a
+// whole history partitioned for visualization.
+func New() porcupine.Model {
 	return porcupine.Model{
 		Partition: partition,
 		Init:      func() any { return nil },
@@ -139,7 +133,7 @@ func model() porcupine.Model {
 		DescribeOperation: describeOperation,
 		DescribeState:     describeState,
 		DescribeOperationMetadata: func(m any) string {
-			if m, ok := m.(opMeta); ok {
+			if m, ok := m.(Meta); ok {
 				return m.String()
 			}
 			return ""
@@ -147,22 +141,23 @@ func model() porcupine.Model {
 	}
 }
 
-// An opMeta tells where a porcupine operation came from.
-type opMeta struct {
-	partition string // e.g. `lock "lock"` or `counter "counter"`
-	process   int
-	indexes   []int // history indexes
+// A Meta tells where a porcupine operation came from.
+type Meta struct {
+	Partition string // e.g. `lock "lock"` or `counter "counter"`
+	Process   int
+	Indexes   []int // history indexes
 }
 
-func (m opMeta) String() string {
-	return fmt.Sprintf("%s, process %d, events %v", m.partition, m.process, m.indexes)
+// String describes m for porcupine's visualization.
+func (m Meta) String() string {
+	return fmt.Sprintf("%s, process %d, events %v", m.Partition, m.Process, m.Indexes)
 }
 
 func partition(ops []porcupine.Operation) [][]porcupine.Operation {
 	var names []string
 	parts := make(map[string][]porcupine.Operation)
 	for _, o := range ops {
-		name := o.Metadata.(opMeta).partition
+		name := o.Metadata.(Meta).Partition
 		if _, ok := parts[name]; !ok {
 			names = append(names, name)
 		}

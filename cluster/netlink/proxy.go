@@ -1,4 +1,4 @@
-package cluster
+package netlink
 
 import (
 	"bytes"
@@ -52,7 +52,7 @@ func NewProxies() *Proxies {
 }
 
 // Add starts a proxy named name forwarding to upstream, listening on a
-// reserved loopback port (see ports.go), so a cut link reopens on the same
+// reserved loopback port (see [ReservePort]), so a cut link reopens on the same
 // address however long it was down.
 func (p *Proxies) Add(name, upstream string) (*Link, error) {
 	var (
@@ -62,7 +62,7 @@ func (p *Proxies) Add(name, upstream string) (*Link, error) {
 		err    error
 	)
 	for range 3 {
-		if res, err = reservePort(); err != nil {
+		if res, err = ReservePort(); err != nil {
 			return nil, err
 		}
 		listen = net.JoinHostPort("127.0.0.1", strconv.Itoa(res.port))
@@ -73,7 +73,7 @@ func (p *Proxies) Add(name, upstream string) (*Link, error) {
 		res.Release()
 	}
 	if err != nil {
-		return nil, fmt.Errorf("cluster: proxy %s: %w", name, err)
+		return nil, fmt.Errorf("netlink: proxy %s: %w", name, err)
 	}
 	l := &Link{
 		proxy: px, name: name, listen: listen, upstream: upstream, reservation: res,
@@ -85,8 +85,8 @@ func (p *Proxies) Add(name, upstream string) (*Link, error) {
 	return l, nil
 }
 
-// all returns the links, in the order they were added.
-func (p *Proxies) all() []*Link {
+// All returns the links, in the order they were added.
+func (p *Proxies) All() []*Link {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return slices.Clone(p.links)
@@ -281,7 +281,7 @@ func (l *Link) RestoreBy(holder string) error {
 			return nil
 		}
 		if err := l.relisten(); err != nil {
-			return fmt.Errorf("cluster: restore %s: %w", l.name, err)
+			return fmt.Errorf("netlink: restore %s: %w", l.name, err)
 		}
 		l.setCut(false)
 		return nil
@@ -300,7 +300,7 @@ func (l *Link) AddToxic(ctx context.Context, name, typ, stream string, attrs map
 	}
 	return l.change(ctx, "adding toxic "+name, func() error {
 		if _, err := l.proxy.Toxics.AddToxicJson(bytes.NewReader(body)); err != nil {
-			return fmt.Errorf("cluster: toxic %s on %s: %w", name, l.name, err)
+			return fmt.Errorf("netlink: toxic %s on %s: %w", name, l.name, err)
 		}
 		return nil
 	})
@@ -351,7 +351,7 @@ func (l *Link) DropConnections() error {
 		l.proxy.Stop()
 		if err := l.relisten(); err != nil {
 			l.setCut(true)
-			return fmt.Errorf("cluster: reopen %s: %w", l.name, err)
+			return fmt.Errorf("netlink: reopen %s: %w", l.name, err)
 		}
 		return nil
 	})
@@ -367,7 +367,7 @@ func (l *Link) RemoveToxic(ctx context.Context, name string) error {
 		_, closes := t.Toxic.(toxics.CleanupToxic)
 		err := l.proxy.Toxics.RemoveToxic(context.Background(), name)
 		if err != nil && !errors.Is(err, toxiproxy.ErrToxicNotFound) {
-			return fmt.Errorf("cluster: remove toxic %s from %s: %w", name, l.name, err)
+			return fmt.Errorf("netlink: remove toxic %s from %s: %w", name, l.name, err)
 		}
 		if closes {
 			time.Sleep(settleAfterCleanup)
@@ -385,7 +385,7 @@ func (l *Link) SetUpstream(upstream string) error {
 			err = l.relisten()
 		}
 		if err != nil {
-			return fmt.Errorf("cluster: retarget %s: %w", l.name, err)
+			return fmt.Errorf("netlink: retarget %s: %w", l.name, err)
 		}
 		l.mu.Lock()
 		l.upstream = upstream

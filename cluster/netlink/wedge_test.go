@@ -1,4 +1,4 @@
-package cluster_test
+package netlink_test
 
 import (
 	"bufio"
@@ -12,6 +12,7 @@ import (
 	"github.com/Shopify/toxiproxy/v2/toxics"
 
 	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/cluster/netlink"
 	"github.com/lockpick/lockpick/faults"
 )
 
@@ -55,7 +56,7 @@ func within(t *testing.T, d time.Duration, what string, fn func() error) error {
 // waited for the connections a partition's removal closes.
 func TestLink_HealLatencyAfterPartition(t *testing.T) {
 	t.Parallel()
-	p := cluster.NewProxies()
+	p := netlink.NewProxies()
 	t.Cleanup(p.Close)
 	l, err := p.Add("svc", echoServer(t))
 	if err != nil {
@@ -111,7 +112,7 @@ func init() { toxics.Register("lockpick-test-stuck", new(stuckToxic)) }
 // returns ErrWedged after the bound, later changes fail at once, the link
 // recovers when the stuck change ends, and Close never hangs.
 func TestLink_WedgedChangeIsBounded(t *testing.T) {
-	p := cluster.NewProxies()
+	p := netlink.NewProxies()
 	p.SetChangeTimeout(300 * time.Millisecond)
 	l, err := p.Add("svc", echoServer(t))
 	if err != nil {
@@ -148,7 +149,7 @@ func TestLink_WedgedChangeIsBounded(t *testing.T) {
 		}
 		start := time.Now()
 		err = within(t, 3*time.Second, "RemoveToxic", func() error { return l.RemoveToxic(ctx, "stuck") })
-		if !errors.Is(err, cluster.ErrWedged) {
+		if !errors.Is(err, netlink.ErrWedged) {
 			t.Fatalf("RemoveToxic of a stuck toxic: err=%v, want ErrWedged", err)
 		}
 		if d := time.Since(start); d < 300*time.Millisecond {
@@ -157,7 +158,7 @@ func TestLink_WedgedChangeIsBounded(t *testing.T) {
 	}
 	wedge()
 	start := time.Now()
-	if err := l.AddToxic(ctx, "slow", "latency", "upstream", map[string]any{"latency": 1}); !errors.Is(err, cluster.ErrWedged) {
+	if err := l.AddToxic(ctx, "slow", "latency", "upstream", map[string]any{"latency": 1}); !errors.Is(err, netlink.ErrWedged) {
 		t.Fatalf("AddToxic on a wedged link: err=%v, want ErrWedged", err)
 	}
 	if d := time.Since(start); d > 100*time.Millisecond {

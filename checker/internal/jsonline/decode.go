@@ -1,8 +1,6 @@
-package checker
+package jsonline
 
-import "encoding/json"
-
-// The JSON Lines reader decodes most lines itself, without reflection: a
+// The fast path decodes most lines itself, without reflection: a
 // history has a dozen fields of a fixed schema, and encoding/json spends
 // most of its time finding out what to do with them. The fast path only
 // accepts a line it understands completely:
@@ -14,38 +12,41 @@ import "encoding/json"
 //   - integers of at most 18 digits for the integer fields, and null;
 //   - scalars (a plain string, a number, true, false, null) for value and
 //     for unknown fields;
-//   - a present index, process and time, and a known type and f.
+//   - a present index, process and time (the caller checks type and f).
 //
 // Anything else (escapes, unicode, nested values, wrong types, syntax
-// errors, missing fields) goes to parseEvent, the encoding/json decoder
-// that defines the format, so errors and odd lines decode exactly as they
-// always did. Duplicate names behave as in encoding/json: the last one
+// errors, missing fields) goes back to the caller, whose encoding/json
+// decoder defines the format, so errors and odd lines decode exactly as
+// they always did. Duplicate names behave as in encoding/json: the last one
 // wins, and null leaves a string or an integer as it was but clears index,
 // process and time.
 
-// A decoder decodes the lines of one history. It shares the text of
-// repeated strings (keys, tokens, nodes, errors) between events, and keeps
-// the values of many events in one allocation.
-type decoder struct {
+// A Line holds the fields of one history line as [Decoder.Decode] found
+// them. Type and F are the line's own bytes, for the caller to check
+// against its vocabulary; the other strings and Value are the Decoder's.
+type Line struct {
+	Index, Process    int
+	Time              int64
+	Fence, ValidUntil int64 // 0 if absent or null
+	Type, F           []byte
+	Key, Token        string
+	Node, Error       string
+	Value             []byte // nil if absent or null
+}
+
+// A Decoder decodes the lines of one history. It shares the text of
+// repeated strings (keys, tokens, nodes, errors) between lines, and keeps
+// the values of many lines in one allocation. Its zero value is ready.
+type Decoder struct {
 	strs  [256]string // recent strings, by a hash of their text
 	arena []byte
 }
 
-// decode decodes one line, which may end in a newline, into e, which must
-// be zero.
-func (d *decoder) decode(b []byte, e *Event) error {
-	if d.fast(b, e) {
-		return nil
-	}
-	var err error
-	*e, err = parseEvent(b)
-	return err
-}
-
-// fast decodes b into e, which must be zero, if it has the common shape
-// described above, and reports whether it did. When it does, *e equals what
-// parseEvent returns; when it does not, *e holds garbage.
-func (d *decoder) fast(b []byte, e *Event) (ok bool) {
+// Decode decodes b, one line that may end in its newline, into l, which
+// must be zero, if it has the common shape described above, and reports
+// whether it did. When it does, l holds what encoding/json would decode;
+// when it does not, l holds garbage.
+func (d *Decoder) Decode(b []byte, l *Line) (ok bool) {
 	var (
 		index, process, tm       int64
 		hasIndex, hasProc, hasTm bool
@@ -60,7 +61,7 @@ func (d *decoder) fast(b []byte, e *Event) (ok bool) {
 	for {
 		name, j, ok := plainString(b, i)
 		if !ok {
-			return false // also "{}": parseEvent reports the missing index
+			return false // also "{}": encoding/json reports the missing index
 		}
 		i = skipSpace(b, j)
 		if i >= len(b) || b[i] != ':' {
@@ -75,9 +76,9 @@ func (d *decoder) fast(b []byte, e *Event) (ok bool) {
 		case "time":
 			tm, hasTm, i, ok = nullableInt(b, i, tm, hasTm, true)
 		case "fence":
-			e.Fence, _, i, ok = nullableInt(b, i, e.Fence, false, false)
+			l.Fence, _, i, ok = nullableInt(b, i, l.Fence, false, false)
 		case "valid_until":
-			e.ValidUntil, _, i, ok = nullableInt(b, i, e.ValidUntil, false, false)
+			l.ValidUntil, _, i, ok = nullableInt(b, i, l.ValidUntil, false, false)
 		case "type":
 			typ, i, ok = nullableString(b, i, typ)
 		case "f":
@@ -121,16 +122,11 @@ func (d *decoder) fast(b []byte, e *Event) (ok bool) {
 	if int64(int(index)) != index || int64(int(process)) != process {
 		return false
 	}
-	if e.Type, ok = knownType(typ); !ok {
-		return false
-	}
-	if e.F, ok = knownF(f); !ok {
-		return false
-	}
-	e.Index, e.Process, e.Time = int(index), int(process), tm
-	e.Key, e.Token, e.Node, e.Error = d.intern(key), d.intern(token), d.intern(node), d.intern(errTxt)
+	l.Type, l.F = typ, f
+	l.Index, l.Process, l.Time = int(index), int(process), tm
+	l.Key, l.Token, l.Node, l.Error = d.intern(key), d.intern(token), d.intern(node), d.intern(errTxt)
 	if value != nil && string(value) != "null" {
-		e.Value = d.keep(value)
+		l.Value = d.keep(value)
 	}
 	return true
 }
@@ -138,7 +134,7 @@ func (d *decoder) fast(b []byte, e *Event) (ok bool) {
 // intern returns b as a string, sharing the text with an earlier equal one
 // if it is still in the cache. Keys, nodes and errors take few values, and a
 // lease's events, which share its token, are close together.
-func (d *decoder) intern(b []byte) string {
+func (d *Decoder) intern(b []byte) string {
 	if len(b) == 0 {
 		return ""
 	}
@@ -155,7 +151,7 @@ func (d *decoder) intern(b []byte) string {
 
 // keep returns a copy of v, carved from a shared block. Its capacity ends
 // at its length, so appending to it cannot overwrite its neighbour.
-func (d *decoder) keep(v []byte) json.RawMessage {
+func (d *Decoder) keep(v []byte) []byte {
 	if cap(d.arena)-len(d.arena) < len(v) {
 		d.arena = make([]byte, 0, max(16<<10, len(v)))
 	}
@@ -164,41 +160,7 @@ func (d *decoder) keep(v []byte) json.RawMessage {
 	return d.arena[n:len(d.arena):len(d.arena)]
 }
 
-func knownType(b []byte) (Type, bool) {
-	switch string(b) {
-	case "invoke":
-		return Invoke, true
-	case "ok":
-		return OK, true
-	case "fail":
-		return Fail, true
-	case "info":
-		return Info, true
-	}
-	return "", false
-}
-
-func knownF(b []byte) (string, bool) {
-	switch string(b) {
-	case FAcquire:
-		return FAcquire, true
-	case FRelease:
-		return FRelease, true
-	case FExtend:
-		return FExtend, true
-	case FRead:
-		return FRead, true
-	case FWrite:
-		return FWrite, true
-	case FNemesis:
-		return FNemesis, true
-	case FLost:
-		return FLost, true
-	}
-	return "", false
-}
-
-// fieldNames are the JSON names of wireEvent's fields.
+// fieldNames are the JSON names of a history line's fields.
 var fieldNames = [...]string{"index", "process", "type", "f", "key", "token", "fence", "valid_until", "value", "node", "error", "time"}
 
 // matchesField reports whether encoding/json would decode the ASCII name

@@ -1,4 +1,4 @@
-package cluster_test
+package netlink_test
 
 import (
 	"os"
@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/cluster/netlink"
 )
 
 // TestReservePort_LeavesNoFiles checks that released reservations remove
@@ -22,7 +22,7 @@ func TestReservePort_LeavesNoFiles(t *testing.T) {
 	for range n {
 		wg.Go(func() {
 			for range rounds {
-				port, release, err := cluster.ReservePort()
+				port, release, err := netlink.ReservePortForTest()
 				if err != nil {
 					t.Error(err)
 					return
