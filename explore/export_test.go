@@ -16,3 +16,6 @@ func Changes(s scenario.Scenario) []string {
 	}
 	return out
 }
+
+// WriteReport exposes report.html's rendering to the black-box tests.
+var WriteReport = writeReport
