@@ -192,13 +192,14 @@ func decide(k, n, yes, no int) (kept, done bool) {
 	return false, false
 }
 
-// open is how many more replays a K-of-N step may usefully have in flight:
-// as many as would decide it if all went one way, and 0 once decided.
+// open is how many replays a K-of-N step may have in flight: as many as a
+// keep still needs (a rejection needs no more), and 0 once decided; a miss
+// leaves room for one more of the N.
 func open(k, n, yes, no int) int {
 	if _, done := decide(k, n, yes, no); done {
 		return 0
 	}
-	return max(k-yes, n-k+1-no)
+	return k - yes
 }
 
 // replayRun is what [replayUntil] did.

@@ -142,8 +142,8 @@ func TestDecide_AnswersAsSoonAsCertain(t *testing.T) {
 		{4, 5, 0, 1, false, false, 4},
 		{4, 5, 0, 2, false, true, 0}, // two that do not break the lock already say no
 		{4, 5, 3, 1, false, false, 1},
-		{4, 5, 4, 0, true, true, 0}, // four that do already say yes
-		{4, 5, 3, 0, false, false, 2},
+		{4, 5, 4, 0, true, true, 0},   // four that do already say yes
+		{4, 5, 3, 0, false, false, 1}, // a keep needs one more
 		{1, 1, 0, 0, false, false, 1},
 		{2, 3, 1, 1, false, false, 1},
 	} {
