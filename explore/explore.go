@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -360,6 +361,23 @@ func shrinkFinding(ctx context.Context, base scenario.Scenario, f *finding, o Op
 		fd.minimal.Faults = slices.Clone(fd.minimal.Faults)
 		slices.SortStableFunc(fd.minimal.Faults, func(a, b scenario.Step) int { return int(a.At - b.At) })
 		report(func(p *Progress) { p.Phase = "measure" })
+		canStepBack := back < 3 && len(shrunk.Chain) > back+1
+		if back > 0 && canStepBack {
+			// A scenario stepped back to, with more left to step back to, is
+			// checked first, stopping as soon as its rate is known.
+			hits, misses, err := checkRate(ctx, fd.minimal, rp.replay, o, so.Seed+1_000_000)
+			if err != nil {
+				return fd, err
+			}
+			fd.Shrunk.Replays += hits + misses
+			report(func(p *Progress) { p.Replays += hits + misses })
+			if !reaches(o, hits, misses) {
+				fd.Shrunk.Backoff = append(fd.Shrunk.Backoff, fmt.Sprintf("%d of %d with %d faults (stopped: %d of %d out of reach)",
+					hits, hits+misses, len(fd.minimal.Faults), needed(o), o.Measure))
+				fd.minimal = shrunk.Chain[len(shrunk.Chain)-2-back]
+				continue
+			}
+		}
 		var v *results.Verdict
 		v, runDir, err = trial.Run(ctx, fd.minimal, &trial.Options{Trials: o.Measure, Seed: 1, Out: dir.Path("."),
 			Name: runName, Parallel: o.Shrink.Parallel, Backend: o.Backend})
@@ -373,8 +391,7 @@ func shrinkFinding(ctx context.Context, base scenario.Scenario, f *finding, o Op
 				fd.Reproduced++
 			}
 		}
-		met := float64(fd.Reproduced) >= o.Target*float64(o.Measure)
-		if met || back >= 3 || len(shrunk.Chain) <= back+1 {
+		if fd.Reproduced >= needed(o) || !canStepBack {
 			break
 		}
 		fd.Shrunk.Backoff = append(fd.Shrunk.Backoff, fmt.Sprintf("%d of %d with %d faults", fd.Reproduced, o.Measure, len(fd.minimal.Faults)))
@@ -393,6 +410,30 @@ func shrinkFinding(ctx context.Context, base scenario.Scenario, f *finding, o Op
 	fd.minimal.Explain = explain(base, f, fd, o.Seed)
 	fd.minimal.Summary = fmt.Sprintf("found by lockpick explore on %s: %s → %s", base.Name, fd.minimal.Schedule(), fd.Kind)
 	return fd, nil
+}
+
+// needed is how many of o.Measure replays must reproduce to meet o.Target.
+func needed(o Options) int { return int(math.Ceil(o.Target*float64(o.Measure) - 1e-9)) }
+
+// reaches says whether hits and misses of a check leave o.Target in reach.
+func reaches(o Options, hits, misses int) bool {
+	kept, _ := decide(needed(o), o.Measure, hits, misses)
+	return kept
+}
+
+// checkRate replays s until it is certain whether needed(o) of o.Measure
+// replays reproduce, and returns the hits and misses counted.
+func checkRate(ctx context.Context, s scenario.Scenario, replay Replay, o Options, seed uint64) (hits, misses int, err error) {
+	k, n := needed(o), o.Measure
+	r, err := replayUntil(ctx, replay, s, seed, n, o.Shrink.Parallel, func(yes, no int) int { return open(k, n, yes, no) })
+	for _, oc := range r.outs {
+		if oc.Reproduced {
+			hits++
+		} else {
+			misses++
+		}
+	}
+	return hits, misses, err
 }
 
 // A replayer runs the shrinker's trials on real nodes: a trial reproduces
