@@ -93,9 +93,11 @@ type Shrunk struct {
 }
 
 // Shrink reduces s while it still reproduces in K of N replays: it drops
-// faults, shortens them, moves them earlier, simplifies their parameters,
-// and takes away clients, trial time and hold time, one change at a time,
-// greedily, until no change is kept or the replay budget is spent.
+// faults (halves first, as delta debugging does), shortens them, moves them
+// earlier, simplifies their parameters, and takes away clients, trial time
+// and hold time, one change at a time, greedily, until no change is kept or
+// the replay budget is spent. Each change is decided as soon as K of N is
+// certain either way, with Parallel replays side by side.
 func Shrink(ctx context.Context, s scenario.Scenario, replay Replay, opt ShrinkOptions) (Shrunk, error) {
 	o := opt.withDefaults()
 	sh := &shrinker{replay: replay, o: o, seed: o.Seed}

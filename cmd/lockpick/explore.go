@@ -57,7 +57,9 @@ proves nothing and is listed with its reason.
 
 A finding is shrunk: faults dropped, shortened, moved earlier and
 simplified, clients, trial time and hold time reduced, each change kept
-only while --reproduce K/N replays still break the lock. The result is
+only while --reproduce K/N replays still break the lock (each change is
+decided as soon as that is certain, --replay-parallel replays side by
+side). The result is
 written as minimal.yaml, an ordinary scenario file (expect: unsafe, an
 explain generated from the faults and the anomaly), measured with --measure
 replays in a run of its own; with the original schedule, its history, the
