@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
+	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -33,7 +36,8 @@ type Options struct {
 	MaxTrials int
 	// Findings is how many findings to shrink before stopping. default: 1.
 	Findings int
-	// Shrink configures the shrinker; its Parallel and Seed are set here.
+	// Shrink configures the shrinker; its Seed is set here. Its Parallel
+	// also runs the measurement's replays; default: [DefaultReplayParallel].
 	Shrink ShrinkOptions
 	// Measure is how many replays measure each minimal scenario's
 	// reproduction rate. default: 10.
@@ -89,7 +93,14 @@ type Result struct {
 	// SearchSeconds is the search's wall time; PerMinute its schedules per minute.
 	SearchSeconds float64 `json:"search_seconds"`
 	PerMinute     float64 `json:"schedules_per_minute"`
-	Dir           string  `json:"-"`
+	// ReplayParallel is how many replays of the shrink and measurement ran at once.
+	ReplayParallel int `json:"replay_parallel"`
+	// FirstFindingSeconds is the time from the start to the first unsafe
+	// trial (flaky or not), MinimalSeconds to the first minimal scenario,
+	// shrunk and measured; 0 when there was none.
+	FirstFindingSeconds float64 `json:"first_finding_seconds,omitempty"`
+	MinimalSeconds      float64 `json:"minimal_seconds,omitempty"`
+	Dir                 string  `json:"-"`
 }
 
 // A Finding is one unsafe schedule, shrunk, with its measured replay rate.
@@ -104,6 +115,11 @@ type Finding struct {
 	Reproduced int    `json:"reproduced"`
 	Measured   int    `json:"measured"`
 	ReplayDir  string `json:"replay_dir"` // the run folder of those replays
+	// FoundSeconds is the time from the start of the exploration to this
+	// finding; MinimalSeconds to its minimal scenario, shrunk and measured
+	// (0 for a flaky finding).
+	FoundSeconds   float64 `json:"found_seconds"`
+	MinimalSeconds float64 `json:"minimal_seconds,omitempty"`
 
 	originalTrial trial.TrialResult
 	minimalTrial  *trial.TrialResult
@@ -181,12 +197,20 @@ func (o Options) withDefaults() Options {
 	if o.Backend == nil {
 		o.Backend = trial.ProcessBackend
 	}
-	o.Shrink.Parallel = o.Parallel
+	if o.Shrink.Parallel <= 0 {
+		o.Shrink.Parallel = DefaultReplayParallel()
+	}
 	return o
 }
 
+// DefaultReplayParallel is how many replays of a shrink run at once unless
+// told: two per CPU, since a trial mostly waits on its TTLs and holds. A
+// K-of-N step never has more than N in flight.
+func DefaultReplayParallel() int { return 2 * runtime.NumCPU() }
+
 func explore(ctx context.Context, base scenario.Scenario, gen *Generator, o Options, dir *results.RunDir) (*Result, error) {
-	res := &Result{Scenario: base.Name, Seed: o.Seed, Vocabulary: gen.Kinds(), Parallel: o.Parallel, Inconclusive: map[string]int{}}
+	res := &Result{Scenario: base.Name, Seed: o.Seed, Vocabulary: gen.Kinds(), Parallel: o.Parallel, ReplayParallel: o.Shrink.Parallel,
+		Inconclusive: map[string]int{}}
 	if !o.Shard.Whole() {
 		res.Shard = o.Shard.String()
 	}
@@ -242,13 +266,22 @@ func explore(ctx context.Context, base scenario.Scenario, gen *Generator, o Opti
 		if err != nil || f == nil {
 			break
 		}
+		found := time.Since(began).Seconds()
+		if res.FirstFindingSeconds == 0 {
+			res.FirstFindingSeconds = found
+		}
 		report(func(p *Progress) { p.Phase, p.Best = "shrink", f.tried.Schedule.Describe() })
 		var fd Finding
 		fd, err = shrinkFinding(ctx, base, f, o, dir, len(res.Findings)+1, len(res.Flaky)+1, report)
 		if err != nil {
 			break
 		}
+		fd.FoundSeconds = found
 		if fd.Shrunk.Confirmed {
+			fd.MinimalSeconds = time.Since(began).Seconds()
+			if res.MinimalSeconds == 0 {
+				res.MinimalSeconds = fd.MinimalSeconds
+			}
 			res.Findings = append(res.Findings, fd)
 		} else {
 			// A real violation, but one the shrinker cannot work with:
@@ -318,46 +351,58 @@ func shrinkFinding(ctx context.Context, base scenario.Scenario, f *finding, o Op
 		return fd, nil
 	}
 	// K of N lets a change through that breaks the lock less often than
-	// that; measure, and step back along the kept changes until the rate
-	// is met (at most 3 steps, 10 replays each).
-	for back := 1; back <= 3 && len(shrunk.Chain) > back; back++ {
-		outs, err := Measure(ctx, fd.minimal, rp.replay, o.Measure, o.Parallel, so.Seed+1_000_000)
+	// that; measure with a run like `lockpick run --file minimal.yaml
+	// --trials N`, and step back along the kept changes until the rate is
+	// met (at most 3 steps).
+	runName := strings.TrimSuffix(fd.File, ".yaml") + "-replay"
+	var runDir string
+	for back := 0; ; back++ {
+		fd.minimal.Name = name // a step back lands on a scenario of the chain, named like the base
+		fd.minimal.Faults = slices.Clone(fd.minimal.Faults)
+		slices.SortStableFunc(fd.minimal.Faults, func(a, b scenario.Step) int { return int(a.At - b.At) })
+		report(func(p *Progress) { p.Phase = "measure" })
+		canStepBack := back < 3 && len(shrunk.Chain) > back+1
+		if back > 0 && canStepBack {
+			// A scenario stepped back to, with more left to step back to, is
+			// checked first, stopping as soon as its rate is known.
+			hits, misses, err := checkRate(ctx, fd.minimal, rp.replay, o, so.Seed+1_000_000)
+			if err != nil {
+				return fd, err
+			}
+			fd.Shrunk.Replays += hits + misses
+			report(func(p *Progress) { p.Replays += hits + misses })
+			if !reaches(o, hits, misses) {
+				fd.Shrunk.Backoff = append(fd.Shrunk.Backoff, fmt.Sprintf("%d of %d with %d faults (stopped: %d of %d out of reach)",
+					hits, hits+misses, len(fd.minimal.Faults), needed(o), o.Measure))
+				fd.minimal = shrunk.Chain[len(shrunk.Chain)-2-back]
+				continue
+			}
+		}
+		var v *results.Verdict
+		v, runDir, err = trial.Run(ctx, fd.minimal, &trial.Options{Trials: o.Measure, Seed: 1, Out: dir.Path("."),
+			Name: runName, Parallel: o.Shrink.Parallel, Backend: o.Backend})
 		if err != nil {
 			return fd, err
 		}
-		hits := 0
-		for _, oc := range outs {
-			if oc.Reproduced {
-				hits++
+		report(func(p *Progress) { p.Replays += o.Measure })
+		fd.Reproduced = 0
+		for _, t := range v.TrialResults {
+			if t.Observed == evidence.Unsafe && t.Anomalies[fd.Kind] > 0 {
+				fd.Reproduced++
 			}
 		}
-		fd.Shrunk.Backoff = append(fd.Shrunk.Backoff, fmt.Sprintf("%d of %d with %d faults", hits, len(outs), len(fd.minimal.Faults)))
-		report(func(p *Progress) { p.Replays += len(outs) })
-		fd.Shrunk.Replays += len(outs)
-		if float64(hits) >= o.Target*float64(len(outs)) {
+		if fd.Reproduced >= needed(o) || !canStepBack {
 			break
 		}
-		fd.minimal = shrunk.Chain[len(shrunk.Chain)-1-back]
-	}
-	fd.minimal.Name = name // a step back lands on a scenario of the chain, named like the base
-	fd.minimal.Faults = slices.Clone(fd.minimal.Faults)
-	slices.SortStableFunc(fd.minimal.Faults, func(a, b scenario.Step) int { return int(a.At - b.At) })
-	fd.Minimal = fd.minimal.Faults
-	report(func(p *Progress) { p.Phase = "measure" })
-	// The measurement is a run like `lockpick run --file minimal.yaml --trials N`.
-	runName := strings.TrimSuffix(fd.File, ".yaml") + "-replay"
-	v, runDir, err := trial.Run(ctx, fd.minimal, &trial.Options{Trials: o.Measure, Seed: 1, Out: dir.Path("."),
-		Name: runName, Parallel: o.Parallel, Backend: o.Backend})
-	if err != nil {
-		return fd, err
-	}
-	fd.Measured, fd.ReplayDir = o.Measure, filepath.Base(runDir)
-	for _, t := range v.TrialResults {
-		if t.Observed == evidence.Unsafe && t.Anomalies[fd.Kind] > 0 {
-			fd.Reproduced++
+		fd.Shrunk.Backoff = append(fd.Shrunk.Backoff, fmt.Sprintf("%d of %d with %d faults", fd.Reproduced, o.Measure, len(fd.minimal.Faults)))
+		fd.Shrunk.Replays += o.Measure
+		if err := os.RemoveAll(runDir); err != nil {
+			return fd, &trial.InfraError{Err: err}
 		}
+		fd.minimal = shrunk.Chain[len(shrunk.Chain)-2-back]
 	}
-	report(func(p *Progress) { p.Replays += o.Measure })
+	fd.Minimal = fd.minimal.Faults
+	fd.Measured, fd.ReplayDir = o.Measure, filepath.Base(runDir)
 	if h, err := checker.ReadFile(filepath.Join(runDir, "history.jsonl")); err == nil {
 		tr := trial.TrialResult{History: h, Check: checker.Check(h, trial.CheckOptions(fd.minimal))}
 		fd.minimalTrial = &tr
@@ -365,6 +410,30 @@ func shrinkFinding(ctx context.Context, base scenario.Scenario, f *finding, o Op
 	fd.minimal.Explain = explain(base, f, fd, o.Seed)
 	fd.minimal.Summary = fmt.Sprintf("found by lockpick explore on %s: %s → %s", base.Name, fd.minimal.Schedule(), fd.Kind)
 	return fd, nil
+}
+
+// needed is how many of o.Measure replays must reproduce to meet o.Target.
+func needed(o Options) int { return int(math.Ceil(o.Target*float64(o.Measure) - 1e-9)) }
+
+// reaches says whether hits and misses of a check leave o.Target in reach.
+func reaches(o Options, hits, misses int) bool {
+	kept, _ := decide(needed(o), o.Measure, hits, misses)
+	return kept
+}
+
+// checkRate replays s until it is certain whether needed(o) of o.Measure
+// replays reproduce, and returns the hits and misses counted.
+func checkRate(ctx context.Context, s scenario.Scenario, replay Replay, o Options, seed uint64) (hits, misses int, err error) {
+	k, n := needed(o), o.Measure
+	r, err := replayUntil(ctx, replay, s, seed, n, o.Shrink.Parallel, func(yes, no int) int { return open(k, n, yes, no) })
+	for _, oc := range r.outs {
+		if oc.Reproduced {
+			hits++
+		} else {
+			misses++
+		}
+	}
+	return hits, misses, err
 }
 
 // A replayer runs the shrinker's trials on real nodes: a trial reproduces

@@ -27,7 +27,11 @@ type findingView struct {
 	OriginalFaults, MinimalFaults []string
 	OriginalSVG, MinimalSVG       template.HTML
 	Clients                       int
-	Hold, Duration                string
+	Hold, Duration, OriginalHold  string
+	// FlakyText says what the replays of a flaky finding showed;
+	// ReplayTrials is the trial count its replay command offers.
+	FlakyText    string
+	ReplayTrials int
 }
 
 type reasonCount struct {
@@ -58,7 +62,8 @@ func writeReport(path string, base scenario.Scenario, res *Result) error {
 	}
 	slices.SortFunc(data.Reasons, func(a, b reasonCount) int { return b.N - a.N })
 	for _, fd := range append(slices.Clone(res.Findings), res.Flaky...) {
-		v := findingView{Finding: fd, Clients: fd.minimal.Clients, Hold: fd.minimal.Hold.D().String(), Duration: fd.minimal.Duration.D().String()}
+		v := findingView{Finding: fd, Clients: fd.minimal.Clients, Hold: fd.minimal.Hold.D().String(), Duration: fd.minimal.Duration.D().String(),
+			OriginalHold: fd.Original.Hold.D().String(), FlakyText: flakyText(fd), ReplayTrials: max(fd.Measured, 10)}
 		for _, s := range fd.Original.Faults {
 			v.OriginalFaults = append(v.OriginalFaults, stepText(s))
 		}
@@ -76,6 +81,16 @@ func writeReport(path string, base scenario.Scenario, res *Result) error {
 		return fmt.Errorf("explore: render report: %w", err)
 	}
 	return os.WriteFile(path, buf.Bytes(), 0o644)
+}
+
+// flakyText says what the replays of a finding that was not confirmed
+// showed, e.g. "Replayed, it broke the lock 1 of 3 times; 4 of 5 were needed."
+func flakyText(fd Finding) string {
+	if len(fd.Shrunk.Steps) == 0 {
+		return fmt.Sprintf("It was not replayed (%d of %d replays were needed).", fd.Shrunk.K, fd.Shrunk.N)
+	}
+	c := fd.Shrunk.Steps[0]
+	return fmt.Sprintf("Replayed, it broke the lock %d of %d times, and could no longer reach %d of %d.", c.Reproduced, c.Replays, fd.Shrunk.K, fd.Shrunk.N)
 }
 
 // searchSVG draws each trial as a dot at the time it ended, higher for

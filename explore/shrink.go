@@ -6,7 +6,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/lockpick/lockpick/scenario"
@@ -58,12 +57,14 @@ func (o ShrinkOptions) withDefaults() ShrinkOptions {
 
 // A ShrinkStep is one candidate the shrinker tried.
 type ShrinkStep struct {
-	Change     string  `json:"change"` // e.g. "drop +350ms restart n3"
-	Faults     int     `json:"faults"` // faults of the candidate
-	Replays    int     `json:"replays"`
-	Reproduced int     `json:"reproduced"`
-	Kept       bool    `json:"kept"`
-	Seconds    float64 `json:"seconds"`
+	Change     string `json:"change"` // e.g. "drop +350ms restart n3"
+	Faults     int    `json:"faults"` // faults of the candidate
+	Replays    int    `json:"replays"`
+	Reproduced int    `json:"reproduced"`
+	// Cancelled replays were still running when the outcome was decided.
+	Cancelled int     `json:"cancelled,omitempty"`
+	Kept      bool    `json:"kept"`
+	Seconds   float64 `json:"seconds"`
 }
 
 // A Shrunk is the result of [Shrink].
@@ -74,7 +75,10 @@ type Shrunk struct {
 	Confirmed bool         `json:"confirmed"`
 	Steps     []ShrinkStep `json:"steps"`
 	Replays   int          `json:"replays"`
-	Seconds   float64      `json:"seconds"`
+	// Cancelled counts the replays started but stopped (or not counted)
+	// because their step was already decided; they are not in Replays.
+	Cancelled int     `json:"cancelled,omitempty"`
+	Seconds   float64 `json:"seconds"`
 	// Chain is the scenario after each kept change, the original first;
 	// Minimal is its last.
 	Chain []scenario.Scenario `json:"-"`
@@ -89,9 +93,11 @@ type Shrunk struct {
 }
 
 // Shrink reduces s while it still reproduces in K of N replays: it drops
-// faults, shortens them, moves them earlier, simplifies their parameters,
-// and takes away clients, trial time and hold time, one change at a time,
-// greedily, until no change is kept or the replay budget is spent.
+// faults (halves first, as delta debugging does), shortens them, moves them
+// earlier, simplifies their parameters, and takes away clients, trial time
+// and hold time, one change at a time, greedily, until no change is kept or
+// the replay budget is spent. Each change is decided as soon as K of N is
+// certain either way, with Parallel replays side by side.
 func Shrink(ctx context.Context, s scenario.Scenario, replay Replay, opt ShrinkOptions) (Shrunk, error) {
 	o := opt.withDefaults()
 	sh := &shrinker{replay: replay, o: o, seed: o.Seed}
@@ -138,71 +144,126 @@ func Shrink(ctx context.Context, s scenario.Scenario, replay Replay, opt ShrinkO
 			break
 		}
 	}
-	out.Minimal, out.Replays, out.Seconds = cur, sh.replays, time.Since(began).Seconds()
+	out.Minimal, out.Replays, out.Cancelled, out.Seconds = cur, sh.replays, sh.cancelled, time.Since(began).Seconds()
 	return out, nil
 }
 
 type shrinker struct {
-	replay  Replay
-	o       ShrinkOptions
-	seed    uint64
-	replays int
+	replay    Replay
+	o         ShrinkOptions
+	seed      uint64
+	replays   int
+	cancelled int
 }
 
-// try replays s until K reproduce or N-K+1 do not, Parallel at a time.
+// try replays s, Parallel at a time, until K of N reproduce or N-K+1 do
+// not: the step is decided as soon as its outcome is certain.
 func (sh *shrinker) try(ctx context.Context, change string, s scenario.Scenario) (ShrinkStep, error) {
 	began := time.Now()
 	step := ShrinkStep{Change: change, Faults: len(s.Faults)}
-	for step.Reproduced < sh.o.K && step.Replays-step.Reproduced <= sh.o.N-sh.o.K {
-		batch := min(sh.o.Parallel, sh.o.K-step.Reproduced)
-		outs, err := replayBatch(ctx, sh.replay, s, sh.seed, batch)
-		if err != nil {
-			return step, err
-		}
-		sh.seed += uint64(batch)
-		sh.replays += batch
-		for _, oc := range outs {
-			step.Replays++
-			if oc.Reproduced {
-				step.Reproduced++
-			}
+	k, n := sh.o.K, sh.o.N
+	r, err := replayUntil(ctx, sh.replay, s, sh.seed, n, sh.o.Parallel, func(yes, no int) int { return open(k, n, yes, no) })
+	sh.seed += uint64(r.launched)
+	sh.replays += len(r.outs)
+	sh.cancelled += r.cancelled
+	if err != nil {
+		return step, err
+	}
+	for _, oc := range r.outs {
+		step.Replays++
+		if oc.Reproduced {
+			step.Reproduced++
 		}
 	}
-	step.Kept = step.Reproduced >= sh.o.K
+	step.Cancelled = r.cancelled
+	step.Kept, _ = decide(k, n, step.Reproduced, step.Replays-step.Reproduced)
 	step.Seconds = time.Since(began).Seconds()
 	return step, nil
 }
 
-// replayBatch runs n replays of s at once, with seeds seed, seed+1, ...
-func replayBatch(ctx context.Context, replay Replay, s scenario.Scenario, seed uint64, n int) ([]Outcome, error) {
-	outs := make([]Outcome, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() { outs[i], errs[i] = replay(ctx, s, seed+uint64(i)) })
+// decide says whether a K-of-N step is kept, and whether that is certain
+// yet, after yes replays reproduced the finding and no did not: kept once
+// yes reaches K, rejected once no exceeds N-K, whatever the rest would show.
+func decide(k, n, yes, no int) (kept, done bool) {
+	switch {
+	case yes >= k:
+		return true, true
+	case no > n-k:
+		return false, true
 	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	return outs, nil
+	return false, false
 }
 
-// Measure replays s n times, parallel at a time, and returns the outcomes:
-// the reproduction rate of a minimal scenario, measured rather than assumed.
-func Measure(ctx context.Context, s scenario.Scenario, replay Replay, n, parallel int, seed uint64) ([]Outcome, error) {
-	var all []Outcome
-	for len(all) < n {
-		batch := min(max(parallel, 1), n-len(all))
-		outs, err := replayBatch(ctx, replay, s, seed+uint64(len(all)), batch)
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, outs...)
+// open is how many replays a K-of-N step may have in flight: as many as a
+// keep still needs (a rejection needs no more), and 0 once decided; a miss
+// leaves room for one more of the N.
+func open(k, n, yes, no int) int {
+	if _, done := decide(k, n, yes, no); done {
+		return 0
 	}
-	return all, nil
+	return k - yes
+}
+
+// replayRun is what [replayUntil] did.
+type replayRun struct {
+	outs      []Outcome // the replays that finished before the decision
+	launched  int       // replays started, cancelled ones included
+	cancelled int       // replays cancelled once the outcome was decided
+}
+
+// replayUntil runs at most runs replays of s with seeds seed, seed+1, ...,
+// at most parallel at once and never more than want(yes, no) in flight.
+// When want says 0 it launches no more and cancels those still running
+// (their outcomes are not counted: the decision no longer depends on them).
+// A harness error cancels the rest and is returned.
+func replayUntil(ctx context.Context, replay Replay, s scenario.Scenario, seed uint64, runs, parallel int, want func(yes, no int) int) (replayRun, error) {
+	type done struct {
+		oc  Outcome
+		err error
+	}
+	sub, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ch := make(chan done)
+	var r replayRun
+	var firstErr error
+	yes, no, inflight, decided := 0, 0, 0, false
+	for {
+		for !decided && inflight < parallel && r.launched < runs && inflight < want(yes, no) {
+			go func(seed uint64) {
+				oc, err := replay(sub, s, seed)
+				ch <- done{oc, err}
+			}(seed + uint64(r.launched))
+			r.launched++
+			inflight++
+		}
+		if inflight == 0 {
+			break
+		}
+		d := <-ch
+		inflight--
+		switch {
+		case decided:
+			r.cancelled++ // finished or cancelled after the decision: not counted
+		case d.err != nil:
+			firstErr, decided = d.err, true
+			cancel()
+		default:
+			r.outs = append(r.outs, d.oc)
+			if d.oc.Reproduced {
+				yes++
+			} else {
+				no++
+			}
+			if want(yes, no) == 0 {
+				decided = true
+				cancel()
+			}
+		}
+	}
+	if firstErr != nil {
+		return r, firstErr
+	}
+	return r, ctx.Err()
 }
 
 // A candidate is one smaller scenario and the change that made it.
@@ -212,9 +273,10 @@ type candidate struct {
 	s      scenario.Scenario
 }
 
-// candidates lists the changes to try on s, biggest first: drop a fault,
-// then shorten, move earlier and simplify each, then fewer clients, a
-// shorter trial and a shorter hold.
+// candidates lists the changes to try on s, cheapest and likeliest first:
+// drop half the faults, then smaller chunks down to single faults (delta
+// debugging), then shorten, move earlier and simplify each fault, then
+// fewer clients, a shorter trial and a shorter hold.
 func candidates(s scenario.Scenario) []candidate {
 	var out []candidate
 	with := func(change string, edit func(c *scenario.Scenario)) {
@@ -226,10 +288,12 @@ func candidates(s scenario.Scenario) []candidate {
 		edit(&c)
 		out = append(out, candidate{change: change, key: change, s: c})
 	}
-	for i, f := range s.Faults {
-		with("drop "+stepText(f), func(c *scenario.Scenario) { c.Faults = slices.Delete(c.Faults, i, i+1) })
-		// A fault that could not be dropped is not tried again once shortened or moved.
-		out[len(out)-1].key = fmt.Sprintf("drop %d %s %s %d", i, f.Fault, f.Node, f.Client)
+	keys := faultKeys(s.Faults)
+	// Delta debugging: drop half the faults, then quarters, ..., then one
+	// at a time; a rejected chunk rules out nothing smaller.
+	for _, c := range chunks(len(s.Faults)) {
+		with(dropText(s.Faults[c[0]:c[1]]), func(c2 *scenario.Scenario) { c2.Faults = slices.Delete(c2.Faults, c[0], c[1]) })
+		out[len(out)-1].key = "drop " + strings.Join(keys[c[0]:c[1]], ", ")
 	}
 	for i, f := range s.Faults {
 		// The boldest change first, then half of it.
@@ -268,6 +332,53 @@ func candidates(s scenario.Scenario) []candidate {
 		with(fmt.Sprintf("hold %v", h), func(c *scenario.Scenario) { c.Hold = scenario.Duration(h) })
 	}
 	return out
+}
+
+// chunks returns the [from, to) ranges of n faults to try dropping, in
+// ddmin order: halves, then quarters, ..., then each fault alone; a range
+// is listed once, at its first granularity.
+func chunks(n int) [][2]int {
+	var out [][2]int
+	seen := map[[2]int]bool{}
+	for g := 2; ; g *= 2 {
+		g = min(g, n)
+		for i := range g {
+			c := [2]int{i * n / g, (i + 1) * n / g}
+			if c[0] < c[1] && !seen[c] {
+				seen[c] = true
+				out = append(out, c)
+			}
+		}
+		if g >= n {
+			return out
+		}
+	}
+}
+
+// faultKeys names each fault by what it is and where it hits, not when,
+// so a fault that could not be dropped is not tried again once shortened
+// or moved; the same fault twice gets "#2".
+func faultKeys(faults []scenario.Step) []string {
+	keys := make([]string, len(faults))
+	seen := map[string]int{}
+	for i, f := range faults {
+		k := fmt.Sprintf("%s %s %d", f.Fault, f.Node, f.Client)
+		seen[k]++
+		if seen[k] > 1 {
+			k += fmt.Sprintf(" #%d", seen[k])
+		}
+		keys[i] = k
+	}
+	return keys
+}
+
+// dropText says a drop in a shrink log, e.g. "drop +350ms restart n3" or
+// "drop 2 faults: +0s kill n5; +350ms restart n4".
+func dropText(faults []scenario.Step) string {
+	if len(faults) == 1 {
+		return "drop " + stepText(faults[0])
+	}
+	return fmt.Sprintf("drop %d faults: %s", len(faults), strings.TrimSpace(scenario.Scenario{Faults: faults}.Schedule()))
 }
 
 // stepText names a step in a shrink log, e.g. "+350ms restart n3".

@@ -3,6 +3,8 @@ package explore_test
 import (
 	"context"
 	"errors"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -99,5 +101,147 @@ func TestShrink_HarnessErrorEndsIt(t *testing.T) {
 	}, explore.ShrinkOptions{})
 	if !errors.Is(err, boom) {
 		t.Errorf("err = %v, want the harness error", err)
+	}
+}
+
+// Stopping early never changes a step's decision: over every sequence of
+// N outcomes, the first prefix Decide calls done says what K of N says.
+func TestDecide_SameAsAllNReplays(t *testing.T) {
+	for _, kn := range [][2]int{{4, 5}, {1, 1}, {2, 3}, {3, 3}, {1, 4}, {7, 10}} {
+		k, n := kn[0], kn[1]
+		for bits := 0; bits < 1<<n; bits++ {
+			yes, no, replays := 0, 0, 0
+			kept, done := explore.Decide(k, n, 0, 0)
+			for i := 0; i < n && !done; i++ {
+				if bits>>i&1 == 1 {
+					yes++
+				} else {
+					no++
+				}
+				replays++
+				kept, done = explore.Decide(k, n, yes, no)
+			}
+			all := 0
+			for i := range n {
+				all += bits >> i & 1
+			}
+			if !done || kept != (all >= k) {
+				t.Errorf("%d of %d, outcomes %0*b: done %v kept %v after %d replays, want kept %v", k, n, n, bits, done, kept, replays, all >= k)
+			}
+		}
+	}
+}
+
+func TestDecide_AnswersAsSoonAsCertain(t *testing.T) {
+	for _, c := range []struct {
+		k, n, yes, no int
+		kept, done    bool
+		open          int
+	}{
+		{4, 5, 0, 0, false, false, 4},
+		{4, 5, 0, 1, false, false, 4},
+		{4, 5, 0, 2, false, true, 0}, // two that do not break the lock already say no
+		{4, 5, 3, 1, false, false, 1},
+		{4, 5, 4, 0, true, true, 0},   // four that do already say yes
+		{4, 5, 3, 0, false, false, 1}, // a keep needs one more
+		{1, 1, 0, 0, false, false, 1},
+		{2, 3, 1, 1, false, false, 1},
+	} {
+		kept, done := explore.Decide(c.k, c.n, c.yes, c.no)
+		if kept != c.kept || done != c.done {
+			t.Errorf("Decide(%d, %d, %d yes, %d no) = kept %v done %v, want %v %v", c.k, c.n, c.yes, c.no, kept, done, c.kept, c.done)
+		}
+		if got := explore.Open(c.k, c.n, c.yes, c.no); got != c.open {
+			t.Errorf("Open(%d, %d, %d yes, %d no) = %d, want %d", c.k, c.n, c.yes, c.no, got, c.open)
+		}
+	}
+}
+
+// With replays side by side finishing in any order, each step decides as
+// K of its N seeds say, never runs more than N, and never more than
+// Parallel at once.
+func TestShrink_ParallelDecidesAsTheSeedsSay(t *testing.T) {
+	var mu sync.Mutex
+	inflight, most := 0, 0
+	seen := map[uint64]bool{}
+	flaky := func(ctx context.Context, s scenario.Scenario, seed uint64) (explore.Outcome, error) {
+		mu.Lock()
+		inflight++
+		most = max(most, inflight)
+		seen[seed] = true
+		mu.Unlock()
+		defer func() { mu.Lock(); inflight--; mu.Unlock() }()
+		select { // finish in an order unrelated to the seed
+		case <-time.After(time.Duration(seed*7919%13) * time.Millisecond):
+		case <-ctx.Done():
+			return explore.Outcome{}, ctx.Err()
+		}
+		return explore.Outcome{Reproduced: hit(s, seed)}, nil
+	}
+	for _, par := range []int{1, 2, 4, 8} {
+		most = 0
+		got, err := explore.Shrink(context.Background(), noisy(), flaky, explore.ShrinkOptions{Parallel: par, Seed: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if most > par {
+			t.Errorf("parallel %d: %d replays at once", par, most)
+		}
+		if !got.Confirmed {
+			t.Errorf("parallel %d: not confirmed: %+v", par, got.Steps[0])
+		}
+		for i, st := range got.Steps {
+			if st.Replays > got.N || st.Replays+st.Cancelled > got.N {
+				t.Errorf("parallel %d: step %q ran %d (+%d cancelled) of %d", par, st.Change, st.Replays, st.Cancelled, got.N)
+			}
+			if _, done := explore.Decide(got.K, got.N, st.Reproduced, st.Replays-st.Reproduced); !done {
+				t.Errorf("parallel %d: step %d %q undecided at %d of %d", par, i, st.Change, st.Reproduced, st.Replays)
+			}
+		}
+		if m := got.Minimal; len(m.Faults) != 1 || m.Faults[0].Node != "n3" {
+			t.Errorf("parallel %d: minimal %s, want the kill of n3", par, m.Schedule())
+		}
+	}
+}
+
+// hit is the fake trial of [TestShrink_ParallelDecidesAsTheSeedsSay]:
+// the kill of n3 breaks the lock except for seeds that are multiples of 7.
+func hit(s scenario.Scenario, seed uint64) bool {
+	for _, f := range s.Faults {
+		if f.Fault == "kill" && f.Node == "n3" {
+			return seed%7 != 0
+		}
+	}
+	return false
+}
+
+// Faults go before anything else, in halves before one at a time.
+func TestCandidates_DeltaDebuggingOrder(t *testing.T) {
+	got := explore.Changes(noisy())
+	want := []string{
+		"drop 2 faults: +100ms pause n1 for 400ms; +600ms kill n3 for 1.2s",
+		"drop 2 faults: +900ms latency r2 for 1s; +1.5s clock-jump @key-holder",
+		"drop +100ms pause n1 for 400ms",
+		"drop +600ms kill n3 for 1.2s",
+		"drop +900ms latency r2 for 1s",
+		"drop +1.5s clock-jump @key-holder",
+	}
+	if len(got) < len(want) {
+		t.Fatalf("changes = %q", got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("change %d = %q, want %q", i, got[i], want[i])
+		}
+	}
+	for _, c := range got[len(want):] {
+		if strings.HasPrefix(c, "drop") {
+			t.Errorf("%q comes after shortening and moving", c)
+		}
+	}
+	one := noisy()
+	one.Faults = one.Faults[1:2]
+	if got := explore.Changes(one); len(got) == 0 || got[0] != "drop +600ms kill n3 for 1.2s" {
+		t.Errorf("with one fault, changes = %q, want dropping it first", got)
 	}
 }

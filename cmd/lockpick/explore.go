@@ -30,6 +30,7 @@ type exploreFlags struct {
 	budget    string
 	seed      uint64
 	parallel  int
+	replayPar int
 	out       string
 	findings  int
 	reproduce string
@@ -56,7 +57,9 @@ proves nothing and is listed with its reason.
 
 A finding is shrunk: faults dropped, shortened, moved earlier and
 simplified, clients, trial time and hold time reduced, each change kept
-only while --reproduce K/N replays still break the lock. The result is
+only while --reproduce K/N replays still break the lock (each change is
+decided as soon as that is certain, --replay-parallel replays side by
+side). The result is
 written as minimal.yaml, an ordinary scenario file (expect: unsafe, an
 explain generated from the faults and the anomaly), measured with --measure
 replays in a run of its own; with the original schedule, its history, the
@@ -82,6 +85,7 @@ which every trial was inconclusive), 2 bad usage, 3 the harness failed.`,
 	fl.StringVar(&f.budget, "budget", "5m", "how long to search: a duration (10m) or a number of trials (500)")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the search: the same seed plays the same schedules")
 	fl.IntVarP(&f.parallel, "parallel", "p", 1, "trials to run at once (each has its own nodes and ports)")
+	fl.IntVar(&f.replayPar, "replay-parallel", 0, fmt.Sprintf("shrink and measurement replays to run at once (default: 2 per CPU, here %d)", explore.DefaultReplayParallel()))
 	fl.StringVar(&f.out, "out", "results/explore", "folder to create the explore folder in")
 	fl.IntVar(&f.findings, "findings", 1, "stop after this many findings (minimal.yaml, minimal-2.yaml, ...)")
 	fl.StringVar(&f.reproduce, "reproduce", "4/5", "keep a shrink step when K of N replays still break the lock")
@@ -97,8 +101,8 @@ func runExplore(ctx context.Context, out io.Writer, args []string, f exploreFlag
 	if (len(args) == 0) == (f.file == "") {
 		return usageError("explore: name one scenario (see `lockpick list`) or pass --file")
 	}
-	if f.parallel < 1 || f.findings < 1 || f.measure < 1 {
-		return usageError("explore: --parallel, --findings and --measure must be at least 1")
+	if f.parallel < 1 || f.findings < 1 || f.measure < 1 || f.replayPar < 0 {
+		return usageError("explore: --parallel, --findings and --measure must be at least 1, --replay-parallel at least 0 (the default)")
 	}
 	o := explore.Options{Seed: f.seed, Parallel: f.parallel, Out: f.out, Findings: f.findings, Measure: f.measure}
 	var err error
@@ -119,6 +123,7 @@ func runExplore(ctx context.Context, out io.Writer, args []string, f exploreFlag
 		return usageError(fmt.Sprintf("explore: --reproduce %q: want K/N with 1 <= K <= N, e.g. 4/5", f.reproduce))
 	}
 	o.Shrink.MaxReplays = f.replays
+	o.Shrink.Parallel = f.replayPar
 	if f.faults != "" {
 		o.Faults = strings.Split(f.faults, ",")
 	}
@@ -184,6 +189,13 @@ func printExplore(w io.Writer, r *explore.Result) {
 		r.Scenario, len(r.Trials), r.SearchSeconds, r.PerMinute, r.Seed, strings.Join(r.Vocabulary, ","))
 	fmt.Fprintf(w, "  %d finding(s), %d flaky, %d stuck and %d starving (liveness, not findings), %d inconclusive\n",
 		len(r.Findings), len(r.Flaky), r.Stuck, r.Starves, sum(r.Inconclusive))
+	if r.FirstFindingSeconds > 0 {
+		fmt.Fprintf(w, "  first finding after %.0f s", r.FirstFindingSeconds)
+		if r.MinimalSeconds > 0 {
+			fmt.Fprintf(w, ", minimal.yaml after %.0f s (replays %d at a time)", r.MinimalSeconds, r.ReplayParallel)
+		}
+		fmt.Fprintln(w)
+	}
 	for reason, n := range r.Inconclusive {
 		fmt.Fprintf(w, "  %d inconclusive: %s\n", n, wrap(reason, 96, "    "))
 	}
@@ -198,12 +210,19 @@ func printExplore(w io.Writer, r *explore.Result) {
 		fmt.Fprintf(w, "  %d %s prevented (refused by the mitigation) in %d of %d trials\n", prevented[k], k, in[k], len(r.Trials))
 	}
 	for _, fd := range r.Flaky {
-		fmt.Fprintf(w, "  %s: %s seen once, flaky (%d of %d replays needed, not met), not shrunk: %s\n    %s\n",
-			fd.File, fd.Kind, fd.Shrunk.K, fd.Shrunk.N, wrap(fd.Original.Describe(), 96, "      "), wrap(fd.Anomaly, 96, "      "))
+		seen := ""
+		if len(fd.Shrunk.Steps) > 0 {
+			seen = fmt.Sprintf("broke the lock %d of %d replays, ", fd.Shrunk.Steps[0].Reproduced, fd.Shrunk.Steps[0].Replays)
+		}
+		fmt.Fprintf(w, "  %s: %s seen once, flaky (%s%d of %d needed), not shrunk: %s\n    %s\n",
+			fd.File, fd.Kind, seen, fd.Shrunk.K, fd.Shrunk.N, wrap(fd.Original.Describe(), 96, "      "), wrap(fd.Anomaly, 96, "      "))
 	}
 	for _, fd := range r.Findings {
 		fmt.Fprintf(w, "  %s: %s — shrunk from %d faults to %d in %d replays (%.0f s, kept at %d of %d), reproduced %d of %d\n",
 			fd.File, fd.Kind, len(fd.Original.Faults), len(fd.Minimal), fd.Shrunk.Replays, fd.Shrunk.Seconds, fd.Shrunk.K, fd.Shrunk.N, fd.Reproduced, fd.Measured)
+		if fd.Shrunk.Cancelled > 0 {
+			fmt.Fprintf(w, "    (%d more replays were cancelled once their step was decided)\n", fd.Shrunk.Cancelled)
+		}
 		fmt.Fprintf(w, "    original: %s\n", wrap(fd.Original.Describe(), 96, "      "))
 		fmt.Fprintf(w, "    minimal:  %s\n", wrap(scenario.Scenario{Faults: fd.Minimal}.Schedule(), 96, "      "))
 		fmt.Fprintf(w, "    %s\n", wrap(fd.Anomaly, 96, "      "))
