@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -330,3 +331,34 @@ func etcdGet(tb testing.TB, addr, key string) string {
 }
 
 func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+
+// Close leaves the members' logs and removes their data directories: etcd
+// preallocates a 64 MB WAL per member, which every trial folder would keep.
+func TestEtcd_CloseRemovesData(t *testing.T) {
+	testetcd.Require(t)
+	dir := t.TempDir()
+	b, err := cluster.NewProcessBackend(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := cluster.Start(ctx, b, cluster.Topology{Etcd: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := filepath.Glob(filepath.Join(dir, "e*", "data"))
+	if len(data) != 3 {
+		t.Fatalf("data directories while running: %v, want 3", data)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := filepath.Glob(filepath.Join(dir, "e*", "data")); len(data) != 0 {
+		t.Errorf("data directories left after Close: %v", data)
+	}
+	if logs, _ := filepath.Glob(filepath.Join(dir, "e*.log")); len(logs) != 3 {
+		t.Errorf("member logs after Close: %v, want 3", logs)
+	}
+}

@@ -394,6 +394,13 @@ func (c *Cluster) Close() error {
 	for _, r := range c.reservations {
 		r.Release()
 	}
+	for _, n := range c.Etcd {
+		// etcd preallocates a 64 MB WAL per member: kept in every trial
+		// folder, 40 trials of a compare filled 15 GB. The logs stay.
+		if m, ok := n.Proc.(*etcdMember); ok {
+			errs = append(errs, m.WipeData())
+		}
+	}
 	return errors.Join(errs...)
 }
 
