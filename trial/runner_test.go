@@ -112,7 +112,8 @@ func TestNoLock_ResourceCheckSeesLostUpdates(t *testing.T) {
 // write is refused) and the Redis Cluster scenarios (a failover loses the
 // lock to set-nx and reentrant alike; a minority primary grants it twice
 // unless the lease is shorter than the election or WAIT refuses it; a
-// slot migration keeps it).
+// slot migration keeps it) and getset-bare-unlock (a bare DEL frees the
+// successor's lock; a release that checks ownership is refused).
 func TestCatalogue_EveryArm(t *testing.T) {
 	testredis.Require(t, false)
 	for _, tc := range []struct {
@@ -120,7 +121,7 @@ func TestCatalogue_EveryArm(t *testing.T) {
 		arms int
 	}{{"redlock-tolerance", 5}, {"redlock-power-loss", 6}, {"redlock-split-vote", 4}, {"watchdog-renewal-error", 2}, {"redlock-greedy", 2}, {"redlock-slow-nodes", 3}, {"failover-delayed-promotion", 2}, {"redlock-failed-acquire-release", 2}, {"reentrant-lost-reply", 2},
 		{"watchdog-reconnect", 3}, {"partition-holder", 3}, {"cluster-failover-lock-loss", 2}, {"cluster-minority-primary", 3},
-		{"cluster-slot-migration", 2}} {
+		{"cluster-slot-migration", 2}, {"getset-bare-unlock", 3}} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := scenario.Lookup(tc.name)
 			if err != nil {
