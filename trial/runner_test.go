@@ -113,7 +113,10 @@ func TestNoLock_ResourceCheckSeesLostUpdates(t *testing.T) {
 // lock to set-nx and reentrant alike; a minority primary grants it twice
 // unless the lease is shorter than the election or WAIT refuses it; a
 // slot migration keeps it) and getset-bare-unlock (a bare DEL frees the
-// successor's lock; a release that checks ownership is refused).
+// successor's lock; a release that checks ownership is refused) and
+// redlock-delayed-restart and redlock-crash-restart (a node back empty
+// inside the lease grants the lock twice; back after the TTL, or with
+// the key from its AOF, it does not, and serves a grant again).
 func TestCatalogue_EveryArm(t *testing.T) {
 	testredis.Require(t, false)
 	for _, tc := range []struct {
@@ -121,7 +124,8 @@ func TestCatalogue_EveryArm(t *testing.T) {
 		arms int
 	}{{"redlock-tolerance", 5}, {"redlock-power-loss", 6}, {"redlock-split-vote", 4}, {"watchdog-renewal-error", 2}, {"redlock-greedy", 2}, {"redlock-slow-nodes", 3}, {"failover-delayed-promotion", 2}, {"redlock-failed-acquire-release", 2}, {"reentrant-lost-reply", 2},
 		{"watchdog-reconnect", 3}, {"partition-holder", 3}, {"cluster-failover-lock-loss", 2}, {"cluster-minority-primary", 3},
-		{"cluster-slot-migration", 2}, {"getset-bare-unlock", 3}} {
+		{"cluster-slot-migration", 2}, {"getset-bare-unlock", 3},
+		{"redlock-delayed-restart", 2}, {"redlock-crash-restart", 3}} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := scenario.Lookup(tc.name)
 			if err != nil {
