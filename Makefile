@@ -37,10 +37,7 @@ build:
 
 demo: deps build
 	@echo "== lockpick run failover-lock-loss --trials 3"
-	@$(BIN) run failover-lock-loss --trials 3; code=$$?; \
-	run=$$(ls -td results/runs/*-failover-lock-loss-* 2>/dev/null | head -1); \
-	[ -n "$$run" ] && echo "== the report: $$run/report.html (verdict: $$run/verdict.json, history: $$run/history.jsonl, node logs: $$run/trial-001/nodes/)"; \
-	exit $$code
+	@$(BIN) run failover-lock-loss --trials 3
 
 vet:
 	$(GO) vet ./...

@@ -58,6 +58,11 @@ type Generator struct {
 // kind that does not fit (promote without replicas, pause-client without
 // isolated clients) is an error.
 func NewGenerator(base scenario.Scenario, kinds []string) (*Generator, error) {
+	if base.Topology.Etcd > 0 {
+		// The draws name Redis nodes n1..nN and Redis aims; etcd members
+		// (e1..eN, @leader, @follower) are not in the vocabulary yet.
+		return nil, fmt.Errorf("%w: explore draws faults on Redis nodes only, and %s runs on etcd members", scenario.ErrBadScenario, base.Name)
+	}
 	g := &Generator{base: base, maxFaults: DefaultMaxFaults}
 	ttl := base.Lock.TTL.D()
 	g.holdMin, g.holdMax = ttl/20, ttl*3/4

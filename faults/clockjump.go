@@ -105,5 +105,8 @@ func clockOf(n *cluster.Node) (*cluster.Clock, error) {
 
 func init() { RegisterFault("clock-jump", func() Fault { return new(ClockJumpFault) }) }
 
-// Place accepts the Redis nodes only (see [Placer]).
-func (f *ClockJumpFault) Place(t cluster.Topology, node string) error { return onRedisNode(t, node) }
+// Place accepts the Redis nodes only (see [Placer]); it refuses etcd
+// members, which the clock shim cannot reach.
+func (f *ClockJumpFault) Place(t cluster.Topology, node string) error {
+	return notOnEtcd(t, node, "clock")
+}

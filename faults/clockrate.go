@@ -81,5 +81,8 @@ func (f *ClockRateFault) Describe() string {
 
 func init() { RegisterFault("clock-rate", func() Fault { return new(ClockRateFault) }) }
 
-// Place accepts the Redis nodes only (see [Placer]).
-func (f *ClockRateFault) Place(t cluster.Topology, node string) error { return onRedisNode(t, node) }
+// Place accepts the Redis nodes only (see [Placer]); it refuses etcd
+// members, which the clock shim cannot reach.
+func (f *ClockRateFault) Place(t cluster.Topology, node string) error {
+	return notOnEtcd(t, node, "clock")
+}

@@ -90,10 +90,37 @@ func Place(f Fault, t cluster.Topology, node string) error {
 // onRedisNode returns nil if node is "" or one of t's Redis nodes n1..nN,
 // and otherwise an error saying a process fault needs one.
 func onRedisNode(t cluster.Topology, node string) error {
+	if t.Etcd > 0 {
+		return fmt.Errorf("acts on a Redis node, and an etcd topology has none (e1..e%d are etcd members)", t.Etcd)
+	}
 	if node == "" || t.NodeIndex(node) > 0 {
 		return nil
 	}
 	return fmt.Errorf("acts on a Redis node's process (n1..n%d), not %q", t.NodeCount(), node)
+}
+
+// onProcess returns nil if node is "" or a process of t: a Redis node
+// n1..nN, or an etcd member e1..eN of an etcd topology.
+func onProcess(t cluster.Topology, node string) error {
+	if t.Etcd == 0 {
+		return onRedisNode(t, node)
+	}
+	if node == "" || t.EtcdIndex(node) > 0 {
+		return nil
+	}
+	return fmt.Errorf("acts on an etcd member's process (e1..e%d), not %q", t.Etcd, node)
+}
+
+// notOnEtcd returns why a fault that works through a libc shim cannot
+// reach etcd members, for an etcd topology; else onRedisNode's answer.
+// etcd is a Go program: it reads its clocks through the vDSO and calls
+// fsync as a raw system call, so neither the clock shim nor the fsync shim
+// sees it.
+func notOnEtcd(t cluster.Topology, node, shim string) error {
+	if t.Etcd > 0 {
+		return fmt.Errorf("cannot reach etcd members: etcd is a Go program, which bypasses libc and so the %s shim", shim)
+	}
+	return onRedisNode(t, node)
 }
 
 // inRedisCluster returns nil for a Redis node of a Redis Cluster topology.

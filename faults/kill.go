@@ -3,6 +3,7 @@ package faults
 import (
 	"context"
 	"errors"
+	"net"
 	"syscall"
 	"time"
 
@@ -34,20 +35,35 @@ func (f *KillFault) Heal(ctx context.Context, n *cluster.Node) error { return st
 
 // Verify returns "down" if the process's own address refuses connections,
 // and an error wrapping [ErrNoEffect] if it accepts them (even without
-// answering, as a paused node does).
+// answering, as a paused node does): a Redis node is sent a PING, an etcd
+// member only dialled.
 func (f *KillFault) Verify(ctx context.Context, n *cluster.Node) (string, error) {
 	p, err := procOf(n)
 	if err != nil {
 		return "", err
 	}
-	err = cluster.Ping(p.Addr(), 200*time.Millisecond)
+	if cluster.IsEtcdMember(n) {
+		err = refused(p.Addr(), 200*time.Millisecond)
+	} else {
+		err = cluster.Ping(p.Addr(), 200*time.Millisecond)
+	}
 	switch {
 	case err == nil:
-		return "", noEffect("%s still answers PING on %s", n.Name, p.Addr())
+		return "", noEffect("%s still answers on %s", n.Name, p.Addr())
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return "down", nil
 	}
 	return "", noEffect("%s does not refuse connections on %s: %v", n.Name, p.Addr(), err)
+}
+
+// refused dials addr and returns the dial's error, or nil once it connects
+// (an etcd member speaks no RESP, so only the dial can be judged).
+func refused(addr string, timeout time.Duration) error {
+	c, err := net.DialTimeout("tcp", addr, timeout)
+	if err != nil {
+		return err
+	}
+	return c.Close()
 }
 
 // Describe returns "kill".
@@ -55,5 +71,5 @@ func (f *KillFault) Describe() string { return "kill" }
 
 func init() { RegisterFault("kill", func() Fault { return new(KillFault) }) }
 
-// Place accepts the Redis nodes only (see [Placer]).
-func (f *KillFault) Place(t cluster.Topology, node string) error { return onRedisNode(t, node) }
+// Place accepts the Redis nodes and etcd members (see [Placer]).
+func (f *KillFault) Place(t cluster.Topology, node string) error { return onProcess(t, node) }

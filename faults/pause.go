@@ -142,5 +142,5 @@ func init() {
 	RegisterFault("pause-process", func() Fault { return new(ProcessPauseFault) })
 }
 
-// Place accepts the Redis nodes only (see [Placer]).
-func (f *PauseFault) Place(t cluster.Topology, node string) error { return onRedisNode(t, node) }
+// Place accepts the Redis nodes and etcd members (see [Placer]).
+func (f *PauseFault) Place(t cluster.Topology, node string) error { return onProcess(t, node) }

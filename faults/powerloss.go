@@ -85,5 +85,8 @@ func (f *PowerLossFault) Describe() string {
 
 func init() { RegisterFault("power-loss", func() Fault { return new(PowerLossFault) }) }
 
-// Place accepts the Redis nodes only (see [Placer]).
-func (f *PowerLossFault) Place(t cluster.Topology, node string) error { return onRedisNode(t, node) }
+// Place accepts the Redis nodes only (see [Placer]); it refuses etcd
+// members, which the fsync shim cannot reach.
+func (f *PowerLossFault) Place(t cluster.Topology, node string) error {
+	return notOnEtcd(t, node, "fsync")
+}

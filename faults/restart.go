@@ -74,8 +74,8 @@ func startNode(ctx context.Context, n *cluster.Node) error {
 }
 
 // Verify returns e.g. "back up (uptime 0s), wiped" if the process answers
-// PING on its own address, with the uptime its INFO reports, and an error
-// wrapping [ErrNoEffect] if it does not answer.
+// PING on its own address, with the uptime its INFO reports (an etcd member:
+// if its /health says true), and an error wrapping [ErrNoEffect] if not.
 func (f *RestartFault) Verify(ctx context.Context, n *cluster.Node) (string, error) {
 	p, err := backUp(n)
 	if err != nil {
@@ -84,7 +84,9 @@ func (f *RestartFault) Verify(ctx context.Context, n *cluster.Node) (string, err
 	s := "back up"
 	ictx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 	defer cancel()
-	if m, err := cluster.Info(ictx, p.Addr(), "server"); err == nil && m["uptime_in_seconds"] != "" {
+	if cluster.IsEtcdMember(n) {
+		s += " (etcd /health true)"
+	} else if m, err := cluster.Info(ictx, p.Addr(), "server"); err == nil && m["uptime_in_seconds"] != "" {
 		s += " (uptime " + m["uptime_in_seconds"] + "s)"
 	}
 	if f.Wipe {
@@ -107,12 +109,18 @@ func (f *RestartFault) Describe() string {
 
 func init() { RegisterFault("restart", func() Fault { return new(RestartFault) }) }
 
-// backUp returns n's process if it answers PING on its own address, and an
-// error wrapping [ErrNoEffect] if it does not.
+// backUp returns n's process if it answers PING on its own address (an
+// etcd member: /health true), and an error wrapping [ErrNoEffect] if not.
 func backUp(n *cluster.Node) (cluster.Proc, error) {
 	p, err := procOf(n)
 	if err != nil {
 		return nil, err
+	}
+	if cluster.IsEtcdMember(n) {
+		if !cluster.EtcdHealthy(context.Background(), n, 500*time.Millisecond) {
+			return nil, noEffect("etcd member %s is not healthy on %s (/health)", n.Name, p.Addr())
+		}
+		return p, nil
 	}
 	if err := cluster.Ping(p.Addr(), 300*time.Millisecond); err != nil {
 		return nil, noEffect("%s does not answer PING on %s: %v", n.Name, p.Addr(), err)
@@ -120,5 +128,5 @@ func backUp(n *cluster.Node) (cluster.Proc, error) {
 	return p, nil
 }
 
-// Place accepts the Redis nodes only (see [Placer]).
-func (f *RestartFault) Place(t cluster.Topology, node string) error { return onRedisNode(t, node) }
+// Place accepts the Redis nodes and etcd members (see [Placer]).
+func (f *RestartFault) Place(t cluster.Topology, node string) error { return onProcess(t, node) }

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -14,12 +15,19 @@ const (
 )
 
 // blockingKinds are the locks whose Subject honours acquire: block.
-var blockingKinds = []string{"set-nx", "redlock", "reentrant", "setnx-expire", "getset", "multilock"}
+var blockingKinds = []string{"set-nx", "redlock", "reentrant", "setnx-expire", "getset", "multilock", "etcd-mutex", "etcd-v3lock"}
+
+// etcdKinds are the locks that live on etcd members, not on Redis nodes.
+var etcdKinds = []string{"etcd-mutex", "etcd-v3lock"}
+
+// EtcdLock reports whether kind is one of etcd's locks, which need an etcd
+// topology.
+func EtcdLock(kind string) bool { return slices.Contains(etcdKinds, kind) }
 
 // The lock kinds lockpick ships, known to [Scenario.Validate] without
 // any registration: a program that only reads scenarios can check them.
 // The package of the locks under test registers a Subject for each.
-var builtinKinds = []string{"external", "getset", "multilock", "none", "redislock", "redlock",
+var builtinKinds = []string{"etcd-mutex", "etcd-v3lock", "external", "getset", "multilock", "none", "redislock", "redlock",
 	"redsync", "reentrant", "set-nx", "setnx-expire"}
 
 var (

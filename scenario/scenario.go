@@ -40,7 +40,7 @@ type Scenario struct {
 	Summary string `json:"summary" yaml:"summary"`
 	// Explain says in a paragraph why the fault breaks (or does not break) the lock.
 	Explain string `json:"explain" yaml:"explain"`
-	// Topology is the Redis deployment.
+	// Topology is the deployment: Redis nodes, or etcd members.
 	Topology Topology `json:"topology" yaml:"topology"`
 	// Lock is the lock algorithm and its settings.
 	Lock Lock `json:"lock" yaml:"lock"`
@@ -122,11 +122,18 @@ type Topology struct {
 	// with aof-everysec, Redis then fsyncs at the first write of each
 	// second, not at the lock's own. default: 0 (no other traffic).
 	BackgroundWrites Duration `json:"background_writes,omitempty" yaml:"background_writes"`
+	// Etcd, when above 0, makes the topology Etcd etcd members e1..eN (3
+	// or 5; at most 7) instead of Redis nodes, for the etcd-* locks. Every
+	// other field must then be zero. Process backend only.
+	Etcd int `json:"etcd,omitempty" yaml:"etcd"`
 }
 
 // Nodes returns the number of Redis nodes, n1..nN: the masters (at least
-// one) and the replicas.
+// one) and the replicas; 0 in an etcd topology.
 func (t Topology) Nodes() int {
+	if t.Etcd > 0 {
+		return 0
+	}
 	if t.Shards > 0 {
 		return t.Shards * (1 + t.Replicas)
 	}
@@ -136,7 +143,7 @@ func (t Topology) Nodes() int {
 // Cluster is the topology as package cluster starts it.
 func (t Topology) Cluster() cluster.Topology {
 	return cluster.Topology{Masters: t.Masters, Replicas: t.Replicas, Sentinels: t.Sentinels, DownAfter: t.DownAfter.D(),
-		Persistence: cluster.Persistence(t.Persistence), Shards: t.Shards, NodeTimeout: t.NodeTimeout.D()}
+		Persistence: cluster.Persistence(t.Persistence), Shards: t.Shards, NodeTimeout: t.NodeTimeout.D(), Etcd: t.Etcd}
 }
 
 // A Lock names the algorithm under test and its settings.
@@ -145,8 +152,10 @@ type Lock struct {
 	// release), "redlock" (over every master), "multilock" (Redisson's
 	// RedissonRedLock), "reentrant" (Redisson's hash lock with its
 	// watchdog), "setnx-expire" and "getset" (the legacy
-	// variants); "redsync" and "redislock" (those libraries, adapted); or
-	// "external", a program speaking the worker protocol.
+	// variants); "redsync" and "redislock" (those libraries, adapted);
+	// "etcd-mutex" and "etcd-v3lock" (etcd's locks, on an etcd topology:
+	// see docs/etcd.md); or "external", a program speaking the worker
+	// protocol.
 	Kind string `json:"kind" yaml:"kind"`
 	// Command runs the external subject: the program and its arguments.
 	// It is started once per client; see README "Bring your own lock".
@@ -218,6 +227,10 @@ type Lock struct {
 	// CrashAfterSetNX names an isolated client of setnx-expire whose process
 	// dies between SETNX and EXPIRE on its first acquire.
 	CrashAfterSetNX int `json:"crash_after_setnx,omitempty" yaml:"crash_after_setnx"`
+	// IgnoreLost makes an etcd lock's holder ignore the session's Done()
+	// (the grant's Lost): it writes when its hold is over even if etcd
+	// ended its lease meanwhile, as Jepsen's lock-set clients did.
+	IgnoreLost bool `json:"ignore_lost,omitempty" yaml:"ignore_lost"`
 	// PauseAfterSetNX makes setnx-expire wait this long between a SETNX
 	// that succeeded and its EXPIRE, so a fault can land between the two.
 	PauseAfterSetNX Duration `json:"pause_after_setnx,omitempty" yaml:"pause_after_setnx"`

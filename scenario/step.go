@@ -120,6 +120,11 @@ const (
 	// AimHolder, with pause-client or kill-client, is the isolated client
 	// that holds the lock right now.
 	AimHolder = "@holder"
+	// AimLeader is the etcd member that is raft leader right now.
+	AimLeader = "@leader"
+	// AimFollower is a running etcd member other than the leader, drawn
+	// from the trial's seed.
+	AimFollower = "@follower"
 )
 
 // Aimed reports whether the step names its target by the system's state.
@@ -135,6 +140,13 @@ func (s Scenario) validAim(st Step) string {
 		return ""
 	case ClientFault(st.Fault):
 		return fmt.Sprintf("%s aims only at @holder, not %q", st.Fault, st.Node)
+	case st.Node == AimLeader, st.Node == AimFollower:
+		if s.Topology.Etcd == 0 {
+			return st.Node + " needs etcd members (topology: {etcd: 3})"
+		}
+		return ""
+	case s.Topology.Etcd > 0 && st.Node != AimHolderResource:
+		return fmt.Sprintf("%s names a Redis node; aim at etcd members with %s or %s", st.Node, AimLeader, AimFollower)
 	case st.Node == AimMaster, st.Node == AimKeyHolder, st.Node == AimHolderResource:
 		return ""
 	case st.Node == AimReplica:
@@ -143,8 +155,8 @@ func (s Scenario) validAim(st Step) string {
 		}
 		return ""
 	}
-	return fmt.Sprintf("unknown target %q (known: %s, %s, %s, %s; %s with pause-client)",
-		st.Node, AimMaster, AimReplica, AimKeyHolder, AimHolderResource, AimHolder)
+	return fmt.Sprintf("unknown target %q (known: %s, %s, %s, %s, %s, %s; %s with pause-client)",
+		st.Node, AimMaster, AimReplica, AimKeyHolder, AimHolderResource, AimLeader, AimFollower, AimHolder)
 }
 
 // Schedule lists the scenario's faults in words, e.g. "+300ms kill n1".

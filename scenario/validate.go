@@ -51,6 +51,9 @@ func (s Scenario) validLockKind() error {
 
 // validTopology checks the topology and what it allows of the lock.
 func (s Scenario) validTopology() error {
+	if err := s.validEtcd(); err != nil {
+		return err
+	}
 	if s.Topology.Masters < 0 || s.Topology.Replicas < 0 || s.Topology.Sentinels < 0 {
 		return bad("topology", "node counts must not be negative")
 	}
@@ -76,6 +79,32 @@ func (s Scenario) validTopology() error {
 	}
 	if s.Topology.BackgroundWrites < 0 || (s.Topology.BackgroundWrites > 0 && s.Topology.BackgroundWrites.D() < time.Millisecond) {
 		return bad("topology.background_writes", "must be 0 (none) or at least 1ms")
+	}
+	return nil
+}
+
+// etcdMaxMembers is the most etcd members a topology may have, as package
+// cluster starts them.
+const etcdMaxMembers = 7
+
+// validEtcd checks an etcd topology, and that etcd's locks and etcd
+// members go together.
+func (s Scenario) validEtcd() error {
+	t, kind := s.Topology, s.Lock.Kind
+	switch {
+	case t.Etcd < 0 || t.Etcd > etcdMaxMembers:
+		return bad("topology.etcd", "must be between 0 (no etcd) and %d members, not %d", etcdMaxMembers, t.Etcd)
+	case t.Etcd > 0 && (t.Masters > 0 || t.Replicas > 0 || t.Sentinels > 0 || t.Shards > 0 || t.DownAfter != 0 ||
+		t.NodeTimeout != 0 || t.Persistence != "" || t.BackgroundWrites != 0):
+		return bad("topology.etcd", "an etcd topology has no Redis nodes: drop masters, replicas, sentinels, shards, down_after, node_timeout, persistence and background_writes")
+	case EtcdLock(kind) && t.Etcd == 0:
+		return bad("lock.kind", "%s runs on etcd members: it needs topology: {etcd: 3}", kind)
+	case t.Etcd > 0 && !EtcdLock(kind) && kind != "external" && kind != "none":
+		return bad("lock.kind", "%s is a Redis lock; an etcd topology takes %s, external or none", kind, strings.Join(etcdKinds, ", "))
+	case kind == "etcd-v3lock" && s.Lock.Acquire != AcquireBlock:
+		return bad("lock.acquire", "etcd-v3lock is the server's Lock RPC, which has no try-lock: set acquire: block")
+	case EtcdLock(kind) && (s.Lock.TTL.D() < 2*time.Second || s.Lock.TTL.D()%time.Second != 0):
+		return bad("lock.ttl", "an etcd lease lives whole seconds, at least 2s with lockpick's member timings, not %v", s.Lock.TTL.D())
 	}
 	return nil
 }
@@ -159,6 +188,9 @@ func (s Scenario) validLockOptions() error {
 	if s.Lock.PauseAfterSetNX < 0 {
 		return bad("lock.pause_after_setnx", "must not be negative")
 	}
+	if s.Lock.IgnoreLost && !EtcdLock(s.Lock.Kind) {
+		return bad("lock.ignore_lost", "is an etcd lock's option (etcd-mutex, etcd-v3lock)")
+	}
 	if s.Lock.PauseAfterSetNX != 0 && s.Lock.Kind != "setnx-expire" {
 		return bad("lock.pause_after_setnx", "needs lock kind setnx-expire")
 	}
@@ -167,8 +199,8 @@ func (s Scenario) validLockOptions() error {
 
 // validSubject checks fencing and the external subject's command.
 func (s Scenario) validSubject() error {
-	if s.Fenced && s.Lock.Kind != "set-nx" && s.Lock.Kind != "reentrant" && s.Lock.Kind != "external" {
-		return bad("fenced", "only the set-nx and reentrant locks and external subjects hand out fencing tokens")
+	if s.Fenced && !slices.Contains([]string{"set-nx", "reentrant", "etcd-mutex", "external"}, s.Lock.Kind) {
+		return bad("fenced", "only the set-nx, reentrant and etcd-mutex locks and external subjects hand out fencing tokens")
 	}
 	if (s.Lock.Kind == "external") != (len(s.Lock.Command) > 0) {
 		return bad("lock.command", "the external subject, and only it, needs the command that runs it")
@@ -211,7 +243,9 @@ func (s Scenario) validStep(field string, st Step) error {
 		if !slices.Contains(s.Isolate, st.Client) {
 			return bad(field+".client", "client %d is not in isolate %v; only isolated clients can be paused or killed", st.Client, s.Isolate)
 		}
-	} else if !validNode(st.Node, nodes, s.Clients) {
+	} else if s.Topology.Etcd > 0 && !s.validEtcdNode(st.Node) {
+		return bad(field+".node", "no node %q; the topology has etcd members e1..e%d, the resource paths r1..r%d and each client's own link to a member, e<i>-c<p>", st.Node, s.Topology.Etcd, s.Clients)
+	} else if s.Topology.Etcd == 0 && !validNode(st.Node, nodes, s.Clients) {
 		return bad(field+".node", "no node %q; the topology has n1..n%d, the resource paths r1..r%d and each client's own link to a node, n<i>-c<p>", st.Node, nodes, s.Clients)
 	}
 	if _, _, link := ClientLinkOf(st.Node); link && !slices.Contains(linkFaults, st.Fault) {
@@ -321,6 +355,9 @@ func (s Scenario) knownFault(r evidence.Requirement) (field, msg string) {
 		if r.Fault == "" {
 			return "", ""
 		}
+		if s.Topology.Etcd > 0 && r.KeyAfter != "" {
+			return "key_after", "is read from a Redis node; an etcd member's key is not read (key_before on a member says whether a client held the lock, by the history)"
+		}
 		return keysRecorded(r, st)
 	}
 	return "", fmt.Sprintf("no fault %q in the schedule", what)
@@ -344,7 +381,8 @@ func (s Scenario) matchesStep(target string, st Step) bool {
 	case st.Node == AimHolderResource:
 		return validNode(target, 0, s.Clients) && strings.HasPrefix(target, "r")
 	}
-	return validNode(target, s.Topology.Nodes(), 0) && faults.Place(mustFault(st), s.Topology.Cluster(), target) == nil
+	known := validNode(target, s.Topology.Nodes(), 0) || s.Topology.Cluster().EtcdIndex(target) > 0
+	return known && faults.Place(mustFault(st), s.Topology.Cluster(), target) == nil
 }
 
 // mustFault builds a validated node step's fault.
@@ -404,14 +442,24 @@ func validNode(name string, nodes, clients int) bool {
 	return false
 }
 
+// validEtcdNode accepts, in an etcd topology, the members e1..eN, the
+// resource paths r1..rC and the clients' own links to members, e<i>-c<p>.
+func (s Scenario) validEtcdNode(name string) bool {
+	t := s.Topology.Cluster()
+	if node, p, ok := ClientLinkOf(name); ok {
+		return p >= 1 && p <= s.Clients && t.EtcdIndex(node) > 0
+	}
+	return validNode(name, 0, s.Clients) || t.EtcdIndex(name) > 0
+}
+
 // linkFaults are the faults a client's own link to a node takes.
 var linkFaults = []string{"partition", "latency", "drop-replies", "reset"}
 
-// ClientLinkOf splits a per-client link's name, "n1-c2", into its node and
-// client.
+// ClientLinkOf splits a per-client link's name, "n1-c2" (or an etcd
+// member's, "e1-c2"), into its node and client.
 func ClientLinkOf(name string) (node string, p int, ok bool) {
 	node, c, found := strings.Cut(name, "-c")
-	if !found || !strings.HasPrefix(node, "n") {
+	if !found || !(strings.HasPrefix(node, "n") || strings.HasPrefix(node, "e")) {
 		return "", 0, false
 	}
 	p, err := strconv.Atoi(c)

@@ -6,7 +6,8 @@
 // it. [New] builds the subject a scenario's lock kind names from a [Config];
 // the built-in kinds are lockpick's own locks (set-nx, redlock, reentrant,
 // setnx-expire, getset, multilock), the redislock and redsync libraries
-// through adapters, none (no lock at all), and external: a lock in another
+// through adapters, etcd's locks on etcd members (etcd-mutex, etcd-v3lock,
+// through package etcdlock), none (no lock at all), and external: a lock in another
 // program, driven over the worker protocol (docs/worker-protocol.md).
 // [Register] adds a kind. A [Target] turns a [View] of the deployment into
 // the Redis clients a subject talks through. Optional abilities are

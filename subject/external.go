@@ -88,6 +88,9 @@ type extRequest struct {
 	// NodeTimeoutMS bounds each request to one node, in milliseconds, for
 	// a Redlock-style program; 0 leaves it to the program.
 	NodeTimeoutMS int64 `json:"node_timeout_ms,omitempty"`
+	// Etcd lists the etcd members' client addresses (their proxies), e1
+	// first, on an etcd topology; Nodes is then empty and Master is e1's.
+	Etcd []string `json:"etcd,omitempty"`
 	// Fenced asks for a fencing token.
 	Fenced bool `json:"fenced,omitempty"`
 	// Token is the grant's token, on release and extend.
@@ -172,7 +175,7 @@ var (
 )
 
 func (s *externalSubject) Acquire(ctx context.Context) (Grant, error) {
-	m := s.cfg.Target.view.Nodes[0]
+	m := s.cfg.Target.firstNode()
 	switch {
 	case s.cfg.Target.view.Cluster:
 		var err error
@@ -273,7 +276,7 @@ func (s *externalSubject) call(ctx context.Context, req extRequest) (extReply, t
 func (s *externalSubject) WarmUp(ctx context.Context) error {
 	calls, answered := s.calls, s.answered
 	timeout := WarmUpLimit()
-	_, _, err := s.exchange(ctx, extRequest{Op: "hello", Master: s.cfg.Target.view.Nodes[0].Addr}, timeout)
+	_, _, err := s.exchange(ctx, extRequest{Op: "hello", Master: s.cfg.Target.firstNode().Addr}, timeout)
 	up := s.answered > answered
 	s.calls, s.answered = calls, answered
 	if up {
@@ -307,6 +310,9 @@ func (s *externalSubject) exchange(ctx context.Context, req extRequest, timeout 
 		req.Nodes = append(req.Nodes, n.Addr)
 	}
 	req.Masters = view.Masters
+	for _, m := range view.Etcd {
+		req.Etcd = append(req.Etcd, m.Addr)
+	}
 	if view.Cluster {
 		req.Cluster, req.Announced = true, map[string]string{}
 		for _, n := range view.Nodes {

@@ -26,6 +26,9 @@ type View struct {
 	// Cluster says the nodes form one Redis Cluster; Masters counts its
 	// primaries, and a node's Announced address must be dialled as its Addr.
 	Cluster bool `json:"cluster,omitempty"`
+	// Etcd lists the etcd members of an etcd topology (then Nodes is
+	// empty), e1 first, each at its client proxy's address.
+	Etcd []NodeAddr `json:"etcd,omitempty"`
 }
 
 // A NodeAddr is a node's name and the address clients dial.
@@ -42,8 +45,8 @@ type NodeAddr struct {
 // clientLinkName names client p's own link to node, e.g. "n1-c2".
 func clientLinkName(node string, p int) string { return fmt.Sprintf("%s-c%d", node, p) }
 
-// ClientLinks gives client p its own proxy to every node, in front of the
-// node's client proxy, and points v's nodes at them: a fault on "n1-c2"
+// ClientLinks gives client p its own proxy to every node (and etcd
+// member), in front of the node's client proxy, and points v's nodes at them: a fault on "n1-c2"
 // then cuts client 2 alone from n1, while faults on n1 still reach every
 // client.
 func ClientLinks(c *cluster.Cluster, v View, p int) (View, error) {
@@ -59,6 +62,15 @@ func ClientLinks(c *cluster.Cluster, v View, p int) (View, error) {
 		}
 	}
 	v.Nodes = nodes
+	members := make([]NodeAddr, len(v.Etcd))
+	for i, m := range v.Etcd {
+		l, err := c.AddProxy(clientLinkName(m.Name, p), m.Addr)
+		if err != nil {
+			return v, err
+		}
+		members[i] = NodeAddr{Name: m.Name, Addr: l.Addr(), Announced: m.Addr}
+	}
+	v.Etcd = members
 	return v, nil
 }
 
@@ -74,6 +86,9 @@ func ViewOf(c *cluster.Cluster) View {
 		if (v.Cluster && i < c.Primaries()) || (!v.Cluster && n.Repl == nil) {
 			v.Masters++
 		}
+	}
+	for _, n := range c.Etcd {
+		v.Etcd = append(v.Etcd, NodeAddr{Name: n.Name, Addr: n.Addr()})
 	}
 	return v
 }
@@ -127,6 +142,15 @@ func (t *Target) askSentinels(ctx context.Context) (NodeAddr, error) {
 		last = fmt.Errorf("sentinel %s names unknown master %s", s, addr)
 	}
 	return NodeAddr{}, fmt.Errorf("no master known: %w", last)
+}
+
+// firstNode returns the view's first node, or in an etcd topology its
+// first member.
+func (t *Target) firstNode() NodeAddr {
+	if len(t.view.Nodes) == 0 && len(t.view.Etcd) > 0 {
+		return t.view.Etcd[0]
+	}
+	return t.view.Nodes[0]
 }
 
 // masterNodes returns the masters among the view's nodes: the first
@@ -213,8 +237,8 @@ func (t *Target) Close() {
 // (a cold process's first round trip took 300 ms on a busy host, after a
 // pause meant for the holder had hit). Errors are the trial's to see.
 func (t *Target) PingNodes(ctx context.Context) {
-	if t.view.Cluster {
-		return // NewTarget warmed its cluster client up
+	if t.view.Cluster || len(t.view.Nodes) == 0 {
+		return // NewTarget warmed its cluster client up; etcd subjects warm up their own
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()

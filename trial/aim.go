@@ -58,8 +58,28 @@ func (m *nemesis) choose(ctx context.Context, st scenario.Step, rng *rand.Rand) 
 		return pick(m.keyHolders(ctx), m.nodeNames())
 	case scenario.AimHolderResource, scenario.AimHolder:
 		return pick(m.holderTargets(st))
+	case scenario.AimLeader:
+		if l, err := m.env.c.EtcdLeader(ctx); err == nil {
+			return l.Name, st.Node
+		}
+	case scenario.AimFollower:
+		return pick(m.etcdFollowers(ctx), nil)
 	}
 	return "", ""
+}
+
+// etcdFollowers names the running etcd members other than the leader now;
+// none if no member reports a leader.
+func (m *nemesis) etcdFollowers(ctx context.Context) []string {
+	fs, err := m.env.c.EtcdFollowers(ctx)
+	if err != nil {
+		return nil
+	}
+	names := make([]string, len(fs))
+	for i, n := range fs {
+		names[i] = n.Name
+	}
+	return names
 }
 
 // nodeNames lists the topology's nodes.

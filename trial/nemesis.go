@@ -205,6 +205,10 @@ func (m *nemesis) inject(ctx context.Context, i int) {
 	m.mu.Unlock()
 	var before string
 	switch {
+	case n != nil && cluster.IsEtcdMember(n):
+		// Every member holds the key alike once committed: whether a
+		// client held the lock, by the history, is what can be said.
+		before = m.anyHolds()
 	case n != nil && n.Proc != nil: // a Redis node
 		before = keyBefore(ctx, n, m.env.key)
 	case scenario.ClientFault(st.Fault):
@@ -317,7 +321,9 @@ func (m *nemesis) heal(ctx context.Context, i int) {
 	m.rec.Record(e)
 	healed := m.since()
 	var after string
-	if err == nil && keyAfterHeal(st.Fault) && n != nil && n.Proc != nil {
+	if err == nil && keyAfterHeal(st.Fault) && n != nil && cluster.IsEtcdMember(n) {
+		m.observe(target, target+" "+backNote[st.Fault])
+	} else if err == nil && keyAfterHeal(st.Fault) && n != nil && n.Proc != nil {
 		after = keyOn(ctx, n, m.env.key)
 		state := after
 		if state == "" {
@@ -403,6 +409,15 @@ func (m *nemesis) clientHolds(target string) string {
 	return evidence.KeyAbsent
 }
 
+// anyHolds says whether any client holds the lock now, by the history so
+// far: "held" or "absent".
+func (m *nemesis) anyHolds() string {
+	if len(checker.Holders(m.rec.History(), monoNow())) > 0 {
+		return evidence.KeyHeld
+	}
+	return evidence.KeyAbsent
+}
+
 // keyAfterHeal reports whether a fault kind leaves its node unable to
 // answer, or its lock's key not yet written, until healed (kill, pause;
 // drop-replies, whose dropped acquire wrote it while replies were lost),
@@ -426,8 +441,8 @@ func keyBefore(ctx context.Context, n *cluster.Node, key string) string {
 // its proxy, which a fault may cut): "held", "absent", or "" if the node
 // does not answer in time.
 func keyOn(ctx context.Context, n *cluster.Node, key string) string {
-	if n == nil || n.Proc == nil {
-		return ""
+	if n == nil || n.Proc == nil || cluster.IsEtcdMember(n) {
+		return "" // an etcd member speaks no RESP
 	}
 	ctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 	defer cancel()

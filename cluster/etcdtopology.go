@@ -1,0 +1,36 @@
+package cluster
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// EtcdIndex returns i for an etcd member named "e<i>" of t, else 0.
+func (t Topology) EtcdIndex(node string) int {
+	i, err := strconv.Atoi(strings.TrimPrefix(node, "e"))
+	if err != nil || !strings.HasPrefix(node, "e") || i < 1 || i > t.Etcd {
+		return 0
+	}
+	return i
+}
+
+// EtcdHealthy reports whether the etcd member n answers its /health with
+// true on its own address (not its proxy) within timeout: it is up and
+// its cluster has a leader. It is false for a node that is no etcd member.
+func EtcdHealthy(ctx context.Context, n *Node, timeout time.Duration) bool {
+	m, ok := n.Proc.(*etcdMember)
+	if !ok {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return etcdHealthy(ctx, m.Addr())
+}
+
+// IsEtcdMember reports whether n is an etcd member.
+func IsEtcdMember(n *Node) bool {
+	_, ok := n.Proc.(*etcdMember)
+	return ok
+}

@@ -1,0 +1,70 @@
+package faults_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/faults"
+	"github.com/lockpick/lockpick/internal/testetcd"
+)
+
+// TestEtcdMember_ProcessFaults: kill, pause and restart (with and without
+// its data) act on an etcd member and verify their effect there, without
+// speaking RESP to it.
+func TestEtcdMember_ProcessFaults(t *testing.T) {
+	c := testetcd.Start(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	n := c.Etcd[2]
+	for _, tc := range []struct {
+		f    faults.Fault
+		want string
+	}{
+		{&faults.KillFault{}, "down"},
+		{&faults.PauseFault{}, "frozen"},
+		{&faults.RestartFault{}, "etcd /health true"},
+		{&faults.RestartFault{Wipe: true}, "wiped"},
+	} {
+		if err := tc.f.Inject(ctx, n); err != nil {
+			t.Fatalf("%s: inject: %v", faults.Describe(tc.f, n), err)
+		}
+		effect, err := faults.Verify(ctx, tc.f, n)
+		if err != nil || !strings.Contains(effect, tc.want) {
+			t.Errorf("%s: effect %q, %v; want %q", faults.Describe(tc.f, n), effect, err, tc.want)
+		}
+		if err := tc.f.Heal(ctx, n); err != nil {
+			t.Fatalf("%s: heal: %v", faults.Describe(tc.f, n), err)
+		}
+		if err := c.WaitEtcdHealthy(ctx, 15*time.Second); err != nil {
+			t.Fatalf("%s: not healthy after heal: %v", faults.Describe(tc.f, n), err)
+		}
+	}
+	if _, err := faults.Verify(ctx, &faults.KillFault{}, n); !errors.Is(err, faults.ErrNoEffect) {
+		t.Errorf("kill verified on a running member: err = %v, want ErrNoEffect", err)
+	}
+}
+
+func TestPlace_EtcdMembers(t *testing.T) {
+	topo := cluster.Topology{Etcd: 3}
+	for _, tc := range []struct {
+		kind, node string
+		ok         bool
+	}{
+		{"kill", "e1", true}, {"restart", "e3", true}, {"pause", "", true},
+		{"kill", "e4", false}, {"kill", "n1", false},
+		{"clock-jump", "e1", false}, {"clock-rate", "", false}, {"power-loss", "e2", false},
+		{"client-pause", "e1", false},
+	} {
+		f, err := faults.NewFault(tc.kind, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := faults.Place(f, topo, tc.node); (err == nil) != tc.ok {
+			t.Errorf("Place(%s, %q) = %v, want ok %v", tc.kind, tc.node, err, tc.ok)
+		}
+	}
+}

@@ -1,0 +1,55 @@
+package trial_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/lockpick/lockpick/internal/testetcd"
+	"github.com/lockpick/lockpick/scenario"
+	"github.com/lockpick/lockpick/trial"
+)
+
+// TestAim_EtcdLeaderAndFollower pauses @follower briefly (shorter than an
+// election timeout, so the leader stays), then kills @leader: both resolve
+// to members when they fire, the kill to another member than the pause,
+// and both take effect.
+func TestAim_EtcdLeaderAndFollower(t *testing.T) {
+	testetcd.Require(t)
+	s, err := scenario.Parse("aim.yaml", []byte(`name: aim-etcd
+expect: safe
+topology: {etcd: 3}
+lock: {kind: etcd-mutex, ttl: 2s, acquire: block}
+clients: 2
+hold: 100ms
+duration: 3s
+faults:
+  - {at: 300ms, fault: pause, node: '@follower', for: 300ms}
+  - {at: 1200ms, fault: kill, node: '@leader', for: 1s}
+require:
+  - {grants: 1}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := trial.RunTrial(context.Background(), s, 1, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := tr.Evidence.Faults
+	if len(fs) != 2 {
+		t.Fatalf("%d faults in the evidence, want 2", len(fs))
+	}
+	for i, aim := range []string{"@follower", "@leader"} {
+		f := fs[i]
+		if f.Aim != aim || !strings.HasPrefix(f.Target, "e") || f.Error != "" || f.Effect == "" {
+			t.Errorf("fault aimed at %s: %+v, want a member with an effect", aim, f)
+		}
+		if !strings.Contains(f.Desc, "("+aim+")") {
+			t.Errorf("fault description %q does not say it was aimed at %s", f.Desc, aim)
+		}
+	}
+	if fs[0].Target == fs[1].Target {
+		t.Errorf("@follower and then @leader both resolved to %s", fs[0].Target)
+	}
+}
