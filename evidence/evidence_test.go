@@ -263,6 +263,12 @@ func TestRequirement_Validate(t *testing.T) {
 		{r: evidence.Requirement{Anomaly: "split-brain", Nodes: []string{"n1"}}, field: "anomaly"},
 		{r: evidence.Requirement{Refused: "acquire", KeyAfter: "held"}, field: "key_after"},
 		{r: evidence.Requirement{Grants: intp(2), Min: 3}, field: "min"},
+		{r: evidence.Requirement{Waited: "acquire", Max: "700ms"}, valid: true},
+		{r: evidence.Requirement{Waited: "release", Max: "700ms"}, field: "waited"},
+		{r: evidence.Requirement{Waited: "acquire"}, field: "max"},
+		{r: evidence.Requirement{Waited: "acquire", Max: "-1s"}, field: "max"},
+		{r: evidence.Requirement{Refused: "acquire", Max: "1s"}, field: "max"},
+		{r: evidence.Requirement{Waited: "acquire", Max: "1s", Grants: intp(1)}},
 	} {
 		field, msg := tc.r.Validate()
 		if (msg == "") != tc.valid || field != tc.field {
@@ -292,5 +298,44 @@ func TestEvaluate_GrantsOnNode(t *testing.T) {
 	ev := evidence.Evaluate(evidence.Input{History: h, Require: []evidence.Requirement{{Refused: "acquire", Error: "WAIT", Node: "n5", Min: 2}}})
 	if got := strings.Join(ev.Reasons, "; "); !strings.Contains(got, `required at least 2 acquire refused with "WAIT" on n5; found 1 refused`) {
 		t.Errorf("refused on n5: %q", got)
+	}
+}
+
+// TestEvaluate_Waited: every acquire, granted or given up, must return
+// within max of its invoke; a late grant, or no acquire at all, fails it.
+func TestEvaluate_Waited(t *testing.T) {
+	// acquires of process 2 lasting 500ms (given up), 500ms, then the
+	// given duration (granted)
+	h := func(last int64) checker.History {
+		var h checker.History
+		at := int64(0)
+		for i, d := range []int64{500e6, 500e6, last} {
+			typ, err := checker.Fail, "context deadline exceeded"
+			if i == 2 {
+				typ, err = checker.OK, ""
+			}
+			h = append(h, checker.Event{Index: len(h), Process: 2, Type: checker.Invoke, F: checker.FAcquire, Key: "lock", Time: at},
+				checker.Event{Index: len(h) + 1, Process: 2, Type: typ, F: checker.FAcquire, Key: "lock", Error: err, Time: at + d, ValidUntil: at + d + sec})
+			at += d + 50e6
+		}
+		return h
+	}
+	req := []evidence.Requirement{{Grants: intp(0)}, {Waited: "acquire", Max: "600ms"}}
+	for _, tc := range []struct {
+		name   string
+		h      checker.History
+		reason string // "" for conclusive
+	}{
+		{"in time", h(200e6), ""},
+		{"granted late", h(900e6), "required every acquire returned within 600ms; found the longest, process 2's (ok), returned after 900ms"},
+		{"no acquire", nil, "found no acquire completed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := evidence.Evaluate(evidence.Input{History: tc.h, Require: req})
+			got := strings.Join(ev.Reasons, "; ")
+			if (tc.reason == "") != ev.Conclusive || !strings.Contains(got, tc.reason) {
+				t.Errorf("conclusive %v, reasons %q; want %q", ev.Conclusive, got, tc.reason)
+			}
+		})
 	}
 }

@@ -4,14 +4,15 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/lockpick/lockpick/checker"
 )
 
 // A Requirement is one fact every trial of a scenario must show for its
 // verdict to count: proof that the lock was exercised and that the attack
-// met it. Exactly one of Grants, Refused, Prevented, Fault and Anomaly is
-// set; the other fields refine it. A scenario file lists them under
+// met it. Exactly one of Grants, Refused, Prevented, Fault, Anomaly and
+// Waited is set; the other fields refine it. A scenario file lists them under
 // `require:`, e.g.
 //
 //	require:
@@ -20,6 +21,7 @@ import (
 //	  - {prevented: stale-write}
 //	  - {fault: restart, node: n3, key_before: held, key_after: absent}
 //	  - {anomaly: double-grant, nodes: [n1, n2]}
+//	  - {waited: acquire, max: 700ms}
 type Requirement struct {
 	// Grants asks for at least this many ok acquires, over all clients.
 	// Without any grants requirement a trial needs at least one; grants: 0
@@ -59,6 +61,12 @@ type Requirement struct {
 	// lock the way the scenario explains, not some other way.
 	Anomaly string   `json:"anomaly,omitempty" yaml:"anomaly"`
 	Nodes   []string `json:"nodes,omitempty" yaml:"nodes"`
+	// Waited with Max (a Go duration, "700ms") says that every completed
+	// operation of this kind (acquire only, for now) by a client, granted
+	// or not, returned at most Max after its invoke, and that there was
+	// one: a bounded wait gave up in time, and nothing was granted late.
+	Waited string `json:"waited,omitempty" yaml:"waited"`
+	Max    string `json:"max,omitempty" yaml:"max"`
 }
 
 // Key states of [Requirement].KeyBefore and KeyAfter, and of [Fault].
@@ -71,14 +79,14 @@ const (
 // scenario file spells it) and a message, or "", "" when r is well formed.
 func (r Requirement) Validate() (field, msg string) {
 	kinds := 0
-	for _, set := range []bool{r.Grants != nil, r.Refused != "", r.Prevented != "", r.Fault != "", r.Anomaly != ""} {
+	for _, set := range []bool{r.Grants != nil, r.Refused != "", r.Prevented != "", r.Fault != "", r.Anomaly != "", r.Waited != ""} {
 		if set {
 			kinds++
 		}
 	}
 	switch {
 	case kinds != 1:
-		return "", "set exactly one of grants, refused, prevented, fault and anomaly"
+		return "", "set exactly one of grants, refused, prevented, fault, anomaly and waited"
 	case r.Grants != nil && *r.Grants < 0:
 		return "grants", "must not be negative"
 	case r.Min < 0:
@@ -111,6 +119,12 @@ func (r Requirement) Validate() (field, msg string) {
 		return "nodes", "name the nodes the anomaly involves"
 	case len(r.Nodes) > 0 && r.Anomaly == "":
 		return "nodes", "only goes with anomaly"
+	case r.Waited != "" && r.Waited != checker.FAcquire:
+		return "waited", fmt.Sprintf("only acquire waits are bounded, not %q", r.Waited)
+	case r.Max != "" && r.Waited == "":
+		return "max", "only goes with waited"
+	case r.Waited != "" && !positiveDuration(r.Max):
+		return "max", fmt.Sprintf("must be a positive Go duration (700ms), not %q", r.Max)
 	}
 	switch checker.Kind(r.Anomaly) {
 	case "", checker.DoubleGrant, checker.StaleWrite, checker.LostUpdate, checker.StuckLock, checker.Starvation:
@@ -121,6 +135,12 @@ func (r Requirement) Validate() (field, msg string) {
 }
 
 func keyState(s string) bool { return s == "" || s == KeyHeld || s == KeyAbsent }
+
+// positiveDuration reports whether s is a Go duration above 0.
+func positiveDuration(s string) bool {
+	d, err := time.ParseDuration(s)
+	return err == nil && d > 0
+}
 
 // String says what r asks for, in words.
 func (r Requirement) String() string {
@@ -147,6 +167,8 @@ func (r Requirement) String() string {
 		return fmt.Sprintf("at least %d %s involving %s", r.Min, r.Anomaly, strings.Join(r.Nodes, " and "))
 	case r.Anomaly != "":
 		return fmt.Sprintf("a %s, if any, involves %s", r.Anomaly, strings.Join(r.Nodes, " and "))
+	case r.Waited != "":
+		return fmt.Sprintf("every %s returned within %s", r.Waited, r.Max)
 	}
 	return "nothing"
 }
@@ -234,8 +256,43 @@ func (in *Input) check(r Requirement) Check {
 		if c.Met && n < r.Min {
 			c.Met, c.Found = false, fmt.Sprintf("%d found", n)
 		}
+	case r.Waited != "":
+		c.Found, c.Met = in.longestWait(r)
 	}
 	return c
+}
+
+// longestWait finds the longest completed operation r.Waited by a client,
+// from its invoke to its completion, and whether none exceeded r.Max (and
+// there was one).
+func (in *Input) longestWait(r Requirement) (string, bool) {
+	limit, _ := time.ParseDuration(r.Max)
+	open := map[int]int64{} // process -> its invoke's time
+	var longest time.Duration
+	var who checker.Event
+	n := 0
+	for _, e := range in.History {
+		if e.F != r.Waited || e.Process < 0 {
+			continue
+		}
+		if e.Type == checker.Invoke {
+			open[e.Process] = e.Time
+			continue
+		}
+		t, ok := open[e.Process]
+		if !ok {
+			continue
+		}
+		delete(open, e.Process)
+		n++
+		if d := time.Duration(e.Time - t); d > longest {
+			longest, who = d, e
+		}
+	}
+	if n == 0 {
+		return "no " + r.Waited + " completed", false
+	}
+	return fmt.Sprintf("the longest, process %d's (%s), returned after %s", who.Process, who.Type, longest.Round(time.Millisecond)), longest <= limit
 }
 
 // where says on which node and after which fault a grants or refused

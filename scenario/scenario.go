@@ -181,6 +181,10 @@ type Lock struct {
 	// Redlock's randomised retry, the reentrant lock's pub/sub wake-up).
 	// default: "try".
 	Acquire string `json:"acquire,omitempty" yaml:"acquire"`
+	// Wait bounds each blocking acquire (acquire: block): the client gives
+	// up after this long, as Redisson's tryLock(waitTime, ...) and seed
+	// 002's timeoutMsecs do. default: 0, wait until the trial ends.
+	Wait Duration `json:"wait,omitempty" yaml:"wait"`
 	// Sequential, Greedy, GiveUpEarly, FixedRetryDelay, DriftFactor,
 	// WaitAll and Tries are Redlock's options (see lockcore.RedlockOptions).
 	Sequential      bool    `json:"sequential,omitempty" yaml:"sequential"`

@@ -139,6 +139,12 @@ func (s Scenario) validAcquire() error {
 	default:
 		return bad("lock.acquire", "must be try or block, not %q", s.Lock.Acquire)
 	}
+	switch {
+	case s.Lock.Wait.D() < 0:
+		return bad("lock.wait", "must not be negative")
+	case s.Lock.Wait.D() > 0 && s.Lock.Acquire != AcquireBlock:
+		return bad("lock.wait", "bounds a blocking acquire: only with acquire: block")
+	}
 	return nil
 }
 

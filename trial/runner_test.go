@@ -104,8 +104,10 @@ func TestNoLock_ResourceCheckSeesLostUpdates(t *testing.T) {
 // stuck with more), redlock-power-loss (everysec loses the lock to a power
 // loss but not to kill -9; always keeps it; none loses it to both),
 // redlock-split-vote (a fixed delay livelocks; a random delay or giving up
-// early does not) and watchdog-renewal-error (Redisson's watchdog stops
-// after one failed renewal; lockcore's retries) and redlock-greedy (a
+// early does not, but only with one order for all: giving up early with
+// rotated orders still livelocks, one order alone does not) and
+// watchdog-renewal-error (Redisson's watchdog stops after one failed
+// renewal; lockcore's retries) and redlock-greedy (a
 // client that stopped at a majority loses the lock to a restart; a greedy
 // one does not) and redlock-slow-nodes (ignoring the time a silent node
 // cost is unsafe; Redlock's validity or a short node timeout is not) and
@@ -121,7 +123,14 @@ func TestNoLock_ResourceCheckSeesLostUpdates(t *testing.T) {
 // write is refused) and the Redis Cluster scenarios (a failover loses the
 // lock to set-nx and reentrant alike; a minority primary grants it twice
 // unless the lease is shorter than the election or WAIT refuses it; a
-// slot migration keeps it).
+// slot migration keeps it) and getset-bare-unlock (a bare DEL frees the
+// successor's lock; a release that checks ownership is refused) and
+// redlock-delayed-restart and redlock-crash-restart (a node back empty
+// inside the lease grants the lock twice, to RedissonRedLock too; back
+// after the TTL, or with the key from its AOF, it does not, and serves a
+// grant again) and
+// reply-loss (releasing only the nodes that answered leaves the lost
+// reply's key stuck, RedissonRedLock's too; releasing every node does not).
 func TestCatalogue_EveryArm(t *testing.T) {
 	testredis.Require(t, false)
 	for _, tc := range everyArm {
@@ -184,9 +193,10 @@ type armCount struct {
 }
 
 // everyArm lists the scenarios whose arms TestCatalogue_EveryArm runs.
-var everyArm = []armCount{{"redlock-tolerance", 5}, {"redlock-power-loss", 6}, {"redlock-split-vote", 4}, {"watchdog-renewal-error", 2}, {"redlock-greedy", 2}, {"redlock-slow-nodes", 3}, {"failover-delayed-promotion", 2}, {"redlock-failed-acquire-release", 2}, {"reentrant-lost-reply", 2},
+var everyArm = []armCount{{"redlock-tolerance", 5}, {"redlock-power-loss", 6}, {"redlock-split-vote", 6}, {"watchdog-renewal-error", 2}, {"redlock-greedy", 2}, {"redlock-slow-nodes", 3}, {"failover-delayed-promotion", 2}, {"redlock-failed-acquire-release", 2}, {"reentrant-lost-reply", 2},
 	{"watchdog-reconnect", 3}, {"partition-holder", 3}, {"cluster-failover-lock-loss", 2}, {"cluster-minority-primary", 3},
-	{"cluster-slot-migration", 2}, {"etcd-pause-holder", 2}, {"etcd-waiter-lease-expiry", 2}, {"etcd-partition-holder", 2}}
+	{"cluster-slot-migration", 2}, {"etcd-pause-holder", 2}, {"etcd-waiter-lease-expiry", 2}, {"etcd-partition-holder", 2},
+	{"getset-bare-unlock", 3}, {"redlock-delayed-restart", 2}, {"redlock-crash-restart", 4}, {"reply-loss", 3}}
 
 // inconclusiveReasons lists why trials were inconclusive, for a failure message.
 func inconclusiveReasons(v results.Verdict) []string {

@@ -145,6 +145,12 @@ func (w *worker) run(ctx context.Context) {
 func (w *worker) acquire(ctx context.Context) (subject.Grant, bool) {
 	key := w.s.Lock.Key
 	w.emit(checker.Event{Process: w.process, Type: checker.Invoke, F: checker.FAcquire, Key: key})
+	if wait := w.s.Lock.Wait.D(); wait > 0 {
+		// a blocking acquire that waits at most its wait time
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, wait)
+		defer cancel()
+	}
 	g, err := w.subj.Acquire(ctx)
 	if err == nil && g.ValidUntil.IsZero() {
 		// The history cannot place a lease without its end: the lock may
