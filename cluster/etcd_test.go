@@ -7,8 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strconv"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 

@@ -93,4 +93,3 @@ func jsonFields(t reflect.Type) []string {
 	slices.Sort(names)
 	return names
 }
-
