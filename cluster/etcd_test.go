@@ -14,6 +14,7 @@ import (
 
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/faults"
+	"github.com/lockpick/lockpick/internal/testcluster"
 	"github.com/lockpick/lockpick/internal/testetcd"
 )
 
@@ -36,7 +37,7 @@ func TestEtcd_StartKillLeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	var leader *cluster.Node
-	if err := eventuallyWithin(5*time.Second, func() error {
+	if err := testcluster.EventuallyWithin(5*time.Second, func() error {
 		leader, err = c.EtcdLeader(ctx)
 		return err
 	}); err != nil {
@@ -81,7 +82,7 @@ func TestEtcd_RestartWiped(t *testing.T) {
 	if err := c.WaitEtcdHealthy(ctx, 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if err := eventuallyWithin(3*time.Second, func() error {
+	if err := testcluster.EventuallyWithin(3*time.Second, func() error {
 		if got := etcdGet(t, f.Proc.Addr(), "k"); got != "v" {
 			return fmt.Errorf("replaced %s reads k=%q", f.Name, got)
 		}
@@ -131,7 +132,7 @@ func TestEtcd_GenericFaults(t *testing.T) {
 	} else {
 		t.Logf("%s: %s", old.Name, got)
 	}
-	if err := eventuallyWithin(5*time.Second, func() error {
+	if err := testcluster.EventuallyWithin(5*time.Second, func() error {
 		l, err := c.EtcdLeader(ctx)
 		if err == nil && l == old {
 			return fmt.Errorf("leader still %s", old.Name)
@@ -162,7 +163,7 @@ func TestEtcd_GenericFaults(t *testing.T) {
 	if err := c.WaitEtcdHealthy(ctx, 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if err := eventuallyWithin(3*time.Second, func() error {
+	if err := testcluster.EventuallyWithin(3*time.Second, func() error {
 		if got := etcdGet(t, fs[0].Proc.Addr(), "during-kill"); got != "1" {
 			return fmt.Errorf("healed %s reads during-kill=%q", fs[0].Name, got)
 		}
@@ -188,7 +189,7 @@ func TestEtcd_PartitionLeader(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = c.HealEtcdPartition() })
 	var leader *cluster.Node
-	if err := eventuallyWithin(6*time.Second, func() error {
+	if err := testcluster.EventuallyWithin(6*time.Second, func() error {
 		leader, err = c.EtcdLeader(ctx)
 		if err == nil && leader == old {
 			return fmt.Errorf("leader still %s", old.Name)
@@ -208,7 +209,7 @@ func TestEtcd_PartitionLeader(t *testing.T) {
 	if err := c.WaitEtcdHealthy(ctx, 6*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if err := eventuallyWithin(3*time.Second, func() error {
+	if err := testcluster.EventuallyWithin(3*time.Second, func() error {
 		if got := etcdGet(t, old.Proc.Addr(), "majority"); got != "1" {
 			return fmt.Errorf("healed %s reads majority=%q", old.Name, got)
 		}

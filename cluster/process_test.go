@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/internal/testcluster"
 )
 
 // TestProcessBackend_ShimNotLoaded starts a node with a "clock shim" that
@@ -24,7 +25,7 @@ func TestProcessBackend_ShimNotLoaded(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build an empty library: %v\n%s", err, out)
 	}
-	b := newBackend(t)
+	b := testcluster.NewBackend(t)
 	b.ClockShim = empty
 	t.Cleanup(func() { _ = b.Close() })
 	p, err := b.Launch(context.Background(), cluster.ProcSpec{Name: "n1"})
@@ -39,7 +40,7 @@ func TestProcessBackend_ShimLoaded(t *testing.T) {
 	if clockShim == "" {
 		t.Skip("no clock shim (gcc missing)")
 	}
-	b := newBackend(t)
+	b := testcluster.NewBackend(t)
 	b.ClockShim = clockShim
 	t.Cleanup(func() { _ = b.Close() })
 	p, err := b.Launch(context.Background(), cluster.ProcSpec{Name: "n1"})

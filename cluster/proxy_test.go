@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/faults"
+	"github.com/lockpick/lockpick/internal/testcluster"
 )
 
 // echoServer serves a line echo on loopback until the test ends.
@@ -67,7 +68,7 @@ func echo(addr string, timeout time.Duration) error {
 
 func TestCluster_AddProxy(t *testing.T) {
 	t.Parallel()
-	c := startCluster(t, cluster.Topology{})
+	c := testcluster.StartCluster(t, cluster.Topology{})
 	svc, err := c.AddProxy("resource", echoServer(t))
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +98,7 @@ func TestCluster_AddProxy(t *testing.T) {
 	if err := faults.Inject(ctx, c, p, "resource"); err != nil {
 		t.Fatal(err)
 	}
-	if err := echo(svc.Addr(), 300*time.Millisecond); !isTimeout(err) {
+	if err := echo(svc.Addr(), 300*time.Millisecond); !testcluster.IsTimeout(err) {
 		t.Fatalf("echo across a partition: err=%v, want a timeout", err)
 	}
 	if err := faults.Heal(ctx, c, p, "resource"); err != nil {

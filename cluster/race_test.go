@@ -10,13 +10,14 @@ import (
 
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/faults"
+	"github.com/lockpick/lockpick/internal/testcluster"
 )
 
 // TestPromoteFault_DemoteWhileFaultsRun looks up the old master's
 // replication link while a promotion demotes it; run with -race.
 func TestPromoteFault_DemoteWhileFaultsRun(t *testing.T) {
 	t.Parallel()
-	c := startCluster(t, cluster.Topology{Replicas: 1})
+	c := testcluster.StartCluster(t, cluster.Topology{Replicas: 1})
 	ctx := context.Background()
 	n1, n2 := c.Nodes[0], c.Nodes[1]
 	done := make(chan struct{})
@@ -38,7 +39,7 @@ func TestPromoteFault_DemoteWhileFaultsRun(t *testing.T) {
 			}
 		}
 	}()
-	inject(t, &faults.PromoteFault{Demote: true}, n2)
+	testcluster.Inject(t, &faults.PromoteFault{Demote: true}, n2)
 	close(done)
 	wg.Wait()
 	l := n1.ReplLink()
@@ -53,9 +54,9 @@ func TestPromoteFault_DemoteWhileFaultsRun(t *testing.T) {
 	}
 	// Network faults on the demoted master find its new link.
 	f := &faults.CutReplicationFault{}
-	inject(t, f, n1)
+	testcluster.Inject(t, f, n1)
 	verifyOK(t, f, n1, "replication link cut")
-	heal(t, f, n1)
+	testcluster.Heal(t, f, n1)
 }
 
 // verifyOK checks that Verify sees f's effect on n and describes it with

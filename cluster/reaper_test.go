@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/internal/testcluster"
 	"github.com/lockpick/lockpick/internal/testredis"
 )
 
@@ -118,7 +119,7 @@ func TestReapOnSignal_NoNodeOutlivesTheRun(t *testing.T) {
 				t.Fatal(err)
 			}
 			_ = cmd.Wait()
-			err = eventually(func() error {
+			err = testcluster.Eventually(func() error {
 				for _, pid := range kids {
 					if alive(pid) {
 						return fmt.Errorf("redis pid %d still alive after the run ended", pid)
@@ -126,6 +127,7 @@ func TestReapOnSignal_NoNodeOutlivesTheRun(t *testing.T) {
 				}
 				return nil
 			})
+
 			if err != nil {
 				t.Fatal(err)
 			}

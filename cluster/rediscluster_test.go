@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/faults"
+	"github.com/lockpick/lockpick/internal/testcluster"
 )
 
 // clusterClient is a go-redis cluster client of c whose connections go
@@ -32,7 +33,7 @@ func clusterClient(tb testing.TB, c *cluster.Cluster) *redis.ClusterClient {
 func TestStart_RedisCluster(t *testing.T) {
 	t.Parallel()
 	start := time.Now()
-	c := startCluster(t, cluster.Topology{Shards: 3, Replicas: 1})
+	c := testcluster.StartCluster(t, cluster.Topology{Shards: 3, Replicas: 1})
 	t.Logf("3 primaries + 3 replicas started and joined in %v", time.Since(start))
 	if len(c.Nodes) != 6 || !c.IsRedisCluster() {
 		t.Fatalf("%d nodes, want 6", len(c.Nodes))
@@ -43,7 +44,7 @@ func TestStart_RedisCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, key := range []string{"lock", "{lock}:fence", "a{b}c", "x{}y", "{}z", "a}b", "{0}:fence:x{}y"} {
-		want, err := client(t, c.Nodes[0].Addr()).ClusterKeySlot(ctx, key).Result()
+		want, err := testcluster.Client(t, c.Nodes[0].Addr()).ClusterKeySlot(ctx, key).Result()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -64,11 +65,11 @@ func TestStart_RedisCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The write went through n2's client proxy: cut it and the key is unreachable.
-	inject(t, &faults.PartitionFault{Refuse: true}, owner)
+	testcluster.Inject(t, &faults.PartitionFault{Refuse: true}, owner)
 	if err := rdb.Get(ctx, "lock").Err(); err == nil {
 		t.Fatal("GET through a cut client link succeeded")
 	}
-	heal(t, &faults.PartitionFault{Refuse: true}, owner)
+	testcluster.Heal(t, &faults.PartitionFault{Refuse: true}, owner)
 	if v, err := rdb.Get(ctx, "lock").Result(); err != nil || v != "x" {
 		t.Fatalf("GET = %q, %v", v, err)
 	}
@@ -76,18 +77,18 @@ func TestStart_RedisCluster(t *testing.T) {
 
 func TestClusterFailoverFault_Takeover(t *testing.T) {
 	t.Parallel()
-	c := startCluster(t, cluster.Topology{Shards: 3, Replicas: 1})
+	c := testcluster.StartCluster(t, cluster.Topology{Shards: 3, Replicas: 1})
 	ctx := context.Background()
-	n5 := node(t, c, "n5")
+	n5 := testcluster.Node(t, c, "n5")
 	f := &faults.ClusterFailoverFault{Mode: "takeover"}
 	start := time.Now()
-	inject(t, f, n5)
+	testcluster.Inject(t, f, n5)
 	effect, err := faults.Verify(ctx, f, n5)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%s in %v: %s", faults.Describe(f, n5), time.Since(start), effect)
-	if err := eventually(func() error {
+	if err := testcluster.Eventually(func() error {
 		owner, err := c.KeyOwner(ctx, "lock")
 		if err == nil && owner != n5 {
 			return &ownerError{owner.Name}
@@ -103,24 +104,25 @@ func TestClusterFailoverFault_Takeover(t *testing.T) {
 
 func TestRedisCluster_KilledPrimaryFailsOver(t *testing.T) {
 	t.Parallel()
-	c := startCluster(t, cluster.Topology{Shards: 3, Replicas: 1})
+	c := testcluster.StartCluster(t, cluster.Topology{Shards: 3, Replicas: 1})
 	ctx := context.Background()
-	n2 := node(t, c, "n2")
+	n2 := testcluster.Node(t, c, "n2")
 	start := time.Now()
-	inject(t, &faults.KillFault{}, n2)
-	err := eventuallyWithin(10*time.Second, func() error {
+	testcluster.Inject(t, &faults.KillFault{}, n2)
+	err := testcluster.EventuallyWithin(10*time.Second, func() error {
 		owner, err := c.KeyOwner(ctx, "lock")
 		if err == nil && owner.Name != "n5" {
 			return &ownerError{owner.Name}
 		}
 		return err
 	})
+
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("n5 took over n2's slots %v after the kill", time.Since(start))
 	rdb := clusterClient(t, c)
-	if err := eventually(func() error { return rdb.Set(ctx, "lock", "y", 0).Err() }); err != nil {
+	if err := testcluster.Eventually(func() error { return rdb.Set(ctx, "lock", "y", 0).Err() }); err != nil {
 		t.Fatalf("no write after the failover: %v", err)
 	}
 }
@@ -131,12 +133,12 @@ func (e *ownerError) Error() string { return "slot owned by " + e.name }
 
 func TestBusPartitionFault_MinorityPrimary(t *testing.T) {
 	t.Parallel()
-	c := startCluster(t, cluster.Topology{Shards: 3, Replicas: 1})
+	c := testcluster.StartCluster(t, cluster.Topology{Shards: 3, Replicas: 1})
 	ctx := context.Background()
-	n2, n5 := node(t, c, "n2"), node(t, c, "n5")
+	n2, n5 := testcluster.Node(t, c, "n2"), testcluster.Node(t, c, "n5")
 	f := &faults.BusPartitionFault{}
 	start := time.Now()
-	inject(t, f, n2)
+	testcluster.Inject(t, f, n2)
 	effect, err := faults.Verify(ctx, f, n2)
 	if err != nil {
 		t.Fatal(err)
@@ -149,13 +151,13 @@ func TestBusPartitionFault_MinorityPrimary(t *testing.T) {
 	}
 	// The minority primary still takes writes at first, which its replica
 	// on the other side never gets.
-	direct := client(t, n2.Addr())
+	direct := testcluster.Client(t, n2.Addr())
 	if err := direct.Set(ctx, "lock", "minority", 0).Err(); err != nil {
 		t.Fatalf("the minority primary refused a write at once: %v", err)
 	}
 	// Then it notices it cannot reach a majority and refuses writes.
 	var refusedAt time.Duration
-	if err := eventuallyWithin(5*time.Second, func() error {
+	if err := testcluster.EventuallyWithin(5*time.Second, func() error {
 		if err := direct.Set(ctx, "lock", "late", 0).Err(); err == nil {
 			return &ownerError{"n2 still takes writes"}
 		}
@@ -165,7 +167,7 @@ func TestBusPartitionFault_MinorityPrimary(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The majority promotes n5, without the key.
-	if err := eventuallyWithin(10*time.Second, func() error {
+	if err := testcluster.EventuallyWithin(10*time.Second, func() error {
 		owner, err := c.KeyOwner(ctx, "lock")
 		if err == nil && owner != n5 {
 			return &ownerError{owner.Name}
@@ -176,12 +178,12 @@ func TestBusPartitionFault_MinorityPrimary(t *testing.T) {
 	}
 	promotedAt := time.Since(start)
 	t.Logf("n2 refused writes %v after the cut, n5 promoted after %v", refusedAt, promotedAt)
-	if v, err := client(t, n5.Addr()).Get(ctx, "lock").Result(); err != redis.Nil {
+	if v, err := testcluster.Client(t, n5.Addr()).Get(ctx, "lock").Result(); err != redis.Nil {
 		t.Fatalf("n5 has the key written on the minority side: %q, %v", v, err)
 	}
 	// Healed, n2 rejoins as n5's replica.
-	heal(t, f, n2)
-	if err := eventuallyWithin(10*time.Second, func() error {
+	testcluster.Heal(t, f, n2)
+	if err := testcluster.EventuallyWithin(10*time.Second, func() error {
 		role, err := direct.Do(ctx, "ROLE").Slice()
 		if err == nil && role[0] != "slave" {
 			return &ownerError{"n2 is " + role[0].(string)}
@@ -194,9 +196,9 @@ func TestBusPartitionFault_MinorityPrimary(t *testing.T) {
 
 func TestMigrateSlotFault_MovesKeyWithTTL(t *testing.T) {
 	t.Parallel()
-	c := startCluster(t, cluster.Topology{Shards: 3})
+	c := testcluster.StartCluster(t, cluster.Topology{Shards: 3})
 	ctx := context.Background()
-	n1, n2 := node(t, c, "n1"), node(t, c, "n2")
+	n1, n2 := testcluster.Node(t, c, "n1"), testcluster.Node(t, c, "n2")
 	rdb := clusterClient(t, c)
 	if err := rdb.Set(ctx, "lock", "held", 10*time.Second).Err(); err != nil {
 		t.Fatal(err)
@@ -205,7 +207,7 @@ func TestMigrateSlotFault_MovesKeyWithTTL(t *testing.T) {
 		t.Fatal("migrated a slot from a node that does not serve it")
 	}
 	f := &faults.MigrateSlotFault{Key: "lock", To: "n1"}
-	inject(t, f, n2)
+	testcluster.Inject(t, f, n2)
 	effect, err := faults.Verify(ctx, f, n2)
 	if err != nil {
 		t.Fatal(err)
@@ -213,7 +215,7 @@ func TestMigrateSlotFault_MovesKeyWithTTL(t *testing.T) {
 	if effect != "slot 8718 moved n2->n1 with 1 keys" {
 		t.Fatalf("effect %q", effect)
 	}
-	direct := client(t, n1.Addr())
+	direct := testcluster.Client(t, n1.Addr())
 	if ttl, err := direct.PTTL(ctx, "lock").Result(); err != nil || ttl <= 0 || ttl > 10*time.Second {
 		t.Fatalf("on n1: PTTL = %v, %v; want the key with its TTL", ttl, err)
 	}
@@ -227,11 +229,11 @@ func TestMigrateSlotFault_MovesKeyWithTTL(t *testing.T) {
 // n2 and a bus partition of n5 cut that one, not the stream as started.
 func TestRedisCluster_ReplicationFaultsFollowFailover(t *testing.T) {
 	t.Parallel()
-	c := startCluster(t, cluster.Topology{Shards: 3, Replicas: 1})
+	c := testcluster.StartCluster(t, cluster.Topology{Shards: 3, Replicas: 1})
 	ctx := context.Background()
-	n2, n5 := node(t, c, "n2"), node(t, c, "n5")
-	inject(t, &faults.ClusterFailoverFault{}, n5)
-	if err := eventuallyWithin(10*time.Second, func() error {
+	n2, n5 := testcluster.Node(t, c, "n2"), testcluster.Node(t, c, "n5")
+	testcluster.Inject(t, &faults.ClusterFailoverFault{}, n5)
+	if err := testcluster.EventuallyWithin(10*time.Second, func() error {
 		if l := n2.ReplLink(); l != n5.Peer {
 			return &ownerError{"n2 does not replicate through n5's peer link yet"}
 		}
@@ -243,12 +245,12 @@ func TestRedisCluster_ReplicationFaultsFollowFailover(t *testing.T) {
 		t.Fatal("the promoted n5 still has a replication link")
 	}
 	cut := &faults.CutReplicationFault{}
-	inject(t, cut, n2)
+	testcluster.Inject(t, cut, n2)
 	if !n5.Peer.IsCut() {
 		t.Fatal("cut-replication on n2 did not cut n5's peer link")
 	}
 	f := &faults.BusPartitionFault{}
-	inject(t, f, n5)
+	testcluster.Inject(t, f, n5)
 	effect, err := faults.Verify(ctx, f, n5)
 	if err != nil {
 		t.Fatal(err)
@@ -257,11 +259,11 @@ func TestRedisCluster_ReplicationFaultsFollowFailover(t *testing.T) {
 		t.Fatalf("effect %q, want %q", effect, want)
 	}
 	// Two holders cut n5's peer link: healing one leaves it cut.
-	heal(t, f, n5)
+	testcluster.Heal(t, f, n5)
 	if !n5.Peer.IsCut() {
 		t.Fatal("healing the bus partition reopened the link cut-replication still holds")
 	}
-	heal(t, cut, n2)
+	testcluster.Heal(t, cut, n2)
 	if n5.Peer.IsCut() {
 		t.Fatal("the link stayed cut after both heals")
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/faults"
+	"github.com/lockpick/lockpick/internal/testcluster"
 )
 
 // TestRestore_AfterSentinelFailover: after a failover the old master comes
@@ -18,28 +19,28 @@ import (
 // the replica off, write, kill the master) loses the write a second time.
 func TestRestore_AfterSentinelFailover(t *testing.T) {
 	t.Parallel()
-	c := startCluster(t, cluster.Topology{Replicas: 1, Sentinels: 3, DownAfter: 400 * time.Millisecond})
+	c := testcluster.StartCluster(t, cluster.Topology{Replicas: 1, Sentinels: 3, DownAfter: 400 * time.Millisecond})
 	ctx := context.Background()
 	if did, err := c.Restore(ctx); err != nil || did != "" {
 		t.Fatalf("Restore of a fresh topology = %q, %v; want nothing to do", did, err)
 	}
-	n1, n2 := node(t, c, "n1"), node(t, c, "n2")
+	n1, n2 := testcluster.Node(t, c, "n1"), testcluster.Node(t, c, "n2")
 	for round := 1; round <= 2; round++ {
 		cut := &faults.CutReplicationFault{}
-		inject(t, cut, n2)
-		if err := client(t, n1.Addr()).Set(ctx, "lock", "held", 0).Err(); err != nil {
+		testcluster.Inject(t, cut, n2)
+		if err := testcluster.Client(t, n1.Addr()).Set(ctx, "lock", "held", 0).Err(); err != nil {
 			t.Fatal(err)
 		}
-		inject(t, &faults.KillFault{}, n1)
+		testcluster.Inject(t, &faults.KillFault{}, n1)
 		promoted, err := c.WaitFailover(ctx, n1, 15*time.Second)
 		if err != nil || promoted != n2 {
 			t.Fatalf("round %d: failover = %v, %v; want n2", round, promoted, err)
 		}
-		if n, err := client(t, n2.Addr()).Exists(ctx, "lock").Result(); err != nil || n != 0 {
+		if n, err := testcluster.Client(t, n2.Addr()).Exists(ctx, "lock").Result(); err != nil || n != 0 {
 			t.Fatalf("round %d: the promoted replica has the key (%d, %v): the cut did not hold", round, n, err)
 		}
-		heal(t, cut, n2)
-		heal(t, &faults.KillFault{}, n1)
+		testcluster.Heal(t, cut, n2)
+		testcluster.Heal(t, &faults.KillFault{}, n1)
 		start := time.Now()
 		did, err := c.Restore(ctx)
 		if err != nil || did == "" {
@@ -59,11 +60,11 @@ func TestRestore_AfterSentinelFailover(t *testing.T) {
 // both undone.
 func TestRestore_RedisCluster(t *testing.T) {
 	t.Parallel()
-	c := startCluster(t, cluster.Topology{Shards: 3, Replicas: 1})
+	c := testcluster.StartCluster(t, cluster.Topology{Shards: 3, Replicas: 1})
 	ctx := context.Background()
-	n1, n2, n4 := node(t, c, "n1"), node(t, c, "n2"), node(t, c, "n4")
-	inject(t, &faults.ClusterFailoverFault{}, n4)
-	inject(t, &faults.MigrateSlotFault{Key: "lock", To: "n3"}, n2)
+	n1, n2, n4 := testcluster.Node(t, c, "n1"), testcluster.Node(t, c, "n2"), testcluster.Node(t, c, "n4")
+	testcluster.Inject(t, &faults.ClusterFailoverFault{}, n4)
+	testcluster.Inject(t, &faults.MigrateSlotFault{Key: "lock", To: "n3"}, n2)
 	did, err := c.Restore(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -103,11 +104,11 @@ func roleOf(t *testing.T, n *cluster.Node) string {
 // and the same promotion works again (it reuses n1's replication proxy).
 func TestRestore_AfterPromoteDemote(t *testing.T) {
 	t.Parallel()
-	c := startCluster(t, cluster.Topology{Replicas: 1})
+	c := testcluster.StartCluster(t, cluster.Topology{Replicas: 1})
 	ctx := context.Background()
-	n1, n2 := node(t, c, "n1"), node(t, c, "n2")
+	n1, n2 := testcluster.Node(t, c, "n1"), testcluster.Node(t, c, "n2")
 	for round := 1; round <= 2; round++ {
-		inject(t, &faults.PromoteFault{Demote: true}, n2)
+		testcluster.Inject(t, &faults.PromoteFault{Demote: true}, n2)
 		if role := roleOf(t, n1); role != "slave" {
 			t.Fatalf("round %d: n1 is a %s after the demotion", round, role)
 		}
@@ -128,9 +129,9 @@ func TestRestore_AfterPromoteDemote(t *testing.T) {
 // makes it fail rather than report the topology as it started.
 func TestRestore_RefusesFaultsLeftInPlace(t *testing.T) {
 	t.Parallel()
-	c := startCluster(t, cluster.Topology{Replicas: 1})
-	n2 := node(t, c, "n2")
-	inject(t, &faults.CutReplicationFault{}, n2)
+	c := testcluster.StartCluster(t, cluster.Topology{Replicas: 1})
+	n2 := testcluster.Node(t, c, "n2")
+	testcluster.Inject(t, &faults.CutReplicationFault{}, n2)
 	if did, err := c.Restore(context.Background()); err == nil || !strings.Contains(err.Error(), "n2-repl cut") {
 		t.Fatalf("Restore with n2's replication cut = %q, %v; want an error naming it", did, err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/faults"
+	"github.com/lockpick/lockpick/internal/testcluster"
 )
 
 // serverTime returns the node's TIME.
@@ -38,14 +39,14 @@ func TestClockJumpFault_ExpiresLeaseEarly(t *testing.T) {
 func checkClockJump(t *testing.T, n *cluster.Node) *redis.Client {
 	t.Helper()
 	ctx := context.Background()
-	rdb := client(t, n.Addr())
+	rdb := testcluster.Client(t, n.Addr())
 	const ttl = 10 * time.Second
 	if err := rdb.Set(ctx, "lease", "token", ttl).Err(); err != nil {
 		t.Fatal(err)
 	}
 	before := serverTime(t, rdb)
 	f := &faults.ClockJumpFault{Offset: 2 * ttl}
-	inject(t, f, n)
+	testcluster.Inject(t, f, n)
 	moved := serverTime(t, rdb).Sub(before)
 	if moved < 2*ttl || moved > 2*ttl+time.Second {
 		t.Fatalf("TIME moved %v across a %v jump, want %v (+1s)", moved, f.Offset, f.Offset)
@@ -53,7 +54,7 @@ func checkClockJump(t *testing.T, n *cluster.Node) *redis.Client {
 	if err := rdb.Get(ctx, "lease").Err(); !errors.Is(err, redis.Nil) {
 		t.Fatalf("GET lease after the jump: err=%v, want redis.Nil (expired)", err)
 	}
-	heal(t, f, n)
+	testcluster.Heal(t, f, n)
 	if off := serverTime(t, rdb).Sub(time.Now()); off.Abs() > time.Second {
 		t.Fatalf("node clock off by %v after heal, want within 1s", off)
 	}
@@ -65,9 +66,9 @@ func TestClockJumpFault_BackwardJumpOutlivesTTL(t *testing.T) {
 	c := startClockCluster(t, cluster.Topology{})
 	ctx := context.Background()
 	n := c.Nodes[0]
-	rdb := client(t, n.Addr())
+	rdb := testcluster.Client(t, n.Addr())
 	f := &faults.ClockJumpFault{Offset: -30 * time.Second}
-	inject(t, f, n)
+	testcluster.Inject(t, f, n)
 	if off := serverTime(t, rdb).Sub(time.Now()); off > -29*time.Second || off < -31*time.Second {
 		t.Fatalf("node clock off by %v, want -30s ±1s", off)
 	}
@@ -76,7 +77,7 @@ func TestClockJumpFault_BackwardJumpOutlivesTTL(t *testing.T) {
 	if err := rdb.Set(ctx, "lease", "token", 10*time.Second).Err(); err != nil {
 		t.Fatal(err)
 	}
-	heal(t, f, n)
+	testcluster.Heal(t, f, n)
 	if err := rdb.Get(ctx, "lease").Err(); !errors.Is(err, redis.Nil) {
 		t.Fatalf("GET lease after the clock came back: err=%v, want redis.Nil", err)
 	}
@@ -84,7 +85,7 @@ func TestClockJumpFault_BackwardJumpOutlivesTTL(t *testing.T) {
 
 func TestClockJumpFault_NeedsShim(t *testing.T) {
 	t.Parallel()
-	c := startCluster(t, cluster.Topology{})
+	c := testcluster.StartCluster(t, cluster.Topology{})
 	err := (&faults.ClockJumpFault{Offset: time.Second}).Inject(context.Background(), c.Nodes[0])
 	if !errors.Is(err, cluster.ErrNoClock) {
 		t.Fatalf("err = %v, want ErrNoClock", err)

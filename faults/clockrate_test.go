@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/faults"
+	"github.com/lockpick/lockpick/internal/testcluster"
 )
 
 func TestClockRateFault_FastClockExpiresEarly(t *testing.T) {
@@ -18,22 +19,23 @@ func TestClockRateFault_FastClockExpiresEarly(t *testing.T) {
 	c := startClockCluster(t, cluster.Topology{})
 	ctx := context.Background()
 	n := c.Nodes[0]
-	rdb := client(t, n.Addr())
+	rdb := testcluster.Client(t, n.Addr())
 	f := &faults.ClockRateFault{Rate: 10}
-	inject(t, f, n)
-	t.Cleanup(func() { heal(t, f, n) })
+	testcluster.Inject(t, f, n)
+	t.Cleanup(func() { testcluster.Heal(t, f, n) })
 
 	const ttl = 3 * time.Second
 	start, nodeStart := time.Now(), serverTime(t, rdb)
 	if err := rdb.Set(ctx, "lease", "token", ttl).Err(); err != nil {
 		t.Fatal(err)
 	}
-	err := eventuallyWithin(ttl, func() error {
+	err := testcluster.EventuallyWithin(ttl, func() error {
 		if err := rdb.Get(ctx, "lease").Err(); !errors.Is(err, redis.Nil) {
 			return fmt.Errorf("lease still there (err=%v)", err)
 		}
 		return nil
 	})
+
 	if err != nil {
 		t.Fatalf("a %v lease on a 10× clock lived %v of true time: %v", ttl, time.Since(start), err)
 	}

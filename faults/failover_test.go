@@ -9,18 +9,19 @@ import (
 
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/faults"
+	"github.com/lockpick/lockpick/internal/testcluster"
 )
 
 func TestCluster_SentinelFailover(t *testing.T) {
 	t.Parallel()
-	c := startCluster(t, cluster.Topology{Replicas: 1, Sentinels: 3})
+	c := testcluster.StartCluster(t, cluster.Topology{Replicas: 1, Sentinels: 3})
 	ctx := context.Background()
 	old := c.Nodes[0]
 	if got, err := c.CurrentMaster(ctx); err != nil || got != old {
 		t.Fatalf("CurrentMaster = %v, %v; want n1", got, err)
 	}
 	start := time.Now()
-	inject(t, &faults.KillFault{}, old)
+	testcluster.Inject(t, &faults.KillFault{}, old)
 	promoted, err := c.WaitFailover(ctx, old, 15*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -33,11 +34,11 @@ func TestCluster_SentinelFailover(t *testing.T) {
 
 func TestSentinelFailoverFault_PromotesReplica(t *testing.T) {
 	t.Parallel()
-	c := startCluster(t, cluster.Topology{Replicas: 1, Sentinels: 3})
+	c := testcluster.StartCluster(t, cluster.Topology{Replicas: 1, Sentinels: 3})
 	ctx := context.Background()
 	// Named for the replica, it is no failover: nothing is asked, no effect.
 	onReplica := &faults.SentinelFailoverFault{Timeout: 15 * time.Second}
-	inject(t, onReplica, c.Nodes[1])
+	testcluster.Inject(t, onReplica, c.Nodes[1])
 	if effect, err := faults.Verify(ctx, onReplica, c.Nodes[1]); !errors.Is(err, faults.ErrNoEffect) {
 		t.Fatalf("failover named for replica n2: effect %q, %v; want ErrNoEffect", effect, err)
 	}
@@ -46,7 +47,7 @@ func TestSentinelFailoverFault_PromotesReplica(t *testing.T) {
 	}
 	start := time.Now()
 	f := &faults.SentinelFailoverFault{Timeout: 15 * time.Second}
-	inject(t, f, c.Nodes[0])
+	testcluster.Inject(t, f, c.Nodes[0])
 	got, err := c.CurrentMaster(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/faults"
+	"github.com/lockpick/lockpick/internal/testcluster"
 )
 
 // rtt returns the fastest of three PINGs.
@@ -27,7 +28,7 @@ func rtt(tb testing.TB, rdb *redis.Client) time.Duration {
 
 func TestLatencyFault_DelaysRoundTrip(t *testing.T) {
 	t.Parallel()
-	c := startCluster(t, cluster.Topology{Masters: 2})
+	c := testcluster.StartCluster(t, cluster.Topology{Masters: 2})
 	const latency = 150 * time.Millisecond
 	for i, tc := range []struct {
 		fault *faults.LatencyFault
@@ -39,13 +40,13 @@ func TestLatencyFault_DelaysRoundTrip(t *testing.T) {
 		n := c.Nodes[i]
 		t.Run(faults.Describe(tc.fault, nil), func(t *testing.T) {
 			t.Parallel()
-			rdb := client(t, n.Addr(), 5*time.Second)
+			rdb := testcluster.Client(t, n.Addr(), 5*time.Second)
 			rtt(t, rdb) // open the connection
-			inject(t, tc.fault, n)
+			testcluster.Inject(t, tc.fault, n)
 			if got := rtt(t, rdb); got < tc.want || got > tc.want+100*time.Millisecond {
 				t.Fatalf("PING took %v with %s, want %v (+100ms)", got, faults.Describe(tc.fault, n), tc.want)
 			}
-			heal(t, tc.fault, n)
+			testcluster.Heal(t, tc.fault, n)
 			if got := rtt(t, rdb); got > 50*time.Millisecond {
 				t.Fatalf("PING took %v after heal, want under 50ms", got)
 			}

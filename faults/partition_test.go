@@ -12,11 +12,12 @@ import (
 
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/faults"
+	"github.com/lockpick/lockpick/internal/testcluster"
 )
 
 func TestPartitionFault_FromClients(t *testing.T) {
 	t.Parallel()
-	c := startCluster(t, cluster.Topology{Masters: 4})
+	c := testcluster.StartCluster(t, cluster.Topology{Masters: 4})
 	for i, tc := range []struct {
 		fault       *faults.PartitionFault
 		wantApplied bool // whether a SET sent during the partition reaches Redis
@@ -31,18 +32,18 @@ func TestPartitionFault_FromClients(t *testing.T) {
 		t.Run(faults.Describe(tc.fault, n), func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			rdb := client(t, n.Addr(), 300*time.Millisecond)
-			direct := client(t, n.Proc.Addr())
+			rdb := testcluster.Client(t, n.Addr(), 300*time.Millisecond)
+			direct := testcluster.Client(t, n.Proc.Addr())
 			if err := rdb.Ping(ctx).Err(); err != nil {
 				t.Fatal(err)
 			}
-			inject(t, tc.fault, n)
-			inject(t, tc.fault, n) // a second inject is harmless
+			testcluster.Inject(t, tc.fault, n)
+			testcluster.Inject(t, tc.fault, n) // a second inject is harmless
 			err := rdb.Set(ctx, "k", "v", 0).Err()
 			switch {
 			case err == nil:
 				t.Fatal("SET succeeded across the partition")
-			case tc.wantTimeout && !isTimeout(err):
+			case tc.wantTimeout && !testcluster.IsTimeout(err):
 				t.Fatalf("SET err = %v, want a timeout", err)
 			case !tc.wantTimeout && !closedAtOnce(err):
 				t.Fatalf("SET err = %v, want connection refused (or, on the pooled connection the fault closed, EOF)", err)
@@ -51,9 +52,9 @@ func TestPartitionFault_FromClients(t *testing.T) {
 			if applied != tc.wantApplied {
 				t.Fatalf("SET applied = %v, want %v", applied, tc.wantApplied)
 			}
-			heal(t, tc.fault, n)
-			heal(t, tc.fault, n)
-			if err := eventually(func() error { return rdb.Set(ctx, "k2", "v", 0).Err() }); err != nil {
+			testcluster.Heal(t, tc.fault, n)
+			testcluster.Heal(t, tc.fault, n)
+			if err := testcluster.Eventually(func() error { return rdb.Set(ctx, "k2", "v", 0).Err() }); err != nil {
 				t.Fatalf("SET after heal: %v", err)
 			}
 		})
@@ -62,12 +63,12 @@ func TestPartitionFault_FromClients(t *testing.T) {
 
 func TestPartitionFault_ReplicaFromMaster(t *testing.T) {
 	t.Parallel()
-	c := startCluster(t, cluster.Topology{Replicas: 1})
+	c := testcluster.StartCluster(t, cluster.Topology{Replicas: 1})
 	ctx := context.Background()
 	master, replica := c.Nodes[0], c.Nodes[1]
-	mc, rc := client(t, master.Addr()), client(t, replica.Addr())
+	mc, rc := testcluster.Client(t, master.Addr()), testcluster.Client(t, replica.Addr())
 	f := &faults.PartitionFault{Link: faults.ReplicationLink}
-	inject(t, f, replica)
+	testcluster.Inject(t, f, replica)
 	if err := mc.Set(ctx, "k", "v", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -82,15 +83,15 @@ func TestPartitionFault_ReplicaFromMaster(t *testing.T) {
 	if err := rc.Ping(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
-	heal(t, f, replica)
-	if err := eventually(func() error { return rc.Get(ctx, "k").Err() }); err != nil {
+	testcluster.Heal(t, f, replica)
+	if err := testcluster.Eventually(func() error { return rc.Get(ctx, "k").Err() }); err != nil {
 		t.Fatalf("replica never caught up after heal: %v", err)
 	}
 }
 
 func TestPartitionFault_BadParameters(t *testing.T) {
 	t.Parallel()
-	c := startCluster(t, cluster.Topology{})
+	c := testcluster.StartCluster(t, cluster.Topology{})
 	ctx := context.Background()
 	for _, tc := range []struct {
 		f    *faults.PartitionFault

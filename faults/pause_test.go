@@ -11,23 +11,24 @@ import (
 
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/faults"
+	"github.com/lockpick/lockpick/internal/testcluster"
 )
 
 func TestPauseFault_AnswersNothingUntilResumed(t *testing.T) {
 	t.Parallel()
-	c := startCluster(t, cluster.Topology{})
+	c := testcluster.StartCluster(t, cluster.Topology{})
 	ctx := context.Background()
 	n := c.Nodes[0]
 	f := &faults.PauseFault{}
-	inject(t, f, n)
-	t.Cleanup(func() { heal(t, f, n) })
+	testcluster.Inject(t, f, n)
+	t.Cleanup(func() { testcluster.Heal(t, f, n) })
 
-	probe := client(t, n.Addr(), 300*time.Millisecond)
-	if err := probe.Ping(ctx).Err(); !isTimeout(err) {
+	probe := testcluster.Client(t, n.Addr(), 300*time.Millisecond)
+	if err := probe.Ping(ctx).Err(); !testcluster.IsTimeout(err) {
 		t.Fatalf("PING to a paused node: err=%v, want a timeout", err)
 	}
 	// A request sent during the pause is answered only after the resume.
-	patient := client(t, n.Addr(), 10*time.Second)
+	patient := testcluster.Client(t, n.Addr(), 10*time.Second)
 	answered := make(chan time.Time, 1)
 	go func() {
 		if err := patient.Set(ctx, "k", "v", 0).Err(); err == nil {
@@ -41,7 +42,7 @@ func TestPauseFault_AnswersNothingUntilResumed(t *testing.T) {
 	case <-time.After(300 * time.Millisecond):
 	}
 	resumed := time.Now()
-	heal(t, f, n)
+	testcluster.Heal(t, f, n)
 	select {
 	case at, ok := <-answered:
 		if !ok {
@@ -81,7 +82,7 @@ func TestProcessPauseFault_FreezesWholeProcess(t *testing.T) {
 
 	f := &faults.ProcessPauseFault{PID: cmd.Process.Pid}
 	paused := time.Now()
-	inject(t, f, nil)
+	testcluster.Inject(t, f, nil)
 	// Ticks printed before the pause may still be in the pipe. Allow 20ms
 	// for SIGSTOP to reach a thread running on another CPU.
 	deadline := time.After(500 * time.Millisecond)
@@ -95,8 +96,8 @@ func TestProcessPauseFault_FreezesWholeProcess(t *testing.T) {
 			waiting = false
 		}
 	}
-	heal(t, f, nil)
-	heal(t, f, nil) // resuming twice is harmless
+	testcluster.Heal(t, f, nil)
+	testcluster.Heal(t, f, nil) // resuming twice is harmless
 	resumed := time.Now()
 	for {
 		select {

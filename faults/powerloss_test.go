@@ -13,6 +13,7 @@ import (
 
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/faults"
+	"github.com/lockpick/lockpick/internal/testcluster"
 )
 
 // fsyncShim builds the fsync shim, or skips the test without gcc.
@@ -40,9 +41,9 @@ var powerLossTopology = cluster.Topology{Masters: 4, NodePersistence: map[string
 // second; a kill -9 keeps both; appendfsync always keeps both either way.
 func TestPowerLossFault_DropsUnsyncedWrites(t *testing.T) {
 	t.Parallel()
-	b := newBackend(t)
+	b := testcluster.NewBackend(t)
 	b.FsyncShim = fsyncShim(t)
-	checkPowerLoss(t, startOn(t, b, powerLossTopology))
+	checkPowerLoss(t, testcluster.StartOn(t, b, powerLossTopology))
 }
 
 // checkPowerLoss runs the cases of TestPowerLossFault_DropsUnsyncedWrites
@@ -62,8 +63,8 @@ func checkPowerLoss(t *testing.T, c *cluster.Cluster) {
 	} {
 		t.Run(tc.node, func(t *testing.T) {
 			ctx := context.Background()
-			n := node(t, c, tc.node)
-			rdb := client(t, n.Addr())
+			n := testcluster.Node(t, c, tc.node)
+			rdb := testcluster.Client(t, n.Addr())
 			// 100 ms into the next second: everysec has not synced in it yet.
 			now := time.Now()
 			time.Sleep(now.Truncate(time.Second).Add(time.Second + 100*time.Millisecond).Sub(now))
@@ -74,7 +75,7 @@ func checkPowerLoss(t *testing.T, c *cluster.Cluster) {
 			if err := rdb.Set(ctx, "second", "2", time.Minute).Err(); err != nil {
 				t.Fatal(err)
 			}
-			inject(t, tc.fault, n)
+			testcluster.Inject(t, tc.fault, n)
 			if time.Now().Sub(now.Truncate(time.Second)) > 1900*time.Millisecond {
 				t.Skip("the machine is too slow: the next second's fsync may have run before the power loss")
 			}
@@ -101,9 +102,9 @@ func checkPowerLoss(t *testing.T, c *cluster.Cluster) {
 
 func TestPowerLossFault_NeedsTheShim(t *testing.T) {
 	t.Parallel()
-	c := startCluster(t, cluster.Topology{Persistence: cluster.PersistAOFEverySec})
+	c := testcluster.StartCluster(t, cluster.Topology{Persistence: cluster.PersistAOFEverySec})
 	n := c.Nodes[0]
-	rdb := client(t, n.Addr())
+	rdb := testcluster.Client(t, n.Addr())
 	if err := rdb.Set(context.Background(), "k", "v", time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}

@@ -10,19 +10,20 @@ import (
 
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/faults"
+	"github.com/lockpick/lockpick/internal/testcluster"
 )
 
 func TestCutReplicationFault_ReplicaMissesWrites(t *testing.T) {
 	t.Parallel()
-	c := startCluster(t, cluster.Topology{Replicas: 1})
+	c := testcluster.StartCluster(t, cluster.Topology{Replicas: 1})
 	ctx := context.Background()
 	master, replica := c.Nodes[0], c.Nodes[1]
-	mc, rc := client(t, master.Addr()), client(t, replica.Addr())
+	mc, rc := testcluster.Client(t, master.Addr()), testcluster.Client(t, replica.Addr())
 	f := &faults.CutReplicationFault{}
 	if err := f.Inject(ctx, master); !errors.Is(err, cluster.ErrNoLink) {
 		t.Fatalf("cut replication of a master: err=%v, want ErrNoLink", err)
 	}
-	inject(t, f, replica)
+	testcluster.Inject(t, f, replica)
 	if err := mc.Set(ctx, "lock", "token", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -32,8 +33,8 @@ func TestCutReplicationFault_ReplicaMissesWrites(t *testing.T) {
 	if err := rc.Get(ctx, "lock").Err(); !errors.Is(err, redis.Nil) {
 		t.Fatalf("replica GET lock: err=%v, want redis.Nil", err)
 	}
-	heal(t, f, replica)
-	if err := eventually(func() error { return rc.Get(ctx, "lock").Err() }); err != nil {
+	testcluster.Heal(t, f, replica)
+	if err := testcluster.Eventually(func() error { return rc.Get(ctx, "lock").Err() }); err != nil {
 		t.Fatalf("replica never caught up after heal: %v", err)
 	}
 }
@@ -45,9 +46,9 @@ func TestCutReplicationFault_ReplicaMissesWrites(t *testing.T) {
 // once took for a lock bug.
 func TestStart_ReplicationStreams(t *testing.T) {
 	for i := range 10 { // one cluster at a time: many at once starve the packages tested beside this one
-		c := startCluster(t, cluster.Topology{Replicas: 1})
+		c := testcluster.StartCluster(t, cluster.Topology{Replicas: 1})
 		ctx := context.Background()
-		mc, rc := client(t, c.Nodes[0].Addr()), client(t, c.Nodes[1].Addr())
+		mc, rc := testcluster.Client(t, c.Nodes[0].Addr()), testcluster.Client(t, c.Nodes[1].Addr())
 		if err := mc.Set(ctx, "lock", "token", 0).Err(); err != nil {
 			t.Fatal(err)
 		}

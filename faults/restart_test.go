@@ -11,16 +11,18 @@ import (
 
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/faults"
+	"github.com/lockpick/lockpick/internal/testcluster"
 )
 
 func TestRestartFault_Persistence(t *testing.T) {
 	t.Parallel()
-	c := startCluster(t, cluster.Topology{Masters: 4, NodePersistence: map[string]cluster.Persistence{
+	c := testcluster.StartCluster(t, cluster.Topology{Masters: 4, NodePersistence: map[string]cluster.Persistence{
 		"n1": cluster.PersistNone,
 		"n2": cluster.PersistAOFEverySec,
 		"n3": cluster.PersistAOFAlways,
 		"n4": cluster.PersistAOFAlways,
 	}})
+
 	for _, tc := range []struct {
 		node     string
 		fault    *faults.RestartFault
@@ -35,12 +37,12 @@ func TestRestartFault_Persistence(t *testing.T) {
 	} {
 		t.Run(tc.node, func(t *testing.T) {
 			ctx := context.Background()
-			n := node(t, c, tc.node)
-			rdb := client(t, n.Addr())
+			n := testcluster.Node(t, c, tc.node)
+			rdb := testcluster.Client(t, n.Addr())
 			if err := rdb.Set(ctx, "lock", "token", time.Minute).Err(); err != nil {
 				t.Fatal(err)
 			}
-			inject(t, tc.fault, n)
+			testcluster.Inject(t, tc.fault, n)
 			got, err := rdb.Get(ctx, "lock").Result()
 			switch {
 			case tc.wantKept && (err != nil || got != "token"):
@@ -54,7 +56,7 @@ func TestRestartFault_Persistence(t *testing.T) {
 
 func TestRestartFault_DelayKeepsNodeDown(t *testing.T) {
 	t.Parallel()
-	c := startCluster(t, cluster.Topology{})
+	c := testcluster.StartCluster(t, cluster.Topology{})
 	n := c.Nodes[0]
 	const delay = time.Second
 	f := &faults.RestartFault{Delay: delay}
@@ -68,7 +70,7 @@ func TestRestartFault_DelayKeepsNodeDown(t *testing.T) {
 	go func() { defer wg.Done(); injectErr = f.Inject(context.Background(), n) }()
 
 	// Probe through the client proxy until the node answers again.
-	rdb := client(t, n.Addr(), 100*time.Millisecond)
+	rdb := testcluster.Client(t, n.Addr(), 100*time.Millisecond)
 	// The node must be seen down right up to the end of the delay (within
 	// one probe interval plus a probe timeout).
 	checkDownForDelay(t, rdb, start, delay, delay+5*time.Second, 150*time.Millisecond, 2*time.Second,
@@ -84,13 +86,14 @@ func TestRestartFault_DelayKeepsNodeDown(t *testing.T) {
 func checkDownForDelay(t *testing.T, rdb *redis.Client, start time.Time, delay, probeFor, early, late time.Duration, wait func() error) time.Duration {
 	t.Helper()
 	var lastDown time.Duration
-	err := eventuallyWithin(probeFor, func() error {
+	err := testcluster.EventuallyWithin(probeFor, func() error {
 		err := rdb.Ping(context.Background()).Err()
 		if err != nil {
 			lastDown = time.Since(start)
 		}
 		return err
 	})
+
 	up := time.Since(start)
 	if injectErr := wait(); injectErr != nil || err != nil {
 		t.Fatalf("inject: %v; probe: %v", injectErr, err)
@@ -109,14 +112,14 @@ func checkDownForDelay(t *testing.T, rdb *redis.Client, start time.Time, delay, 
 
 func TestRestartFault_CancelLeavesNodeDownForHeal(t *testing.T) {
 	t.Parallel()
-	c := startCluster(t, cluster.Topology{})
+	c := testcluster.StartCluster(t, cluster.Topology{})
 	n := c.Nodes[0]
 	f := &faults.RestartFault{Delay: time.Hour}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- f.Inject(ctx, n) }()
-	rdb := client(t, n.Addr(), 100*time.Millisecond)
-	if err := eventually(func() error {
+	rdb := testcluster.Client(t, n.Addr(), 100*time.Millisecond)
+	if err := testcluster.Eventually(func() error {
 		if rdb.Ping(context.Background()).Err() == nil {
 			return errors.New("node still up")
 		}
@@ -133,7 +136,7 @@ func TestRestartFault_CancelLeavesNodeDownForHeal(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Inject ignored the cancelled context")
 	}
-	heal(t, f, n)
+	testcluster.Heal(t, f, n)
 	if err := rdb.Ping(context.Background()).Err(); err != nil {
 		t.Fatalf("PING after heal: %v", err)
 	}

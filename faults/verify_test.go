@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/faults"
+	"github.com/lockpick/lockpick/internal/testcluster"
 )
 
 // verifyOK checks that Verify sees f's effect on n and describes it with
@@ -61,28 +62,28 @@ func TestVerify_NotAVerifier(t *testing.T) {
 
 func TestKillFault_Verify(t *testing.T) {
 	t.Parallel()
-	c := startCluster(t, cluster.Topology{})
+	c := testcluster.StartCluster(t, cluster.Topology{})
 	n := c.Nodes[0]
 	f := &faults.KillFault{}
 	verifyAbsent(t, f, n) // running
-	inject(t, f, n)
+	testcluster.Inject(t, f, n)
 	if got := verifyOK(t, f, n); got != "down" {
 		t.Fatalf("Verify = %q, want down", got)
 	}
-	heal(t, f, n)
+	testcluster.Heal(t, f, n)
 	verifyAbsent(t, f, n)
 }
 
 func TestRestartFault_Verify(t *testing.T) {
 	t.Parallel()
-	c := startCluster(t, cluster.Topology{})
+	c := testcluster.StartCluster(t, cluster.Topology{})
 	n := c.Nodes[0]
 	f := &faults.RestartFault{Wipe: true}
-	inject(t, &faults.KillFault{}, n)
+	testcluster.Inject(t, &faults.KillFault{}, n)
 	verifyAbsent(t, f, n) // still down
-	inject(t, f, n)
+	testcluster.Inject(t, f, n)
 	verifyOK(t, f, n, "back up", ", wiped")
-	heal(t, f, n)
+	testcluster.Heal(t, f, n)
 }
 
 // hidePID hides a process's PID, as a container's would be.
@@ -90,19 +91,19 @@ type hidePID struct{ cluster.Proc }
 
 func TestPauseFault_Verify(t *testing.T) {
 	t.Parallel()
-	c := startCluster(t, cluster.Topology{})
+	c := testcluster.StartCluster(t, cluster.Topology{})
 	n := c.Nodes[0]
 	other := &cluster.Node{Name: n.Name, Proc: hidePID{n.Proc}}
 	f := &faults.PauseFault{}
 	verifyAbsent(t, f, n)
 	verifyAbsent(t, f, other)
-	inject(t, f, n)
-	t.Cleanup(func() { heal(t, f, n) })
+	testcluster.Inject(t, f, n)
+	t.Cleanup(func() { testcluster.Heal(t, f, n) })
 	verifyOK(t, f, n, "frozen (SIGSTOP)")
 	verifyOK(t, f, other, "frozen", "PING")
-	heal(t, f, n)
+	testcluster.Heal(t, f, n)
 	verifyAbsent(t, f, n)
-	inject(t, &faults.KillFault{}, n)
+	testcluster.Inject(t, &faults.KillFault{}, n)
 	verifyAbsent(t, f, n) // down is not frozen
 	verifyAbsent(t, f, other)
 }
@@ -116,9 +117,9 @@ func TestProcessPauseFault_Verify(t *testing.T) {
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	f := &faults.ProcessPauseFault{PID: cmd.Process.Pid}
 	verifyAbsent(t, f, nil)
-	inject(t, f, nil)
+	testcluster.Inject(t, f, nil)
 	verifyOK(t, f, nil, "frozen (SIGSTOP)")
-	heal(t, f, nil)
+	testcluster.Heal(t, f, nil)
 	verifyAbsent(t, f, nil)
 	if _, err := faults.Verify(context.Background(), &faults.ProcessPauseFault{}, nil); !errors.Is(err, cluster.ErrBadFault) {
 		t.Fatalf("Verify pid 0: err=%v, want ErrBadFault", err)
@@ -129,7 +130,7 @@ func TestProcessPauseFault_Verify(t *testing.T) {
 // after the other: absent before Inject, seen after, absent after Heal.
 func TestNetworkFaults_Verify(t *testing.T) {
 	t.Parallel()
-	c := startCluster(t, cluster.Topology{Replicas: 1})
+	c := testcluster.StartCluster(t, cluster.Topology{Replicas: 1})
 	replica := c.Nodes[1]
 	for _, tc := range []struct {
 		fault faults.Fault
@@ -149,10 +150,10 @@ func TestNetworkFaults_Verify(t *testing.T) {
 	} {
 		t.Run(faults.Describe(tc.fault, replica), func(t *testing.T) {
 			verifyAbsent(t, tc.fault, replica)
-			inject(t, tc.fault, replica)
+			testcluster.Inject(t, tc.fault, replica)
 			verifyOK(t, tc.fault, replica, tc.want)
-			heal(t, tc.fault, replica)
-			heal(t, tc.fault, replica) // healing twice is no error
+			testcluster.Heal(t, tc.fault, replica)
+			testcluster.Heal(t, tc.fault, replica) // healing twice is no error
 			verifyAbsent(t, tc.fault, replica)
 		})
 	}
@@ -160,14 +161,14 @@ func TestNetworkFaults_Verify(t *testing.T) {
 
 func TestLatencyFault_VerifyOtherLatency(t *testing.T) {
 	t.Parallel()
-	c := startCluster(t, cluster.Topology{})
+	c := testcluster.StartCluster(t, cluster.Topology{})
 	n := c.Nodes[0]
 	slow := &faults.LatencyFault{Latency: 1500 * time.Millisecond}
-	inject(t, slow, n)
-	t.Cleanup(func() { heal(t, slow, n) })
+	testcluster.Inject(t, slow, n)
+	t.Cleanup(func() { testcluster.Heal(t, slow, n) })
 	// Injecting a second latency keeps the first toxic: its effect is absent.
 	fast := &faults.LatencyFault{Latency: 200 * time.Millisecond}
-	inject(t, fast, n)
+	testcluster.Inject(t, fast, n)
 	verifyAbsent(t, fast, n)
 	// Another direction's toxic is not this fault's either.
 	verifyAbsent(t, &faults.DropRepliesFault{}, n)
@@ -179,14 +180,14 @@ func TestClockJumpFault_Verify(t *testing.T) {
 	n1, n2 := c.Nodes[0], c.Nodes[1]
 	f := &faults.ClockJumpFault{Offset: 5 * time.Second}
 	verifyAbsent(t, f, n1) // no jump yet
-	inject(t, f, n1)
+	testcluster.Inject(t, f, n1)
 	checkReadBack(t, verifyOK(t, f, n1, "(read back with TIME)"), f.Offset)
-	heal(t, f, n1)
+	testcluster.Heal(t, f, n1)
 	verifyAbsent(t, f, n1) // reset
 
 	back := &faults.ClockJumpFault{Offset: -30 * time.Second}
-	inject(t, back, n1)
-	t.Cleanup(func() { heal(t, back, n1) })
+	testcluster.Inject(t, back, n1)
+	t.Cleanup(func() { testcluster.Heal(t, back, n1) })
 	checkReadBack(t, verifyOK(t, back, n1, "(read back with TIME)"), back.Offset)
 
 	// A node whose Clock moved but whose process does not read it, as
@@ -224,25 +225,25 @@ func TestClockRateFault_Verify(t *testing.T) {
 	n := c.Nodes[0]
 	f := &faults.ClockRateFault{Rate: 2}
 	verifyAbsent(t, f, n)
-	inject(t, f, n)
-	t.Cleanup(func() { heal(t, f, n) })
+	testcluster.Inject(t, f, n)
+	t.Cleanup(func() { testcluster.Heal(t, f, n) })
 	got := verifyOK(t, f, n, "(read back with TIME)")
 	s, _ := strings.CutPrefix(got, "clock rate ×")
 	s, _, _ = strings.Cut(s, " ")
 	if rate, err := strconv.ParseFloat(s, 64); err != nil || rate < 1.7 || rate > 2.3 {
 		t.Fatalf("Verify = %q, want \"clock rate ×<rate> (...)\" with a rate of 2 ±15%%", got)
 	}
-	heal(t, f, n)
+	testcluster.Heal(t, f, n)
 	verifyAbsent(t, f, n)
 }
 
 func TestPromoteFault_Verify(t *testing.T) {
 	t.Parallel()
-	c := startCluster(t, cluster.Topology{Replicas: 1})
+	c := testcluster.StartCluster(t, cluster.Topology{Replicas: 1})
 	n2 := c.Nodes[1]
 	f := &faults.PromoteFault{Demote: true}
 	verifyAbsent(t, f, n2) // still a replica
-	inject(t, f, n2)
+	testcluster.Inject(t, f, n2)
 	if got := verifyOK(t, f, n2); got != "role master" {
 		t.Fatalf("Verify = %q, want role master", got)
 	}
@@ -251,11 +252,11 @@ func TestPromoteFault_Verify(t *testing.T) {
 
 func TestSentinelFailoverFault_Verify(t *testing.T) {
 	t.Parallel()
-	c := startCluster(t, cluster.Topology{Replicas: 1, Sentinels: 3})
+	c := testcluster.StartCluster(t, cluster.Topology{Replicas: 1, Sentinels: 3})
 	n1 := c.Nodes[0]
 	f := &faults.SentinelFailoverFault{Timeout: 15 * time.Second}
 	verifyAbsent(t, f, n1)
-	inject(t, f, n1)
+	testcluster.Inject(t, f, n1)
 	verifyOK(t, f, n1, "sentinels now name n2 master")
 }
 
@@ -267,21 +268,21 @@ func TestDockerBackend_Verify(t *testing.T) {
 	n := c.Nodes[0]
 	pause := &faults.PauseFault{}
 	verifyAbsent(t, pause, n)
-	inject(t, pause, n)
-	t.Cleanup(func() { heal(t, pause, n) })
+	testcluster.Inject(t, pause, n)
+	t.Cleanup(func() { testcluster.Heal(t, pause, n) })
 	verifyOK(t, pause, n, "frozen (no reply to PING in 150ms)")
-	heal(t, pause, n)
+	testcluster.Heal(t, pause, n)
 	verifyAbsent(t, pause, n)
 
 	jump := &faults.ClockJumpFault{Offset: -10 * time.Second}
-	inject(t, jump, n)
+	testcluster.Inject(t, jump, n)
 	checkReadBack(t, verifyOK(t, jump, n), jump.Offset)
-	heal(t, jump, n)
+	testcluster.Heal(t, jump, n)
 	verifyAbsent(t, jump, n)
 
 	kill := &faults.KillFault{}
-	inject(t, kill, n)
+	testcluster.Inject(t, kill, n)
 	verifyOK(t, kill, n, "down")
-	heal(t, kill, n)
+	testcluster.Heal(t, kill, n)
 	verifyAbsent(t, kill, n)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/cluster/dockerbackend"
 	"github.com/lockpick/lockpick/faults"
+	"github.com/lockpick/lockpick/internal/testcluster"
 	"github.com/lockpick/lockpick/internal/testredis"
 )
 
@@ -113,11 +114,11 @@ func TestDockerBackend_RunsTheHostsRedis(t *testing.T) {
 	}
 	// The replica follows the master through its replication proxy, which
 	// reaches the containerised master on a host port.
-	master, replica := client(t, c.Nodes[0].Addr()), client(t, c.Nodes[1].Addr())
+	master, replica := testcluster.Client(t, c.Nodes[0].Addr()), testcluster.Client(t, c.Nodes[1].Addr())
 	if err := master.Set(ctx, "k", "v", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := eventually(func() error { return replica.Get(ctx, "k").Err() }); err != nil {
+	if err := testcluster.Eventually(func() error { return replica.Get(ctx, "k").Err() }); err != nil {
 		t.Fatalf("replica never got the key: %v", err)
 	}
 	// The node is the host's redis-server, run as pid 1 of its container,
@@ -159,7 +160,7 @@ func TestDockerBackend_KillAndRestartWithDelay(t *testing.T) {
 	}}, false)
 	ctx := context.Background()
 	for _, n := range c.Nodes {
-		if err := client(t, n.Addr()).Set(ctx, "lock", "token", time.Minute).Err(); err != nil {
+		if err := testcluster.Client(t, n.Addr()).Set(ctx, "lock", "token", time.Minute).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -170,9 +171,9 @@ func TestDockerBackend_KillAndRestartWithDelay(t *testing.T) {
 		node     string
 		wantKept bool
 	}{{"n1", false}, {"n2", true}} {
-		n := node(t, c, tc.node)
-		inject(t, &faults.RestartFault{}, n)
-		got, err := client(t, n.Addr()).Get(ctx, "lock").Result()
+		n := testcluster.Node(t, c, tc.node)
+		testcluster.Inject(t, &faults.RestartFault{}, n)
+		got, err := testcluster.Client(t, n.Addr()).Get(ctx, "lock").Result()
 		switch {
 		case tc.wantKept && (err != nil || got != "token"):
 			t.Fatalf("%s after restart: GET = %q, %v; want the key kept", tc.node, got, err)
@@ -189,9 +190,9 @@ func TestDockerBackend_KillAndRestartWithDelay(t *testing.T) {
 	var wg sync.WaitGroup
 	start := time.Now()
 	wg.Go(func() { injectErr = f.Inject(ctx, n) })
-	rdb := client(t, n.Addr(), 100*time.Millisecond)
+	rdb := testcluster.Client(t, n.Addr(), 100*time.Millisecond)
 	// docker kill is not instant: wait until the node stops answering.
-	if err := eventually(func() error {
+	if err := testcluster.Eventually(func() error {
 		if rdb.Ping(ctx).Err() == nil {
 			return errors.New("node still answers after the kill")
 		}
@@ -212,28 +213,28 @@ func TestDockerBackend_PauseIsDockerPause(t *testing.T) {
 	ctx := context.Background()
 	n := c.Nodes[0]
 	f := &faults.PauseFault{}
-	inject(t, f, n)
-	t.Cleanup(func() { heal(t, f, n) })
+	testcluster.Inject(t, f, n)
+	t.Cleanup(func() { testcluster.Heal(t, f, n) })
 	label := "lockpick.run=" + b.ID()
 	if got := dockerCLI(t, "ps", "-q", "--filter", "label="+label, "--filter", "status=paused"); len(got) != 1 {
 		t.Fatalf("paused containers of the run: %v, want n1's", got)
 	}
-	if err := client(t, n.Addr(), 300*time.Millisecond).Ping(ctx).Err(); !isTimeout(err) {
+	if err := testcluster.Client(t, n.Addr(), 300*time.Millisecond).Ping(ctx).Err(); !testcluster.IsTimeout(err) {
 		t.Fatalf("PING to a paused node: err=%v, want a timeout", err)
 	}
-	heal(t, f, n)
-	heal(t, f, n) // resuming twice is harmless
-	if err := client(t, n.Addr()).Ping(ctx).Err(); err != nil {
+	testcluster.Heal(t, f, n)
+	testcluster.Heal(t, f, n) // resuming twice is harmless
+	if err := testcluster.Client(t, n.Addr()).Ping(ctx).Err(); err != nil {
 		t.Fatalf("PING after resume: %v", err)
 	}
 	// Killing a paused node works, as kill -9 of a stopped process does.
-	inject(t, f, n)
-	inject(t, &faults.KillFault{}, n)
+	testcluster.Inject(t, f, n)
+	testcluster.Inject(t, &faults.KillFault{}, n)
 	if err := f.Heal(ctx, n); err != nil {
 		t.Fatalf("resume of a killed node: %v, want nil", err)
 	}
-	heal(t, &faults.KillFault{}, n)
-	if err := client(t, n.Addr()).Ping(ctx).Err(); err != nil {
+	testcluster.Heal(t, &faults.KillFault{}, n)
+	if err := testcluster.Client(t, n.Addr()).Ping(ctx).Err(); err != nil {
 		t.Fatalf("PING after restart: %v", err)
 	}
 }
@@ -330,7 +331,7 @@ func TestDockerBackend_SentinelFailover(t *testing.T) {
 	ctx := context.Background()
 	old := c.Nodes[0]
 	start := time.Now()
-	inject(t, &faults.KillFault{}, old)
+	testcluster.Inject(t, &faults.KillFault{}, old)
 	promoted, err := c.WaitFailover(ctx, old, 20*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -356,8 +357,8 @@ func TestDockerBackend_Close_LeavesNoContainerOrNetwork(t *testing.T) {
 	if got, want := len(containersLabelled(t, label)), 3; got != want {
 		t.Fatalf("%d containers of the run, want %d", got, want)
 	}
-	inject(t, &faults.PauseFault{}, c.Nodes[1]) // a paused container must go too
-	inject(t, &faults.KillFault{}, c.Nodes[0])  // and a stopped one
+	testcluster.Inject(t, &faults.PauseFault{}, c.Nodes[1]) // a paused container must go too
+	testcluster.Inject(t, &faults.KillFault{}, c.Nodes[0])  // and a stopped one
 	if err := errors.Join(c.Close(), b.Close()); err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/faults"
+	"github.com/lockpick/lockpick/internal/testcluster"
 )
 
 // checkDownForDelay pings rdb until the node answers again (for at most
@@ -26,13 +27,14 @@ import (
 func checkDownForDelay(t *testing.T, rdb *redis.Client, start time.Time, delay, probeFor, early, late time.Duration, wait func() error) time.Duration {
 	t.Helper()
 	var lastDown time.Duration
-	err := eventuallyWithin(probeFor, func() error {
+	err := testcluster.EventuallyWithin(probeFor, func() error {
 		err := rdb.Ping(context.Background()).Err()
 		if err != nil {
 			lastDown = time.Since(start)
 		}
 		return err
 	})
+
 	up := time.Since(start)
 	if injectErr := wait(); injectErr != nil || err != nil {
 		t.Fatalf("inject: %v; probe: %v", injectErr, err)
@@ -65,14 +67,14 @@ func serverTime(tb testing.TB, rdb *redis.Client) time.Time {
 func checkClockJump(t *testing.T, n *cluster.Node) *redis.Client {
 	t.Helper()
 	ctx := context.Background()
-	rdb := client(t, n.Addr())
+	rdb := testcluster.Client(t, n.Addr())
 	const ttl = 10 * time.Second
 	if err := rdb.Set(ctx, "lease", "token", ttl).Err(); err != nil {
 		t.Fatal(err)
 	}
 	before := serverTime(t, rdb)
 	f := &faults.ClockJumpFault{Offset: 2 * ttl}
-	inject(t, f, n)
+	testcluster.Inject(t, f, n)
 	moved := serverTime(t, rdb).Sub(before)
 	if moved < 2*ttl || moved > 2*ttl+time.Second {
 		t.Fatalf("TIME moved %v across a %v jump, want %v (+1s)", moved, f.Offset, f.Offset)
@@ -80,7 +82,7 @@ func checkClockJump(t *testing.T, n *cluster.Node) *redis.Client {
 	if err := rdb.Get(ctx, "lease").Err(); !errors.Is(err, redis.Nil) {
 		t.Fatalf("GET lease after the jump: err=%v, want redis.Nil (expired)", err)
 	}
-	heal(t, f, n)
+	testcluster.Heal(t, f, n)
 	if off := serverTime(t, rdb).Sub(time.Now()); off.Abs() > time.Second {
 		t.Fatalf("node clock off by %v after heal, want within 1s", off)
 	}
@@ -122,8 +124,8 @@ func checkPowerLoss(t *testing.T, c *cluster.Cluster) {
 	} {
 		t.Run(tc.node, func(t *testing.T) {
 			ctx := context.Background()
-			n := node(t, c, tc.node)
-			rdb := client(t, n.Addr())
+			n := testcluster.Node(t, c, tc.node)
+			rdb := testcluster.Client(t, n.Addr())
 			// 100 ms into the next second: everysec has not synced in it yet.
 			now := time.Now()
 			time.Sleep(now.Truncate(time.Second).Add(time.Second + 100*time.Millisecond).Sub(now))
@@ -134,7 +136,7 @@ func checkPowerLoss(t *testing.T, c *cluster.Cluster) {
 			if err := rdb.Set(ctx, "second", "2", time.Minute).Err(); err != nil {
 				t.Fatal(err)
 			}
-			inject(t, tc.fault, n)
+			testcluster.Inject(t, tc.fault, n)
 			if time.Now().Sub(now.Truncate(time.Second)) > 1900*time.Millisecond {
 				t.Skip("the machine is too slow: the next second's fsync may have run before the power loss")
 			}
