@@ -264,7 +264,7 @@ func TestSentinelFailoverFault_Verify(t *testing.T) {
 // whose processes Verify cannot look up by pid.
 func TestDockerBackend_Verify(t *testing.T) {
 	t.Parallel()
-	c, _ := startDocker(t, cluster.Topology{}, true)
+	c, _ := testcluster.StartDocker(t, cluster.Topology{}, true)
 	n := c.Nodes[0]
 	pause := &faults.PauseFault{}
 	verifyAbsent(t, pause, n)

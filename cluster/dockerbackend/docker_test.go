@@ -3,7 +3,6 @@ package dockerbackend_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,70 +20,6 @@ import (
 	"github.com/lockpick/lockpick/internal/testcluster"
 	"github.com/lockpick/lockpick/internal/testredis"
 )
-
-// The docker tests run when a Docker engine answers and skip, saying why
-// (once on stdout, and in each test's skip message), when none does. The
-// image is built once per test binary (and reused across binaries: it is
-// tagged by content).
-
-var dockerCheck = sync.OnceValue(func() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	err := dockerbackend.Available(ctx)
-	if err != nil {
-		fmt.Println("skipping docker tests:", err)
-	}
-	return err
-})
-
-// requireDockerEnv, when set, turns the docker tests' skip into a failure,
-// for CI machines that are known to have an engine.
-const requireDockerEnv = "LOCKPICK_REQUIRE_DOCKER"
-
-// needDocker skips the test when no Docker engine answers.
-func needDocker(tb testing.TB) {
-	tb.Helper()
-	if err := dockerCheck(); err != nil {
-		if os.Getenv(requireDockerEnv) != "" {
-			tb.Fatalf("%s is set but %v", requireDockerEnv, err)
-		}
-		tb.Skipf("skipping: %v", err)
-	}
-}
-
-// newDockerBackend returns a docker backend on a test-owned directory,
-// closed at cleanup. With shim, its nodes run under the clock shim.
-func newDockerBackend(tb testing.TB, shim bool) *dockerbackend.Backend {
-	tb.Helper()
-	needDocker(tb)
-	testredis.Require(tb, true) // the image is built from the host's redis
-	b, err := dockerbackend.New(tb.TempDir())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if shim {
-		if clockShim == "" {
-			tb.Skip("no clock shim (gcc missing)")
-		}
-		b.ClockShim = clockShim
-	}
-	tb.Cleanup(func() { _ = b.Close() })
-	return b
-}
-
-// startDocker starts topo on a fresh docker backend.
-func startDocker(tb testing.TB, topo cluster.Topology, shim bool) (*cluster.Cluster, *dockerbackend.Backend) {
-	tb.Helper()
-	b := newDockerBackend(tb, shim)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	c, err := cluster.Start(ctx, b, topo)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { _ = c.Close() })
-	return c, b
-}
 
 // dockerCLI runs the docker command line and returns its output's lines.
 func dockerCLI(tb testing.TB, args ...string) []string {
@@ -107,7 +42,7 @@ func containersLabelled(tb testing.TB, label string) []string {
 
 func TestDockerBackend_RunsTheHostsRedis(t *testing.T) {
 	t.Parallel()
-	c, b := startDocker(t, cluster.Topology{Replicas: 1}, false)
+	c, b := testcluster.StartDocker(t, cluster.Topology{Replicas: 1}, false)
 	ctx := context.Background()
 	if !strings.HasPrefix(b.ImageRef(), dockerbackend.RedisImageRepo+":") {
 		t.Fatalf("image %q, want a %s image", b.ImageRef(), dockerbackend.RedisImageRepo)
@@ -155,9 +90,10 @@ func field(info, key string) string {
 
 func TestDockerBackend_KillAndRestartWithDelay(t *testing.T) {
 	t.Parallel()
-	c, _ := startDocker(t, cluster.Topology{Masters: 2, NodePersistence: map[string]cluster.Persistence{
+	c, _ := testcluster.StartDocker(t, cluster.Topology{Masters: 2, NodePersistence: map[string]cluster.Persistence{
 		"n2": cluster.PersistAOFAlways,
 	}}, false)
+
 	ctx := context.Background()
 	for _, n := range c.Nodes {
 		if err := testcluster.Client(t, n.Addr()).Set(ctx, "lock", "token", time.Minute).Err(); err != nil {
@@ -209,7 +145,7 @@ func TestDockerBackend_KillAndRestartWithDelay(t *testing.T) {
 
 func TestDockerBackend_PauseIsDockerPause(t *testing.T) {
 	t.Parallel()
-	c, b := startDocker(t, cluster.Topology{}, false)
+	c, b := testcluster.StartDocker(t, cluster.Topology{}, false)
 	ctx := context.Background()
 	n := c.Nodes[0]
 	f := &faults.PauseFault{}
@@ -242,7 +178,7 @@ func TestDockerBackend_PauseIsDockerPause(t *testing.T) {
 func TestBuildRedisImage_TaggedByContent(t *testing.T) {
 	testredis.Require(t, true)
 	t.Parallel()
-	needDocker(t)
+	testcluster.NeedDocker(t)
 	if clockShim == "" {
 		t.Skip("no clock shim (gcc missing)")
 	}
@@ -273,7 +209,7 @@ func TestBuildRedisImage_TaggedByContent(t *testing.T) {
 
 func TestDockerBackend_ClockJumpThroughShim(t *testing.T) {
 	t.Parallel()
-	c, _ := startDocker(t, cluster.Topology{}, true)
+	c, _ := testcluster.StartDocker(t, cluster.Topology{}, true)
 	checkClockJump(t, c.Nodes[0])
 }
 
@@ -291,7 +227,7 @@ func TestDockerBackend_ClockShimRefusedByImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := newDockerBackend(t, false)
+	b := testcluster.NewDockerBackend(t, false)
 	b.Image = ref
 	b.ClockShim = filepath.Join(t.TempDir(), "not-a-library.so")
 	if err := os.WriteFile(b.ClockShim, []byte("not an ELF file\n"), 0o644); err != nil {
@@ -313,7 +249,7 @@ func TestDockerBackend_ClockShimRefusedByImage(t *testing.T) {
 // the shim is bind-mounted, its journal lands in the shared directory.
 func TestDockerBackend_PowerLoss(t *testing.T) {
 	t.Parallel()
-	b := newDockerBackend(t, false)
+	b := testcluster.NewDockerBackend(t, false)
 	b.FsyncShim = fsyncShim(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -327,7 +263,7 @@ func TestDockerBackend_PowerLoss(t *testing.T) {
 
 func TestDockerBackend_SentinelFailover(t *testing.T) {
 	t.Parallel()
-	c, _ := startDocker(t, cluster.Topology{Replicas: 1, Sentinels: 3}, false)
+	c, _ := testcluster.StartDocker(t, cluster.Topology{Replicas: 1, Sentinels: 3}, false)
 	ctx := context.Background()
 	old := c.Nodes[0]
 	start := time.Now()
@@ -344,9 +280,9 @@ func TestDockerBackend_SentinelFailover(t *testing.T) {
 
 func TestDockerBackend_Close_LeavesNoContainerOrNetwork(t *testing.T) {
 	t.Parallel()
-	needDocker(t)
+	testcluster.NeedDocker(t)
 	networks := dockerCLI(t, "network", "ls", "-q")
-	b := newDockerBackend(t, false)
+	b := testcluster.NewDockerBackend(t, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	c, err := cluster.Start(ctx, b, cluster.Topology{Replicas: 1, Sentinels: 1})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/cluster/dockerbackend"
+	"github.com/lockpick/lockpick/internal/testcluster"
 	"github.com/lockpick/lockpick/internal/testredis"
 )
 
@@ -45,7 +46,7 @@ func runDockerHelper(mode string) int {
 // topology runs, with the label that selects its containers.
 func startDockerHelper(t *testing.T, mode, topo string) (*exec.Cmd, string) {
 	t.Helper()
-	needDocker(t)
+	testcluster.NeedDocker(t)
 	testredis.Require(t, true)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), dockerHelperEnv+"="+mode, helperDirEnv+"="+t.TempDir(), helperTopoEnv+"="+topo)
