@@ -25,7 +25,7 @@ func TestClockRateFault_FastClockExpiresEarly(t *testing.T) {
 	t.Cleanup(func() { testcluster.Heal(t, f, n) })
 
 	const ttl = 3 * time.Second
-	start, nodeStart := time.Now(), serverTime(t, rdb)
+	start, nodeStart := time.Now(), testcluster.ServerTime(t, rdb)
 	if err := rdb.Set(ctx, "lease", "token", ttl).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestClockRateFault_FastClockExpiresEarly(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a %v lease on a 10× clock lived %v of true time: %v", ttl, time.Since(start), err)
 	}
-	trueElapsed, nodeElapsed := time.Since(start), serverTime(t, rdb).Sub(nodeStart)
+	trueElapsed, nodeElapsed := time.Since(start), testcluster.ServerTime(t, rdb).Sub(nodeStart)
 	if trueElapsed > ttl/2 {
 		t.Fatalf("lease expired after %v of true time, want well under %v", trueElapsed, ttl)
 	}

@@ -73,41 +73,8 @@ func TestRestartFault_DelayKeepsNodeDown(t *testing.T) {
 	rdb := testcluster.Client(t, n.Addr(), 100*time.Millisecond)
 	// The node must be seen down right up to the end of the delay (within
 	// one probe interval plus a probe timeout).
-	checkDownForDelay(t, rdb, start, delay, delay+5*time.Second, 150*time.Millisecond, 2*time.Second,
+	testcluster.CheckDownForDelay(t, rdb, start, delay, delay+5*time.Second, 150*time.Millisecond, 2*time.Second,
 		func() error { wg.Wait(); return injectErr })
-}
-
-// checkDownForDelay pings rdb until the node answers again (for at most
-// probeFor) after a delayed restart that began at start, and checks that it
-// answered no earlier than delay, that its last failed probe came within
-// early of the delay's end, and that it was back within late after it. wait
-// returns the fault's Inject error once Inject is done. It returns when the
-// node answered, from start.
-func checkDownForDelay(t *testing.T, rdb *redis.Client, start time.Time, delay, probeFor, early, late time.Duration, wait func() error) time.Duration {
-	t.Helper()
-	var lastDown time.Duration
-	err := testcluster.EventuallyWithin(probeFor, func() error {
-		err := rdb.Ping(context.Background()).Err()
-		if err != nil {
-			lastDown = time.Since(start)
-		}
-		return err
-	})
-
-	up := time.Since(start)
-	if injectErr := wait(); injectErr != nil || err != nil {
-		t.Fatalf("inject: %v; probe: %v", injectErr, err)
-	}
-	if up < delay {
-		t.Fatalf("node answered %v after the kill, before the %v delay", up, delay)
-	}
-	if lastDown < delay-early {
-		t.Fatalf("last failed probe at %v, want one near the end of the %v delay", lastDown, delay)
-	}
-	if up > delay+late {
-		t.Fatalf("node came back %v after the kill, want within %v of the %v delay", up, late, delay)
-	}
-	return up
 }
 
 func TestRestartFault_CancelLeavesNodeDownForHeal(t *testing.T) {

@@ -138,7 +138,7 @@ func TestDockerBackend_KillAndRestartWithDelay(t *testing.T) {
 	}
 	// docker kill takes a moment before the node stops answering, and
 	// docker start one before it answers again; allow 250ms either side.
-	up := checkDownForDelay(t, rdb, start, delay, delay+15*time.Second, 250*time.Millisecond, 5*time.Second,
+	up := testcluster.CheckDownForDelay(t, rdb, start, delay, delay+15*time.Second, 250*time.Millisecond, 5*time.Second,
 		func() error { wg.Wait(); return injectErr })
 	t.Logf("down for %v of a %v delay (docker kill + start)", up, delay)
 }
@@ -210,7 +210,7 @@ func TestBuildRedisImage_TaggedByContent(t *testing.T) {
 func TestDockerBackend_ClockJumpThroughShim(t *testing.T) {
 	t.Parallel()
 	c, _ := testcluster.StartDocker(t, cluster.Topology{}, true)
-	checkClockJump(t, c.Nodes[0])
+	testcluster.CheckClockJump(t, c.Nodes[0])
 }
 
 func TestDockerBackend_ClockShimRefusedByImage(t *testing.T) {
@@ -250,15 +250,15 @@ func TestDockerBackend_ClockShimRefusedByImage(t *testing.T) {
 func TestDockerBackend_PowerLoss(t *testing.T) {
 	t.Parallel()
 	b := testcluster.NewDockerBackend(t, false)
-	b.FsyncShim = fsyncShim(t)
+	b.FsyncShim = testcluster.FsyncShim(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c, err := cluster.Start(ctx, b, powerLossTopology)
+	c, err := cluster.Start(ctx, b, testcluster.PowerLossTopology)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	checkPowerLoss(t, c)
+	testcluster.CheckPowerLoss(t, c)
 }
 
 func TestDockerBackend_SentinelFailover(t *testing.T) {

@@ -1,6 +1,4 @@
-package dockerbackend_test
-
-// Copies of faults' test helpers that the docker backend's tests use too.
+package testcluster
 
 import (
 	"context"
@@ -15,19 +13,13 @@ import (
 
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/faults"
-	"github.com/lockpick/lockpick/internal/testcluster"
 )
 
-// checkDownForDelay pings rdb until the node answers again (for at most
-// probeFor) after a delayed restart that began at start, and checks that it
-// answered no earlier than delay, that its last failed probe came within
-// early of the delay's end, and that it was back within late after it. wait
-// returns the fault's Inject error once Inject is done. It returns when the
-// node answered, from start.
-func checkDownForDelay(t *testing.T, rdb *redis.Client, start time.Time, delay, probeFor, early, late time.Duration, wait func() error) time.Duration {
+// CheckDownForDelay probes rdb after a restart delayed by delay began at start, checks the outage (early, late: tolerances) and returns when the node answered.
+func CheckDownForDelay(t *testing.T, rdb *redis.Client, start time.Time, delay, probeFor, early, late time.Duration, wait func() error) time.Duration {
 	t.Helper()
 	var lastDown time.Duration
-	err := testcluster.EventuallyWithin(probeFor, func() error {
+	err := EventuallyWithin(probeFor, func() error {
 		err := rdb.Ping(context.Background()).Err()
 		if err != nil {
 			lastDown = time.Since(start)
@@ -51,8 +43,8 @@ func checkDownForDelay(t *testing.T, rdb *redis.Client, start time.Time, delay, 
 	return up
 }
 
-// serverTime returns the node's TIME.
-func serverTime(tb testing.TB, rdb *redis.Client) time.Time {
+// ServerTime returns the node's TIME or fails the test.
+func ServerTime(tb testing.TB, rdb *redis.Client) time.Time {
 	tb.Helper()
 	tm, err := rdb.Time(context.Background()).Result()
 	if err != nil {
@@ -61,36 +53,34 @@ func serverTime(tb testing.TB, rdb *redis.Client) time.Time {
 	return tm
 }
 
-// checkClockJump sets a key with a 10s TTL on n, jumps n's clock by twice
-// that, and checks that TIME moved by the jump (+1s) and the key expired,
-// then heals and checks the clock is back within 1s. It returns the client.
-func checkClockJump(t *testing.T, n *cluster.Node) *redis.Client {
+// CheckClockJump jumps n's clock by 20s, checks TIME moved and a 10s key expired, heals, checks the clock is back, and returns the client.
+func CheckClockJump(t *testing.T, n *cluster.Node) *redis.Client {
 	t.Helper()
 	ctx := context.Background()
-	rdb := testcluster.Client(t, n.Addr())
+	rdb := Client(t, n.Addr())
 	const ttl = 10 * time.Second
 	if err := rdb.Set(ctx, "lease", "token", ttl).Err(); err != nil {
 		t.Fatal(err)
 	}
-	before := serverTime(t, rdb)
+	before := ServerTime(t, rdb)
 	f := &faults.ClockJumpFault{Offset: 2 * ttl}
-	testcluster.Inject(t, f, n)
-	moved := serverTime(t, rdb).Sub(before)
+	Inject(t, f, n)
+	moved := ServerTime(t, rdb).Sub(before)
 	if moved < 2*ttl || moved > 2*ttl+time.Second {
 		t.Fatalf("TIME moved %v across a %v jump, want %v (+1s)", moved, f.Offset, f.Offset)
 	}
 	if err := rdb.Get(ctx, "lease").Err(); !errors.Is(err, redis.Nil) {
 		t.Fatalf("GET lease after the jump: err=%v, want redis.Nil (expired)", err)
 	}
-	testcluster.Heal(t, f, n)
-	if off := serverTime(t, rdb).Sub(time.Now()); off.Abs() > time.Second {
+	Heal(t, f, n)
+	if off := ServerTime(t, rdb).Sub(time.Now()); off.Abs() > time.Second {
 		t.Fatalf("node clock off by %v after heal, want within 1s", off)
 	}
 	return rdb
 }
 
-// fsyncShim builds the fsync shim, or skips the test without gcc.
-func fsyncShim(tb testing.TB) string {
+// FsyncShim builds the fsync shim, or skips the test without gcc.
+func FsyncShim(tb testing.TB) string {
 	tb.Helper()
 	shim, err := cluster.BuildFsyncShim(filepath.Join(os.TempDir(), "lockpick-fsyncshim"))
 	if err != nil {
@@ -99,17 +89,16 @@ func fsyncShim(tb testing.TB) string {
 	return shim
 }
 
-// powerLossTopology has one node per case of checkPowerLoss.
-var powerLossTopology = cluster.Topology{Masters: 4, NodePersistence: map[string]cluster.Persistence{
+// PowerLossTopology has one node per case of CheckPowerLoss.
+var PowerLossTopology = cluster.Topology{Masters: 4, NodePersistence: map[string]cluster.Persistence{
 	"n1": cluster.PersistAOFEverySec,
 	"n2": cluster.PersistAOFAlways,
 	"n3": cluster.PersistAOFEverySec,
 	"n4": cluster.PersistNone,
 }}
 
-// checkPowerLoss runs the cases of TestPowerLossFault_DropsUnsyncedWrites
-// on c, a cluster of powerLossTopology under the fsync shim.
-func checkPowerLoss(t *testing.T, c *cluster.Cluster) {
+// CheckPowerLoss runs the power-loss cases (everysec, always, restart, no persistence) on c, a PowerLossTopology cluster under the fsync shim.
+func CheckPowerLoss(t *testing.T, c *cluster.Cluster) {
 	for _, tc := range []struct {
 		node       string
 		fault      faults.Fault
@@ -124,8 +113,8 @@ func checkPowerLoss(t *testing.T, c *cluster.Cluster) {
 	} {
 		t.Run(tc.node, func(t *testing.T) {
 			ctx := context.Background()
-			n := testcluster.Node(t, c, tc.node)
-			rdb := testcluster.Client(t, n.Addr())
+			n := Node(t, c, tc.node)
+			rdb := Client(t, n.Addr())
 			// 100 ms into the next second: everysec has not synced in it yet.
 			now := time.Now()
 			time.Sleep(now.Truncate(time.Second).Add(time.Second + 100*time.Millisecond).Sub(now))
@@ -136,7 +125,7 @@ func checkPowerLoss(t *testing.T, c *cluster.Cluster) {
 			if err := rdb.Set(ctx, "second", "2", time.Minute).Err(); err != nil {
 				t.Fatal(err)
 			}
-			testcluster.Inject(t, tc.fault, n)
+			Inject(t, tc.fault, n)
 			if time.Now().Sub(now.Truncate(time.Second)) > 1900*time.Millisecond {
 				t.Skip("the machine is too slow: the next second's fsync may have run before the power loss")
 			}
