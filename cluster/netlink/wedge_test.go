@@ -14,6 +14,7 @@ import (
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/cluster/netlink"
 	"github.com/lockpick/lockpick/faults"
+	"github.com/lockpick/lockpick/internal/testcluster"
 )
 
 // streamTo keeps writing a line a millisecond through addr until ctx
@@ -58,7 +59,7 @@ func TestLink_HealLatencyAfterPartition(t *testing.T) {
 	t.Parallel()
 	p := netlink.NewProxies()
 	t.Cleanup(p.Close)
-	l, err := p.Add("svc", echoServer(t))
+	l, err := p.Add("svc", testcluster.EchoServer(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +84,7 @@ func TestLink_HealLatencyAfterPartition(t *testing.T) {
 			}
 		}
 	}
-	if err := echo(l.Addr(), time.Second); err != nil {
+	if err := testcluster.Echo(l.Addr(), time.Second); err != nil {
 		t.Fatalf("link does not forward after the heals: %v", err)
 	}
 }
@@ -114,7 +115,7 @@ func init() { toxics.Register("lockpick-test-stuck", new(stuckToxic)) }
 func TestLink_WedgedChangeIsBounded(t *testing.T) {
 	p := netlink.NewProxies()
 	p.SetChangeTimeout(300 * time.Millisecond)
-	l, err := p.Add("svc", echoServer(t))
+	l, err := p.Add("svc", testcluster.EchoServer(t))
 	if err != nil {
 		t.Fatal(err)
 	}
