@@ -3,10 +3,8 @@ package cluster_test
 import (
 	"context"
 	"errors"
-	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/faults"
@@ -55,29 +53,6 @@ func TestPromoteFault_DemoteWhileFaultsRun(t *testing.T) {
 	// Network faults on the demoted master find its new link.
 	f := &faults.CutReplicationFault{}
 	testcluster.Inject(t, f, n1)
-	verifyOK(t, f, n1, "replication link cut")
+	testcluster.VerifyOK(t, f, n1, "replication link cut")
 	testcluster.Heal(t, f, n1)
-}
-
-// verifyOK checks that Verify sees f's effect on n and describes it with
-// every one of want, and returns the description.
-func verifyOK(tb testing.TB, f faults.Fault, n *cluster.Node, want ...string) string {
-	tb.Helper()
-	start := time.Now()
-	got, err := faults.Verify(context.Background(), f, n)
-	if err != nil {
-		tb.Fatalf("Verify %s: %v", faults.Describe(f, n), err)
-	}
-	for _, w := range want {
-		if !strings.Contains(got, w) {
-			tb.Fatalf("Verify %s = %q, want it to say %q", faults.Describe(f, n), got, w)
-		}
-	}
-	// Every check is bounded by about a second; the slack is for a loaded
-	// machine running the suite with -race.
-	if took := time.Since(start); took > 2500*time.Millisecond {
-		tb.Fatalf("Verify %s took %v, want about a second at most", faults.Describe(f, n), took)
-	}
-	tb.Logf("Verify %s: %s", faults.Describe(f, n), got)
-	return got
 }

@@ -14,29 +14,6 @@ import (
 	"github.com/lockpick/lockpick/internal/testcluster"
 )
 
-// verifyOK checks that Verify sees f's effect on n and describes it with
-// every one of want, and returns the description.
-func verifyOK(tb testing.TB, f faults.Fault, n *cluster.Node, want ...string) string {
-	tb.Helper()
-	start := time.Now()
-	got, err := faults.Verify(context.Background(), f, n)
-	if err != nil {
-		tb.Fatalf("Verify %s: %v", faults.Describe(f, n), err)
-	}
-	for _, w := range want {
-		if !strings.Contains(got, w) {
-			tb.Fatalf("Verify %s = %q, want it to say %q", faults.Describe(f, n), got, w)
-		}
-	}
-	// Every check is bounded by about a second; the slack is for a loaded
-	// machine running the suite with -race.
-	if took := time.Since(start); took > 2500*time.Millisecond {
-		tb.Fatalf("Verify %s took %v, want about a second at most", faults.Describe(f, n), took)
-	}
-	tb.Logf("Verify %s: %s", faults.Describe(f, n), got)
-	return got
-}
-
 // verifyAbsent checks that Verify reports f's effect on n as absent.
 func verifyAbsent(tb testing.TB, f faults.Fault, n *cluster.Node) {
 	tb.Helper()
@@ -67,7 +44,7 @@ func TestKillFault_Verify(t *testing.T) {
 	f := &faults.KillFault{}
 	verifyAbsent(t, f, n) // running
 	testcluster.Inject(t, f, n)
-	if got := verifyOK(t, f, n); got != "down" {
+	if got := testcluster.VerifyOK(t, f, n); got != "down" {
 		t.Fatalf("Verify = %q, want down", got)
 	}
 	testcluster.Heal(t, f, n)
@@ -82,7 +59,7 @@ func TestRestartFault_Verify(t *testing.T) {
 	testcluster.Inject(t, &faults.KillFault{}, n)
 	verifyAbsent(t, f, n) // still down
 	testcluster.Inject(t, f, n)
-	verifyOK(t, f, n, "back up", ", wiped")
+	testcluster.VerifyOK(t, f, n, "back up", ", wiped")
 	testcluster.Heal(t, f, n)
 }
 
@@ -99,8 +76,8 @@ func TestPauseFault_Verify(t *testing.T) {
 	verifyAbsent(t, f, other)
 	testcluster.Inject(t, f, n)
 	t.Cleanup(func() { testcluster.Heal(t, f, n) })
-	verifyOK(t, f, n, "frozen (SIGSTOP)")
-	verifyOK(t, f, other, "frozen", "PING")
+	testcluster.VerifyOK(t, f, n, "frozen (SIGSTOP)")
+	testcluster.VerifyOK(t, f, other, "frozen", "PING")
 	testcluster.Heal(t, f, n)
 	verifyAbsent(t, f, n)
 	testcluster.Inject(t, &faults.KillFault{}, n)
@@ -118,7 +95,7 @@ func TestProcessPauseFault_Verify(t *testing.T) {
 	f := &faults.ProcessPauseFault{PID: cmd.Process.Pid}
 	verifyAbsent(t, f, nil)
 	testcluster.Inject(t, f, nil)
-	verifyOK(t, f, nil, "frozen (SIGSTOP)")
+	testcluster.VerifyOK(t, f, nil, "frozen (SIGSTOP)")
 	testcluster.Heal(t, f, nil)
 	verifyAbsent(t, f, nil)
 	if _, err := faults.Verify(context.Background(), &faults.ProcessPauseFault{}, nil); !errors.Is(err, cluster.ErrBadFault) {
@@ -151,7 +128,7 @@ func TestNetworkFaults_Verify(t *testing.T) {
 		t.Run(faults.Describe(tc.fault, replica), func(t *testing.T) {
 			verifyAbsent(t, tc.fault, replica)
 			testcluster.Inject(t, tc.fault, replica)
-			verifyOK(t, tc.fault, replica, tc.want)
+			testcluster.VerifyOK(t, tc.fault, replica, tc.want)
 			testcluster.Heal(t, tc.fault, replica)
 			testcluster.Heal(t, tc.fault, replica) // healing twice is no error
 			verifyAbsent(t, tc.fault, replica)
@@ -181,14 +158,14 @@ func TestClockJumpFault_Verify(t *testing.T) {
 	f := &faults.ClockJumpFault{Offset: 5 * time.Second}
 	verifyAbsent(t, f, n1) // no jump yet
 	testcluster.Inject(t, f, n1)
-	checkReadBack(t, verifyOK(t, f, n1, "(read back with TIME)"), f.Offset)
+	checkReadBack(t, testcluster.VerifyOK(t, f, n1, "(read back with TIME)"), f.Offset)
 	testcluster.Heal(t, f, n1)
 	verifyAbsent(t, f, n1) // reset
 
 	back := &faults.ClockJumpFault{Offset: -30 * time.Second}
 	testcluster.Inject(t, back, n1)
 	t.Cleanup(func() { testcluster.Heal(t, back, n1) })
-	checkReadBack(t, verifyOK(t, back, n1, "(read back with TIME)"), back.Offset)
+	checkReadBack(t, testcluster.VerifyOK(t, back, n1, "(read back with TIME)"), back.Offset)
 
 	// A node whose Clock moved but whose process does not read it, as
 	// without the shim: TIME shows true time.
@@ -227,7 +204,7 @@ func TestClockRateFault_Verify(t *testing.T) {
 	verifyAbsent(t, f, n)
 	testcluster.Inject(t, f, n)
 	t.Cleanup(func() { testcluster.Heal(t, f, n) })
-	got := verifyOK(t, f, n, "(read back with TIME)")
+	got := testcluster.VerifyOK(t, f, n, "(read back with TIME)")
 	s, _ := strings.CutPrefix(got, "clock rate ×")
 	s, _, _ = strings.Cut(s, " ")
 	if rate, err := strconv.ParseFloat(s, 64); err != nil || rate < 1.7 || rate > 2.3 {
@@ -244,7 +221,7 @@ func TestPromoteFault_Verify(t *testing.T) {
 	f := &faults.PromoteFault{Demote: true}
 	verifyAbsent(t, f, n2) // still a replica
 	testcluster.Inject(t, f, n2)
-	if got := verifyOK(t, f, n2); got != "role master" {
+	if got := testcluster.VerifyOK(t, f, n2); got != "role master" {
 		t.Fatalf("Verify = %q, want role master", got)
 	}
 	verifyAbsent(t, f, c.Nodes[0]) // the demoted master
@@ -257,7 +234,7 @@ func TestSentinelFailoverFault_Verify(t *testing.T) {
 	f := &faults.SentinelFailoverFault{Timeout: 15 * time.Second}
 	verifyAbsent(t, f, n1)
 	testcluster.Inject(t, f, n1)
-	verifyOK(t, f, n1, "sentinels now name n2 master")
+	testcluster.VerifyOK(t, f, n1, "sentinels now name n2 master")
 }
 
 // TestDockerBackend_Verify checks the process faults' Verify on containers,
@@ -270,19 +247,19 @@ func TestDockerBackend_Verify(t *testing.T) {
 	verifyAbsent(t, pause, n)
 	testcluster.Inject(t, pause, n)
 	t.Cleanup(func() { testcluster.Heal(t, pause, n) })
-	verifyOK(t, pause, n, "frozen (no reply to PING in 150ms)")
+	testcluster.VerifyOK(t, pause, n, "frozen (no reply to PING in 150ms)")
 	testcluster.Heal(t, pause, n)
 	verifyAbsent(t, pause, n)
 
 	jump := &faults.ClockJumpFault{Offset: -10 * time.Second}
 	testcluster.Inject(t, jump, n)
-	checkReadBack(t, verifyOK(t, jump, n), jump.Offset)
+	checkReadBack(t, testcluster.VerifyOK(t, jump, n), jump.Offset)
 	testcluster.Heal(t, jump, n)
 	verifyAbsent(t, jump, n)
 
 	kill := &faults.KillFault{}
 	testcluster.Inject(t, kill, n)
-	verifyOK(t, kill, n, "down")
+	testcluster.VerifyOK(t, kill, n, "down")
 	testcluster.Heal(t, kill, n)
 	verifyAbsent(t, kill, n)
 }
