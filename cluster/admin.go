@@ -177,7 +177,7 @@ func ClusterFailover(ctx context.Context, n *Node, mode string, timeout time.Dur
 	}
 	wait, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	return poll(wait, func() error {
+	return Poll(wait, func() error {
 		role, err := NodeRole(wait, n.Proc.Addr())
 		if err == nil && role != "master" {
 			err = fmt.Errorf("cluster: %s still has role %q after %s", n.Name, role, what)

@@ -161,7 +161,7 @@ func (c *Cluster) WaitEtcdHealthy(ctx context.Context, timeout time.Duration) er
 		if time.Now().After(deadline) {
 			return fmt.Errorf("%w: etcd members %s not healthy after %v", ErrNotReady, strings.Join(sick, ","), timeout)
 		}
-		if err := sleepCtx(ctx, 50*time.Millisecond); err != nil {
+		if err := SleepCtx(ctx, 50*time.Millisecond); err != nil {
 			return err
 		}
 	}
@@ -297,7 +297,7 @@ func replaceVia(ctx context.Context, addr, name, peerURL string) error {
 		if !errors.As(err, &ae) || ae.Message != errEtcdUnhealthy || time.Now().After(deadline) {
 			return err
 		}
-		if err := sleepCtx(ctx, 200*time.Millisecond); err != nil {
+		if err := SleepCtx(ctx, 200*time.Millisecond); err != nil {
 			return err
 		}
 	}

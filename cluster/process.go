@@ -205,7 +205,7 @@ func (p *process) Start(ctx context.Context) error {
 		if err == nil || !portTakenSince(p.logPath, from) || time.Now().After(deadline) {
 			return err
 		}
-		if err := sleepCtx(ctx, 20*time.Millisecond); err != nil {
+		if err := SleepCtx(ctx, 20*time.Millisecond); err != nil {
 			return p.startError(err)
 		}
 	}
@@ -323,7 +323,7 @@ func (p *process) checkShim(ctx context.Context, pid int) error {
 			return fmt.Errorf("%w: %s (pid %d) did not map its clock file %s within 1s: %s does not move its clock (not the clock shim, or a static %s)",
 				ErrNoClockShim, p.name, pid, p.clock.path, p.shim, p.bin)
 		}
-		if err := sleepCtx(ctx, 10*time.Millisecond); err != nil {
+		if err := SleepCtx(ctx, 10*time.Millisecond); err != nil {
 			return err
 		}
 	}
@@ -493,8 +493,8 @@ func WipeData(dir string) error {
 	return nil
 }
 
-// sleepCtx waits d or until ctx ends, returning ctx's error in that case.
-func sleepCtx(ctx context.Context, d time.Duration) error {
+// SleepCtx waits d or until ctx ends, returning ctx's error in that case.
+func SleepCtx(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
 	}

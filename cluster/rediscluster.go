@@ -197,7 +197,7 @@ func (c *Cluster) joinRedisCluster(ctx context.Context) error {
 		}
 	}
 	for _, n := range c.Nodes {
-		err := poll(ctx, func() error {
+		err := Poll(ctx, func() error {
 			view, err := clusterNodes(ctx, n.Proc.Addr())
 			if err != nil {
 				return err
@@ -218,7 +218,7 @@ func (c *Cluster) joinRedisCluster(ctx context.Context) error {
 	}
 	for i, n := range c.Nodes[shards:] {
 		primary := ids[i%shards]
-		err := poll(ctx, func() error { return AdminDo(ctx, n.Proc.Addr(), "CLUSTER", "REPLICATE", primary) })
+		err := Poll(ctx, func() error { return AdminDo(ctx, n.Proc.Addr(), "CLUSTER", "REPLICATE", primary) })
 		if err != nil {
 			return &StartError{Node: n.Name, LogPath: n.Proc.LogPath(), Err: fmt.Errorf("cluster replicate: %w", err)}
 		}
@@ -231,7 +231,7 @@ func (c *Cluster) joinRedisCluster(ctx context.Context) error {
 func (c *Cluster) waitClusterSettled(ctx context.Context) error {
 	var want string
 	for i, n := range c.Nodes {
-		err := poll(ctx, func() error {
+		err := Poll(ctx, func() error {
 			if i >= c.topo.Shards { // a replica
 				if err := ReplicaLinkUp(ctx, n.Proc.Addr()); err != nil {
 					return err

@@ -85,7 +85,7 @@ func (c *Cluster) Restore(ctx context.Context) (string, error) {
 		}
 	}
 	for _, r := range c.Nodes[c.topo.Masters:] {
-		if err := poll(ctx, func() error { return ReplicaLinkUp(ctx, r.Addr()) }); err != nil {
+		if err := Poll(ctx, func() error { return ReplicaLinkUp(ctx, r.Addr()) }); err != nil {
 			return "", fmt.Errorf("cluster: restore: %s never synced: %w", r.Name, err)
 		}
 	}
@@ -194,7 +194,7 @@ func (c *Cluster) restoreClusterOnce(ctx context.Context) ([]string, error) {
 		// A failover turns the old primary into a replica by gossip: give
 		// it a moment before telling it.
 		wait, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err := poll(wait, func() error {
+		err := Poll(wait, func() error {
 			if c.PrimaryOf(wait, r) != p {
 				return errors.New("not yet")
 			}
@@ -205,7 +205,7 @@ func (c *Cluster) restoreClusterOnce(ctx context.Context) ([]string, error) {
 			continue
 		}
 		wait, cancel = context.WithTimeout(ctx, 5*time.Second)
-		err = poll(wait, func() error { return AdminDo(wait, r.Proc.Addr(), "CLUSTER", "REPLICATE", p.ID()) })
+		err = Poll(wait, func() error { return AdminDo(wait, r.Proc.Addr(), "CLUSTER", "REPLICATE", p.ID()) })
 		cancel()
 		if err != nil {
 			return did, fmt.Errorf("%s replicate %s: %w", r.Name, p.Name, err)

@@ -16,7 +16,7 @@ func (c *Cluster) waitSettled(ctx context.Context, timeout time.Duration) error 
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	for _, r := range c.Nodes[c.topo.Masters:] {
-		if err := poll(ctx, func() error { return ReplicaLinkUp(ctx, r.Addr()) }); err != nil {
+		if err := Poll(ctx, func() error { return ReplicaLinkUp(ctx, r.Addr()) }); err != nil {
 			return &StartError{Node: r.Name, LogPath: r.Proc.LogPath(), Err: fmt.Errorf("replica never synced: %w", err)}
 		}
 	}
@@ -24,7 +24,7 @@ func (c *Cluster) waitSettled(ctx context.Context, timeout time.Duration) error 
 		return err
 	}
 	for _, s := range c.Sentinels {
-		err := poll(ctx, func() error {
+		err := Poll(ctx, func() error {
 			m, err := sentinelMaster(ctx, s.Addr())
 			if err != nil {
 				return err
@@ -74,7 +74,7 @@ func (c *Cluster) WaitFailover(ctx context.Context, old *Node, timeout time.Dura
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var promoted *Node
-	err := poll(ctx, func() error {
+	err := Poll(ctx, func() error {
 		n, err := c.CurrentMaster(ctx)
 		if err != nil {
 			return err
@@ -125,7 +125,7 @@ func (c *Cluster) waitStreaming(ctx context.Context) error {
 	if err := rdb.Set(ctx, "lockpick:settled", 1, time.Second).Err(); err != nil {
 		return &StartError{Node: m.Name, LogPath: m.Proc.LogPath(), Err: fmt.Errorf("replication probe: %w", err)}
 	}
-	return poll(ctx, func() error {
+	return Poll(ctx, func() error {
 		n, err := rdb.Wait(ctx, replicas, time.Second).Result()
 		if err == nil && n < int64(replicas) {
 			err = fmt.Errorf("WAIT %d: %d replicas acknowledged", replicas, n)
@@ -188,8 +188,8 @@ func NodeRole(ctx context.Context, addr string) (string, error) {
 	return m["role"], nil
 }
 
-// poll calls fn every 20ms until it succeeds or ctx ends, returning fn's last error.
-func poll(ctx context.Context, fn func() error) error {
+// Poll calls fn every 20ms until it succeeds or ctx ends, returning fn's last error.
+func Poll(ctx context.Context, fn func() error) error {
 	for {
 		err := fn()
 		if err == nil {

@@ -117,7 +117,7 @@ func (f *BusPartitionFault) Verify(ctx context.Context, n *cluster.Node) (string
 	var repl []string
 	for _, rc := range cuts {
 		wait, cancel := context.WithTimeout(ctx, 2*time.Second)
-		err := poll(wait, func() error {
+		err := cluster.Poll(wait, func() error {
 			if cluster.ReplicaLinkUp(wait, rc.replica.Proc.Addr()) == nil {
 				return noEffect("%s still replicates from %s", rc.replica.Name, rc.primary.Name)
 			}

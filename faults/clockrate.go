@@ -59,7 +59,7 @@ func (f *ClockRateFault) Verify(ctx context.Context, n *cluster.Node) (string, e
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", n.Name, err)
 	}
-	if err := sleepCtx(ctx, 200*time.Millisecond); err != nil {
+	if err := cluster.SleepCtx(ctx, 200*time.Millisecond); err != nil {
 		return "", err
 	}
 	r2, err := readTime(ctx, rdb)

@@ -301,37 +301,6 @@ func nodeName(n *cluster.Node) string {
 	return n.Name
 }
 
-// sleepCtx waits d or until ctx ends, returning ctx's error in that case.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// poll calls fn every 20ms until it returns nil or ctx ends, and then
-// returns fn's last error.
-func poll(ctx context.Context, fn func() error) error {
-	for {
-		err := fn()
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
-
 // port returns the port of host:port.
 func port(addr string) string {
 	_, p, _ := net.SplitHostPort(addr)

@@ -59,7 +59,7 @@ func (f *ProcessKillFault) Verify(ctx context.Context, _ *cluster.Node) (string,
 		if time.Now().After(deadline) {
 			return "", noEffect("process (pid %d) is in state %c, still alive", f.PID, st)
 		}
-		if err := sleepCtx(ctx, 5*time.Millisecond); err != nil {
+		if err := cluster.SleepCtx(ctx, 5*time.Millisecond); err != nil {
 			return "", err
 		}
 	}

@@ -64,7 +64,7 @@ func (f *PromoteFault) Inject(ctx context.Context, n *cluster.Node) error {
 	}
 	wait, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	return poll(wait, func() error {
+	return cluster.Poll(wait, func() error {
 		role, err := cluster.NodeRole(wait, n.Proc.Addr())
 		if err == nil && role != "master" {
 			err = fmt.Errorf("cluster: %s has role %q after promotion", n.Name, role)

@@ -55,7 +55,7 @@ func crashAndRestart(ctx context.Context, n *cluster.Node, delay time.Duration, 
 	if err := lost(p); err != nil {
 		return err
 	}
-	if err := sleepCtx(ctx, delay); err != nil {
+	if err := cluster.SleepCtx(ctx, delay); err != nil {
 		return err
 	}
 	return p.Start(ctx)

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockpick/lockpick/cluster"
 )
 
 // Every Verify looks at the node itself, not at what Inject returned: a
@@ -60,7 +62,7 @@ func checkStopped(ctx context.Context, pid int, who string) error {
 		if time.Now().After(deadline) {
 			return noEffect("%s (pid %d) is in state %c, not stopped", who, pid, st)
 		}
-		if err := sleepCtx(ctx, 5*time.Millisecond); err != nil {
+		if err := cluster.SleepCtx(ctx, 5*time.Millisecond); err != nil {
 			return err
 		}
 	}
