@@ -130,7 +130,11 @@ func TestNoLock_ResourceCheckSeesLostUpdates(t *testing.T) {
 // after the TTL, or with the key from its AOF, it does not, and serves a
 // grant again) and
 // reply-loss (releasing only the nodes that answered leaves the lost
-// reply's key stuck, RedissonRedLock's too; releasing every node does not).
+// reply's key stuck, RedissonRedLock's too; releasing every node does not)
+// and watchdog-pause (a paused holder writes late; fenced, its write is
+// refused) and failover-lock-loss (a failover loses the lock to set-nx
+// and reentrant alike, and to a fenced set-nx, whose counter is lost with
+// the key; WAIT refuses it).
 func TestCatalogue_EveryArm(t *testing.T) {
 	testredis.Require(t, false)
 	for _, tc := range everyArm {
@@ -195,8 +199,9 @@ type armCount struct {
 // everyArm lists the scenarios whose arms TestCatalogue_EveryArm runs.
 var everyArm = []armCount{{"redlock-tolerance", 5}, {"redlock-power-loss", 6}, {"redlock-split-vote", 6}, {"watchdog-renewal-error", 2}, {"redlock-greedy", 2}, {"redlock-slow-nodes", 3}, {"failover-delayed-promotion", 2}, {"redlock-failed-acquire-release", 2}, {"reentrant-lost-reply", 2},
 	{"watchdog-reconnect", 3}, {"partition-holder", 3}, {"cluster-failover-lock-loss", 2}, {"cluster-minority-primary", 3},
-	{"cluster-slot-migration", 2}, {"etcd-pause-holder", 2}, {"etcd-waiter-lease-expiry", 2}, {"etcd-partition-holder", 2},
-	{"getset-bare-unlock", 3}, {"redlock-delayed-restart", 2}, {"redlock-crash-restart", 4}, {"reply-loss", 3}}
+	{"cluster-slot-migration", 2}, {"etcd-pause-holder", 2}, {"etcd-waiter-lease-expiry", 2}, {"etcd-partition-holder", 3},
+	{"getset-bare-unlock", 3}, {"redlock-delayed-restart", 2}, {"redlock-crash-restart", 4}, {"reply-loss", 3},
+	{"watchdog-pause", 2}, {"failover-lock-loss", 4}}
 
 // inconclusiveReasons lists why trials were inconclusive, for a failure message.
 func inconclusiveReasons(v results.Verdict) []string {
