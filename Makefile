@@ -106,6 +106,14 @@ clean:
 subjects-table: deps
 	TRIALS=$(or $(TRIALS),1) GO=$(GO) .ci/subjects-table
 
+# services-table runs the built-in lock services matrix (Redis locks,
+# Redlock, etcd; fenced and not; under the same fault classes), TRIALS=n
+# per cell (default 20), PARALLEL at once (default 2), and rewrites the
+# README's table. About 30 minutes on 2 cores at the defaults.
+.PHONY: services-table
+services-table: deps
+	TRIALS=$(or $(TRIALS),20) PARALLEL=$(or $(PARALLEL),2) GO=$(GO) .ci/services-table
+
 # explore-demo runs the searches of docs/explore.md ("Measured here") and of
 # issue 12: Redlock crash-restart, failover-lock-loss without its scripted
 # faults, the fenced GC pause with client-side faults only (expected: no

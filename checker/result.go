@@ -93,3 +93,37 @@ func count(as []Anomaly) map[Kind]int {
 	}
 	return m
 }
+
+// ObservedAt returns when anomaly a happened in h: for a double grant, the
+// start of the first overlap of its leases' windows; otherwise the latest
+// time among the events it names. False when it names none of h's events.
+func ObservedAt(h History, a Anomaly) (int64, bool) {
+	if at, ok := firstOverlap(a.Windows); a.Kind == DoubleGrant && ok {
+		return at, true
+	}
+	var at int64
+	found := false
+	for _, i := range a.Ops {
+		if i < 0 || i >= len(h) || h[i].Index != i {
+			continue
+		}
+		at, found = max(at, h[i].Time), true
+	}
+	return at, found
+}
+
+// firstOverlap returns the earliest instant two windows of different
+// processes both cover.
+func firstOverlap(ws []Window) (int64, bool) {
+	var at int64
+	found := false
+	for i, x := range ws {
+		for _, y := range ws[i+1:] {
+			start := max(x.Start, y.Start)
+			if x.Process != y.Process && start < min(x.End, y.End) && (!found || start < at) {
+				at, found = start, true
+			}
+		}
+	}
+	return at, found
+}

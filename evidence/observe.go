@@ -52,6 +52,10 @@ func Observe(r checker.Result, ev Evidence, tolerate []string) (observed, reason
 	return Safe, ""
 }
 
+// IsViolation reports whether observation o counts against the lock:
+// unsafe, stuck or starves.
+func IsViolation(o string) bool { return o == Unsafe || o == Stuck || o == Starves }
+
 // Tolerated reports whether a scenario's tolerate list leaves anomaly kind
 // k out of its verdict.
 func Tolerated(k checker.Kind, tolerate []string) bool {

@@ -3,6 +3,7 @@ package results
 import (
 	"fmt"
 	"io"
+	"slices"
 	"text/tabwriter"
 )
 
@@ -47,7 +48,10 @@ type ArmResult struct {
 	Rate float64 `json:"rate"`
 	Low  float64 `json:"ci95_low"`
 	High float64 `json:"ci95_high"`
-	Dir  string  `json:"dir"` // the arm's run folder, relative to the comparison's
+	// FirstViolationMedian is the median, over the violating trials, of
+	// when the first violation happened, in seconds from the trial's start.
+	FirstViolationMedian float64 `json:"first_violation_median_s,omitempty"`
+	Dir                  string  `json:"dir"` // the arm's run folder, relative to the comparison's
 }
 
 // A FisherTest compares the violation rates of two arms.
@@ -63,7 +67,36 @@ func NewArmResult(arm, summary string, v *Verdict, dir string) ArmResult {
 	lo, hi := Wilson(v.TrialsWithAnomaly, n)
 	return ArmResult{Arm: arm, Summary: summary, Expect: v.Expect, Observed: v.Observed, Matched: v.Matched,
 		Trials: v.Trials, Conclusive: n, Inconclusive: v.TrialsInconclusive,
-		Violations: v.TrialsWithAnomaly, Rate: float64(v.TrialsWithAnomaly) / float64(max(n, 1)), Low: lo, High: hi, Dir: dir}
+		Violations: v.TrialsWithAnomaly, Rate: float64(v.TrialsWithAnomaly) / float64(max(n, 1)), Low: lo, High: hi,
+		FirstViolationMedian: firstViolationMedian(v.TrialResults), Dir: dir}
+}
+
+// FirstViolationText is the median first violation time, as "+1.23s",
+// or "-" when no trial recorded one.
+func (a ArmResult) FirstViolationText() string {
+	if a.FirstViolationMedian == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("+%.2fs", a.FirstViolationMedian)
+}
+
+// firstViolationMedian is the median of the trials' first violation
+// times, over the trials that recorded one; 0 if none did.
+func firstViolationMedian(ts []Trial) float64 {
+	var xs []float64
+	for _, t := range ts {
+		if t.FirstViolationSeconds > 0 {
+			xs = append(xs, t.FirstViolationSeconds)
+		}
+	}
+	if len(xs) == 0 {
+		return 0
+	}
+	slices.Sort(xs)
+	if n := len(xs); n%2 == 0 {
+		return (xs[n/2-1] + xs[n/2]) / 2
+	}
+	return xs[len(xs)/2]
 }
 
 // Inconclusive returns the number of inconclusive trials over all arms.
@@ -107,14 +140,14 @@ func (c *Comparison) AddTests() {
 func (c *Comparison) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "%s; rates over conclusive trials\n", c.heading())
-	fmt.Fprintln(tw, "ARM\tEXPECT\tOBSERVED\tMATCHED\tVIOLATIONS/CONCLUSIVE\tINCONCLUSIVE\tRATE\t95% CI (Wilson)")
+	fmt.Fprintln(tw, "ARM\tEXPECT\tOBSERVED\tMATCHED\tVIOLATIONS/CONCLUSIVE\tINCONCLUSIVE\tRATE\t95% CI (Wilson)\tFIRST VIOLATION (median)")
 	for _, a := range c.Arms {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t%d\t", a.Arm, a.Expect, a.Observed, yesNo(a.Matched), a.Violations, a.Conclusive, a.Inconclusive)
 		if a.Conclusive == 0 {
-			fmt.Fprintln(tw, "-\t-")
+			fmt.Fprintln(tw, "-\t-\t-")
 			continue
 		}
-		fmt.Fprintf(tw, "%.1f%%\t[%.1f%%, %.1f%%]\n", 100*a.Rate, 100*a.Low, 100*a.High)
+		fmt.Fprintf(tw, "%.1f%%\t[%.1f%%, %.1f%%]\t%s\n", 100*a.Rate, 100*a.Low, 100*a.High, a.FirstViolationText())
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -59,6 +59,9 @@ type Trial struct {
 	// Evidence is what the trial proves.
 	Evidence    evidence.Evidence `json:"evidence"`
 	WallSeconds float64           `json:"wall_seconds"`
+	// FirstViolationSeconds is when, from the trial's start, the first
+	// anomaly that counts against the lock happened (absent if none did).
+	FirstViolationSeconds float64 `json:"first_violation_s,omitempty"`
 	// Dir is the trial's folder, relative to the run folder.
 	Dir string `json:"dir"`
 }

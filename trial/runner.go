@@ -103,6 +103,10 @@ type TrialResult struct {
 	Observed string
 	Reason   string
 	Wall     time.Duration
+	// FirstViolation is when, from the trial's start, the first anomaly
+	// that counts against the lock happened; 0 unless Observed is a
+	// violation.
+	FirstViolation time.Duration
 
 	checkOptions *checker.Options
 }
@@ -170,7 +174,8 @@ func runTrials(ctx context.Context, s scenario.Scenario, o Options, dir *results
 	for i, p := range played {
 		tr := p.TrialResult
 		trials[i] = results.Trial{Trial: p.number, Seed: tr.Seed, Observed: tr.Observed, Reason: tr.Reason,
-			WallSeconds: tr.Wall.Seconds(), Dir: trialDir(p.number), Evidence: tr.Evidence}
+			WallSeconds: tr.Wall.Seconds(), Dir: trialDir(p.number), Evidence: tr.Evidence,
+			FirstViolationSeconds: tr.FirstViolation.Seconds()}
 		checks[i] = tr.Check
 	}
 	v := NewVerdict(s, o.Seed, trials, checks)
@@ -202,10 +207,10 @@ func NewVerdict(s scenario.Scenario, seed uint64, trials []results.Trial, checks
 			t.Anomalies[string(k)] += n
 			v.Anomalies[string(k)] += n
 		}
-		switch t.Observed {
-		case evidence.Unsafe, evidence.Stuck, evidence.Starves:
+		switch {
+		case evidence.IsViolation(t.Observed):
 			v.TrialsWithAnomaly++
-		case evidence.Inconclusive:
+		case t.Observed == evidence.Inconclusive:
 			v.TrialsInconclusive++
 		}
 		for _, a := range checks[i].Anomalies {
@@ -508,7 +513,26 @@ func judgeTrial(s scenario.Scenario, h checker.History, startMono int64, faults 
 	ev := evidence.Evaluate(evidence.Input{History: h, Result: r, Start: startMono, Faults: faults,
 		Require: s.Require, Notes: notes, Problems: problems.all()})
 	obs, why := evidence.Observe(r, ev, s.Tolerate)
-	return TrialResult{History: h, Check: r, Evidence: ev, Observed: obs, Reason: why, checkOptions: copt}
+	return TrialResult{History: h, Check: r, Evidence: ev, Observed: obs, Reason: why, checkOptions: copt,
+		FirstViolation: firstViolation(h, r, obs, s.Tolerate, startMono)}
+}
+
+// firstViolation is when, after startMono, the first anomaly of r that
+// counts against the lock happened, if obs is a violation.
+func firstViolation(h checker.History, r checker.Result, obs string, tolerate []string, startMono int64) time.Duration {
+	if !evidence.IsViolation(obs) {
+		return 0
+	}
+	var first int64
+	for _, a := range r.Anomalies {
+		if at, ok := checker.ObservedAt(h, a); ok && !evidence.Tolerated(a.Kind, tolerate) && (first == 0 || at < first) {
+			first = at
+		}
+	}
+	if first == 0 {
+		return 0
+	}
+	return time.Duration(max(first-startMono, 1))
 }
 
 // clientView returns what client p of s dials on c: the nodes, the

@@ -26,6 +26,6 @@ Exit codes: 0 every verdict matched its expectation (check: no anomaly),
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError(err.Error() + " (see `" + c.CommandPath() + " --help`)")
 	})
-	root.AddCommand(newListCmd(), newRunCmd(), newCompareCmd(), newCheckCmd(), newReportCmd(), newServeCmd(), newBenchCmd(), newExploreCmd(), newMergeCmd(), newImageCmd())
+	root.AddCommand(newListCmd(), newRunCmd(), newCompareCmd(), newCheckCmd(), newReportCmd(), newServeCmd(), newBenchCmd(), newExploreCmd(), newMergeCmd(), newImageCmd(), newMatrixCmd())
 	return root
 }
