@@ -106,3 +106,19 @@ func TestServices_IsValid(t *testing.T) {
 		t.Errorf("Select of an unknown column: %v", err)
 	}
 }
+
+// TestDocs_MatrixExampleIsAccepted parses the matrix file of docs/matrix.md.
+func TestDocs_MatrixExampleIsAccepted(t *testing.T) {
+	page, err := os.ReadFile("../docs/matrix.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(page), "```yaml\n# a matrix file")
+	block, _, _ = strings.Cut("# a matrix file"+block, "```")
+	if !ok {
+		t.Fatal("docs/matrix.md has no matrix file example")
+	}
+	if _, err := campaign.ParseMatrix("matrix.md", []byte(block)); err != nil {
+		t.Error(err)
+	}
+}
