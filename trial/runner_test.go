@@ -197,7 +197,7 @@ type armCount struct {
 }
 
 // everyArm lists the scenarios whose arms TestCatalogue_EveryArm runs.
-var everyArm = []armCount{{"redlock-tolerance", 5}, {"redlock-power-loss", 6}, {"redlock-split-vote", 6}, {"watchdog-renewal-error", 2}, {"redlock-greedy", 2}, {"redlock-slow-nodes", 3}, {"failover-delayed-promotion", 2}, {"redlock-failed-acquire-release", 2}, {"reentrant-lost-reply", 2},
+var everyArm = []armCount{{"redlock-tolerance", 5}, {"redlock-power-loss", 6}, {"redlock-split-vote", 6}, {"watchdog-renewal-error", 2}, {"redlock-greedy", 2}, {"redlock-slow-nodes", 3}, {"failover-delayed-promotion", 2}, {"redlock-failed-acquire-release", 3}, {"reentrant-lost-reply", 2},
 	{"watchdog-reconnect", 3}, {"partition-holder", 3}, {"cluster-failover-lock-loss", 2}, {"cluster-minority-primary", 3},
 	{"cluster-slot-migration", 2}, {"etcd-pause-holder", 2}, {"etcd-waiter-lease-expiry", 2}, {"etcd-partition-holder", 3},
 	{"getset-bare-unlock", 3}, {"redlock-delayed-restart", 2}, {"redlock-crash-restart", 4}, {"reply-loss", 3},
