@@ -132,9 +132,8 @@ func TestNoLock_ResourceCheckSeesLostUpdates(t *testing.T) {
 // reply-loss (releasing only the nodes that answered leaves the lost
 // reply's key stuck, RedissonRedLock's too; releasing every node does not)
 // and watchdog-pause (a paused holder writes late; fenced, its write is
-// refused) and failover-lock-loss (a failover loses the lock to set-nx
-// and reentrant alike, and to a fenced set-nx, whose counter is lost with
-// the key; WAIT refuses it).
+// refused) and single-crash-restart (a master restarted empty grants the
+// lock twice, fenced or reentrant alike; with AOF always it does not).
 func TestCatalogue_EveryArm(t *testing.T) {
 	testredis.Require(t, false)
 	for _, tc := range everyArm {
@@ -201,7 +200,7 @@ var everyArm = []armCount{{"redlock-tolerance", 5}, {"redlock-power-loss", 6}, {
 	{"watchdog-reconnect", 3}, {"partition-holder", 3}, {"cluster-failover-lock-loss", 2}, {"cluster-minority-primary", 3},
 	{"cluster-slot-migration", 2}, {"etcd-pause-holder", 2}, {"etcd-waiter-lease-expiry", 2}, {"etcd-partition-holder", 3},
 	{"getset-bare-unlock", 3}, {"redlock-delayed-restart", 2}, {"redlock-crash-restart", 4}, {"reply-loss", 3},
-	{"watchdog-pause", 2}, {"failover-lock-loss", 5}, {"single-crash-restart", 4}}
+	{"watchdog-pause", 2}, {"single-crash-restart", 4}}
 
 // inconclusiveReasons lists why trials were inconclusive, for a failure message.
 func inconclusiveReasons(v results.Verdict) []string {
