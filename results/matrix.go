@@ -127,10 +127,24 @@ func rateText(a ArmResult) string {
 	if a.Inconclusive > 0 {
 		t += fmt.Sprintf(", %d inconclusive", a.Inconclusive)
 	}
-	if !a.Matched {
+	if contradicts(a) {
 		t += " (!)"
 	}
 	return t
+}
+
+// contradicts reports whether an arm's conclusive trials go against its
+// expectation: a violation where safe was expected, or none where one was.
+// (An arm with an inconclusive trial does not match either, but its rate
+// still stands, with the inconclusive trials counted beside it.)
+func contradicts(a ArmResult) bool {
+	if a.Matched || a.Conclusive == 0 {
+		return false
+	}
+	if a.Expect == "safe" {
+		return a.Violations > 0
+	}
+	return a.Violations == 0 || a.Inconclusive == 0
 }
 
 func (m *Matrix) legend() string {
@@ -141,7 +155,7 @@ func (m *Matrix) legend() string {
 		l += ", " + strings.Join(m.Versions, ", ")
 	}
 	return l + ". A violation is a trial observed unsafe, stuck or starving; a fenced lock's late write that the resource refused is not one. " +
-		"Inconclusive trials (the attack did not meet the lock) are left out. (!) marks a cell whose scenario did not match its catalogued expectation; " +
+		"Inconclusive trials (the attack did not meet the lock) are left out. (!) marks a cell whose conclusive trials contradict its scenario's catalogued expectation; " +
 		"· a pair with no scenario; — a pair that cannot be run here, for the reason below."
 }
 
