@@ -70,6 +70,15 @@ func TestRunMatrix_RatesEachCell(t *testing.T) {
 			t.Errorf("matrix.md lacks %q:\n%s", s, md)
 		}
 	}
+	if err := os.Remove(filepath.Join(dir, "matrix.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := campaign.Rerender(dir); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := os.ReadFile(filepath.Join(dir, "matrix.md")); err != nil || string(again) != string(md) {
+		t.Errorf("matrix.md rendered again from matrix.json differs: %v\n%s", err, again)
+	}
 	var back results.Matrix
 	if b, err := os.ReadFile(filepath.Join(dir, "matrix.json")); err != nil || json.Unmarshal(b, &back) != nil || len(back.Cells) != 3 {
 		t.Errorf("matrix.json: %v, %d cells", err, len(back.Cells))

@@ -31,8 +31,16 @@ func readRunFile(runDir, name string, into any) error {
 }
 
 // Rerender writes report.html and summary.md of a finished run folder again,
-// from its scenario.json, verdict.json and the shown trial's history.
+// from its scenario.json, verdict.json and the shown trial's history; a
+// matrix's folder gets its matrix.md again, from matrix.json.
 func Rerender(runDir string) error {
+	if IsMatrix(runDir) {
+		var m results.Matrix
+		if err := readRunFile(runDir, "matrix.json", &m); err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(runDir, "matrix.md"), []byte(m.Markdown()), 0o644)
+	}
 	s, err := RunScenario(runDir)
 	if err != nil {
 		return err
@@ -53,6 +61,12 @@ func Rerender(runDir string) error {
 		return err
 	}
 	return trial.WriteReport(results.Existing(runDir), s, &v, tr, t)
+}
+
+// IsMatrix reports whether runDir is a matrix's run folder.
+func IsMatrix(runDir string) bool {
+	_, err := os.Stat(filepath.Join(runDir, "matrix.json"))
+	return err == nil
 }
 
 // rerenderSoak renders a soak's report again, on its first anomaly as the

@@ -12,13 +12,17 @@ import (
 func newReportCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "report RUN_FOLDER",
-		Short: "Render report.html and summary.md of a run folder again",
+		Short: "Render report.html and summary.md of a run folder again (a matrix's: matrix.md)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := campaign.Rerender(args[0]); err != nil {
 				return usageError(err.Error())
 			}
-			fmt.Fprintln(cmd.OutOrStdout(), filepath.Join(args[0], "report.html"))
+			page := "report.html"
+			if campaign.IsMatrix(args[0]) {
+				page = "matrix.md"
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), filepath.Join(args[0], page))
 			return nil
 		},
 	}
