@@ -140,13 +140,49 @@ type etcdContainer struct {
 var _ cluster.EtcdRunner = (*etcdContainer)(nil)
 
 // Run removes the last run's container, creates and starts a new one with
-// args, and returns the host pid of its etcd.
+// args, and returns the host pid of its etcd. The engine is called
+// without ctx's cancellation, so a Ctrl-C during a start cannot leave a
+// container the engine made after lockpick gave up on it; once the
+// container is tracked, a cancelled ctx removes it.
 func (r *etcdContainer) Run(ctx context.Context, args []string) (int, <-chan struct{}, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := r.removeLocked(); err != nil {
 		return 0, nil, err
 	}
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dockerTimeout)
+	defer cancel()
+	id, err := r.create(dctx, args)
+	if err != nil {
+		return 0, nil, err
+	}
+	r.id = id
+	trackContainer(id)
+	if err := ctx.Err(); err != nil {
+		_ = r.removeLocked()
+		return 0, nil, err
+	}
+	if _, err := r.api.ContainerStart(dctx, id, client.ContainerStartOptions{}); err != nil {
+		_ = r.removeLocked()
+		return 0, nil, fmt.Errorf("start container: %w", err)
+	}
+	exited := r.watch(id)
+	insp, err := r.api.ContainerInspect(dctx, id, client.ContainerInspectOptions{})
+	if err == nil && (insp.Container.State == nil || insp.Container.State.Pid == 0) {
+		err = errors.New("the engine reports no pid (exited at once?)")
+	}
+	if err != nil {
+		_ = r.removeLocked()
+		<-exited
+		return 0, nil, fmt.Errorf("inspect container: %w", err)
+	}
+	return insp.Container.State.Pid, exited, nil
+}
+
+// create creates the container of one run, not yet started: etcd with
+// args as the calling user, on the host's network, the backend's folder
+// bind-mounted at the same path.
+func (r *etcdContainer) create(ctx context.Context, args []string) (string, error) {
 	labels := ownerLabels()
 	labels[labelRun] = r.b.id
 	labels[labelNode] = r.name
@@ -166,25 +202,9 @@ func (r *etcdContainer) Run(ctx context.Context, args []string) (int, <-chan str
 		HostConfig: &container.HostConfig{NetworkMode: "host", Binds: []string{r.b.Dir + ":" + r.b.Dir}},
 	})
 	if err != nil {
-		return 0, nil, fmt.Errorf("create container: %w", err)
+		return "", fmt.Errorf("create container: %w", err)
 	}
-	r.id = res.ID
-	trackContainer(r.id)
-	if _, err := r.api.ContainerStart(ctx, r.id, client.ContainerStartOptions{}); err != nil {
-		_ = r.removeLocked()
-		return 0, nil, fmt.Errorf("start container: %w", err)
-	}
-	exited := r.watch(r.id)
-	insp, err := r.api.ContainerInspect(ctx, r.id, client.ContainerInspectOptions{})
-	if err == nil && (insp.Container.State == nil || insp.Container.State.Pid == 0) {
-		err = errors.New("the engine reports no pid (exited at once?)")
-	}
-	if err != nil {
-		_ = r.removeLocked()
-		<-exited
-		return 0, nil, fmt.Errorf("inspect container: %w", err)
-	}
-	return insp.Container.State.Pid, exited, nil
+	return res.ID, nil
 }
 
 // watch returns a channel closed when container id stops running (or is
