@@ -2,6 +2,7 @@ package dockerbackend_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,8 +19,9 @@ import (
 
 // TestDockerBackend_Etcd starts 3 etcd members as containers, checks they
 // elect a leader, that a kill of the leader stops its container alone
-// (the other two elect a new leader) and a pause freezes it, and that
-// Close removes the containers and the data directories.
+// (the other two elect a new leader), that a partition of the leader and a
+// pause of a member work as on the process backend, and that Close removes
+// the containers and the data directories.
 func TestDockerBackend_Etcd(t *testing.T) {
 	t.Parallel()
 	testcluster.NeedDocker(t)
@@ -72,6 +74,30 @@ func TestDockerBackend_Etcd(t *testing.T) {
 		t.Fatalf("no new leader after the kill: %v", err)
 	}
 	testcluster.Heal(t, kill, leader)
+	if err := c.WaitEtcdHealthy(ctx, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+
+	// The peer filters tell the members apart by their containers' pids:
+	// a partition of the leader makes the other two elect another.
+	if leader, err = c.EtcdLeader(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.PartitionEtcd(leader.Name); err != nil {
+		t.Fatal(err)
+	}
+	if err := testcluster.EventuallyWithin(8*time.Second, func() error {
+		l, err := c.EtcdLeader(ctx)
+		if err == nil && l == leader {
+			return fmt.Errorf("%s, cut off, still leads", leader.Name)
+		}
+		return err
+	}); err != nil {
+		t.Fatalf("no new leader after the partition: %v", err)
+	}
+	if err := c.HealEtcdPartition(); err != nil {
+		t.Fatal(err)
+	}
 	if err := c.WaitEtcdHealthy(ctx, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
