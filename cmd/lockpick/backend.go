@@ -6,7 +6,6 @@ import (
 
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/cluster/dockerbackend"
-	"github.com/lockpick/lockpick/scenario"
 	"github.com/lockpick/lockpick/trial"
 )
 
@@ -53,12 +52,4 @@ func dockerBackend(image string) trial.BackendFactory {
 		}
 		return b, nil
 	}
-}
-
-// checkBackend refuses, before anything starts, scenarios the backend
-// named by --backend cannot run. Every scenario runs on both backends
-// today (etcd members run as containers on docker); it stays the one place
-// such a refusal would go.
-func checkBackend(name string, list ...scenario.Scenario) error {
-	return nil
 }
