@@ -20,8 +20,8 @@ import (
 // TestDockerBackend_Etcd starts 3 etcd members as containers, checks they
 // elect a leader, that a kill of the leader stops its container alone
 // (the other two elect a new leader), that a partition of the leader and a
-// pause of a member work as on the process backend, and that Close removes
-// the containers and the data directories.
+// pause of a member and a restart without data work as on the process
+// backend, and that Close removes the containers and the data directories.
 func TestDockerBackend_Etcd(t *testing.T) {
 	t.Parallel()
 	testcluster.NeedDocker(t)
@@ -110,6 +110,21 @@ func TestDockerBackend_Etcd(t *testing.T) {
 	testcluster.Heal(t, pause, n)
 	if err := c.WaitEtcdHealthy(ctx, 10*time.Second); err != nil {
 		t.Fatal(err)
+	}
+
+	// A restart without data replaces the member: a new container of a new
+	// member id, joining the running cluster.
+	fs, err := c.EtcdFollowers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wiped := &faults.RestartFault{Wipe: true}
+	t1 := time.Now()
+	testcluster.Inject(t, wiped, fs[0])
+	testcluster.VerifyOK(t, wiped, fs[0], "back up", "wiped")
+	t.Logf("%s wiped and replaced in %v", fs[0].Name, time.Since(t1).Round(time.Millisecond))
+	if got := dockerCLI(t, "ps", "-q", "--filter", label, "--filter", "status=running"); len(got) != 3 {
+		t.Fatalf("running containers after the wiped restart: %v, want 3", got)
 	}
 
 	if err := c.Close(); err != nil {
