@@ -4,8 +4,8 @@
 // Every redis-server and redis-sentinel runs as a real process, started by a
 // [Backend]: [ProcessBackend] runs them as children of this process, the
 // backend of package dockerbackend as containers. With Topology{Etcd: N}
-// the nodes are etcd members instead, run by the process backend (see
-// docs/etcd.md).
+// the nodes are etcd members instead, run by the backend's [EtcdRunner]:
+// as children of this process, or as containers (see docs/etcd.md).
 //
 // # Network
 //

@@ -7,10 +7,8 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -19,33 +17,35 @@ import (
 	"github.com/lockpick/lockpick/cluster/netlink"
 )
 
-// An etcdMember is one etcd server process of an etcd topology, run by the
-// process backend in its own directory: its data directory (data/) and
-// nothing else; its log is <name>.log beside the directory, as for Redis
+// An etcdMember is one etcd server process of an etcd topology, run by
+// its backend's [EtcdRunner] in its own folder: its data directory (data/)
+// and nothing else; its log is <name>.log beside the folder, as for Redis
 // nodes. Its client and peer ports are reserved for the cluster's life, so
 // a killed member restarts on the same addresses, and it advertises the
 // addresses of its two proxies (the node's Link and Peer), so clients and
 // the other members reach it only through them.
 type etcdMember struct {
-	name, bin, dir, logPath string
-	clientPort, peerPort    int
-	reservations            []*netlink.PortReservation
-	clientURL, peerURL      string // advertised: the proxies
-	cfg                     *etcdClusterConfig
-	timeout                 time.Duration // of a start
+	name, dir, logPath   string
+	runner               EtcdRunner
+	clientPort, peerPort int
+	reservations         []*netlink.PortReservation
+	clientURL, peerURL   string // advertised: the proxies
+	cfg                  *etcdClusterConfig
+	timeout              time.Duration // of a start
 
 	// replace follows etcd's procedure for a member whose data is gone
 	// (see [Cluster.replaceEtcdMember]); it is set by the cluster.
 	replace func(ctx context.Context) error
 
-	// pid is the running process's id, 0 when none; read without mu,
-	// which a start holds for seconds (the peer filters ask during it).
+	// pid is the running process's id on this host, 0 when none; read
+	// without mu, which a start holds for seconds (the peer filters ask
+	// during it).
 	pid atomic.Int64
 
-	mu     sync.Mutex
-	cmd    *exec.Cmd
-	exited chan struct{}
-	booted bool // it has run: a start now joins an existing cluster
+	mu      sync.Mutex
+	exited  <-chan struct{} // nil while not running; closed when the process exits
+	booted  bool            // it has run: a start now joins an existing cluster
+	release sync.Once
 }
 
 // etcdClusterConfig is what every member of one etcd cluster is started with.
@@ -87,11 +87,11 @@ func (m *etcdMember) PID() int { return int(m.pid.Load()) }
 func (m *etcdMember) Start(ctx context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.cmd != nil {
+	if m.exited != nil {
 		select {
 		case <-m.exited: // died on its own: start it again
 			etcdReaper.remove(m)
-			m.cmd = nil
+			m.exited = nil
 		default:
 			return nil
 		}
@@ -105,11 +105,11 @@ func (m *etcdMember) Start(ctx context.Context) error {
 			}
 		}
 	}
-	if err := m.launchLocked(state); err != nil {
+	if err := m.launchLocked(ctx, state); err != nil {
 		return m.startError(err)
 	}
 	if err := waitHTTP(ctx, "http://"+m.peerAddr()+"/version", m.timeout, m.exited); err != nil {
-		m.killLocked()
+		_ = m.killLocked()
 		return m.startError(err)
 	}
 	m.booted = true
@@ -117,29 +117,18 @@ func (m *etcdMember) Start(ctx context.Context) error {
 }
 
 // launchLocked starts the etcd process without waiting for it.
-func (m *etcdMember) launchLocked(state string) error {
+func (m *etcdMember) launchLocked(ctx context.Context, state string) error {
 	if err := os.MkdirAll(m.dir, 0o755); err != nil {
 		return err
 	}
-	logf, err := os.OpenFile(m.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	pid, exited, err := m.runner.Run(ctx, m.args(state))
 	if err != nil {
 		return err
 	}
-	defer logf.Close()
-	cmd := exec.Command(m.bin, m.args(state)...)
-	cmd.Dir = m.dir
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Env = etcdEnv()
-	// As for Redis nodes (process.go): die with lockpick, and keep a
-	// terminal's Ctrl-C from reaching the member first.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	exited := make(chan struct{})
-	m.pid.Store(int64(cmd.Process.Pid))
-	go func() { _ = cmd.Wait(); m.pid.Store(0); close(exited) }()
-	m.cmd, m.exited = cmd, exited
+	m.pid.Store(int64(pid))
+	done := make(chan struct{})
+	go func() { <-exited; m.pid.Store(0); close(done) }()
+	m.exited = done
 	etcdReaper.add(m)
 	return nil
 }
@@ -165,18 +154,6 @@ func (m *etcdMember) args(state string) []string {
 	}
 }
 
-// etcdEnv is lockpick's environment without ETCD_* variables, which etcd
-// reads as flags.
-func etcdEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "ETCD_") {
-			env = append(env, kv)
-		}
-	}
-	return env
-}
-
 func (m *etcdMember) startError(err error) error {
 	return &StartError{Node: m.name, LogPath: m.logPath, Err: err, LogTail: LogTail(m.logPath, 5)}
 }
@@ -185,28 +162,33 @@ func (m *etcdMember) startError(err error) error {
 func (m *etcdMember) Kill() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.killLocked()
-	return nil
+	return m.killLocked()
 }
 
-func (m *etcdMember) killLocked() {
-	if m.cmd == nil {
-		return
+func (m *etcdMember) killLocked() error {
+	if m.exited == nil {
+		return nil
 	}
-	_ = m.cmd.Process.Signal(syscall.SIGCONT) // a paused member must still die
-	_ = syscall.Kill(-m.cmd.Process.Pid, syscall.SIGKILL)
+	if err := m.runner.Signal(syscall.SIGKILL); err != nil {
+		select {
+		case <-m.exited: // it was gone already
+		case <-time.After(2 * time.Second):
+			return fmt.Errorf("cluster: kill %s: %w", m.name, err)
+		}
+	}
 	<-m.exited
 	etcdReaper.remove(m)
-	m.cmd = nil
+	m.exited = nil
+	return nil
 }
 
 func (m *etcdMember) signal(sig syscall.Signal) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.cmd == nil {
+	if m.exited == nil {
 		return fmt.Errorf("%w: %s", ErrNotRunning, m.name)
 	}
-	return m.cmd.Process.Signal(sig)
+	return m.runner.Signal(sig)
 }
 
 // Pause freezes the member (SIGSTOP); Resume thaws it (SIGCONT).
@@ -218,12 +200,13 @@ func (m *etcdMember) Resume() error { return m.signal(syscall.SIGCONT) }
 // member (see [Cluster.replaceEtcdMember]).
 func (m *etcdMember) WipeData() error { return os.RemoveAll(m.dataDir()) }
 
-// releasePort gives up the member's port reservations; [Cluster.Close]
-// calls it.
+// releasePort gives up the member's port reservations and what its runner
+// holds (a container); [Cluster.Close] calls it once the member is killed.
 func (m *etcdMember) releasePort() {
 	for _, r := range m.reservations {
 		r.Release()
 	}
+	m.release.Do(func() { _ = m.runner.Release() })
 }
 
 // hasEtcdData reports whether dir holds an etcd member's data (its WAL).

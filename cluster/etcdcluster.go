@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,21 +24,17 @@ const (
 )
 
 // startEtcd starts topo.Etcd etcd members e1..eN on backend, which must be
-// a *[ProcessBackend], and waits until every member is healthy. It is the
+// an [EtcdBackend], and waits until every member is healthy. It is the
 // whole of [Start] for a topology with Etcd set.
 func startEtcd(ctx context.Context, backend Backend, topo Topology) (_ *Cluster, err error) {
-	pb, ok := backend.(*ProcessBackend)
+	eb, ok := backend.(EtcdBackend)
 	switch {
 	case topo.Masters > 0 || topo.Replicas > 0 || topo.Shards > 0 || topo.Sentinels > 0:
 		return nil, fmt.Errorf("%w: an etcd topology has no Redis nodes", ErrBadTopology)
 	case topo.Etcd > etcdMaxMembers:
 		return nil, fmt.Errorf("%w: %d etcd members (at most %d)", ErrBadTopology, topo.Etcd, etcdMaxMembers)
 	case !ok:
-		return nil, fmt.Errorf("%w: etcd members run on the process backend only", ErrBadTopology)
-	}
-	bin, err := exec.LookPath("etcd")
-	if err != nil {
-		return nil, fmt.Errorf("%w: etcd (apt-get install etcd-server)", ErrBinaryNotFound)
+		return nil, fmt.Errorf("%w: the %T backend runs no etcd members", ErrBadTopology, backend)
 	}
 	if topo.EtcdHeartbeat <= 0 {
 		topo.EtcdHeartbeat = etcdDefaultHeartbeat
@@ -57,7 +51,7 @@ func startEtcd(ctx context.Context, backend Backend, topo Topology) (_ *Cluster,
 	cfg := &etcdClusterConfig{token: "lockpick-" + RandomID()[:12], heartbeat: topo.EtcdHeartbeat, election: topo.EtcdElection}
 	var initial []string
 	for i := 1; i <= topo.Etcd; i++ {
-		n, err := c.newEtcdNode(pb, "e"+strconv.Itoa(i), bin, cfg)
+		n, err := c.newEtcdNode(ctx, eb, "e"+strconv.Itoa(i), cfg)
 		if err != nil {
 			return nil, err
 		}
@@ -78,7 +72,7 @@ func startEtcd(ctx context.Context, backend Backend, topo Topology) (_ *Cluster,
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	if err := c.WaitEtcdHealthy(ctx, pb.StartTimeout+topo.EtcdElection*3); err != nil {
+	if err := c.WaitEtcdHealthy(ctx, c.Etcd[0].Proc.(*etcdMember).timeout+topo.EtcdElection*3); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -86,9 +80,12 @@ func startEtcd(ctx context.Context, backend Backend, topo Topology) (_ *Cluster,
 
 // newEtcdNode reserves a member's two ports, puts a proxy in front of each
 // and returns the node, not yet started.
-func (c *Cluster) newEtcdNode(pb *ProcessBackend, name, bin string, cfg *etcdClusterConfig) (*Node, error) {
-	m := &etcdMember{name: name, bin: bin, dir: filepath.Join(pb.Dir, name), logPath: filepath.Join(pb.Dir, name+".log"),
-		cfg: cfg, timeout: pb.StartTimeout}
+func (c *Cluster) newEtcdNode(ctx context.Context, eb EtcdBackend, name string, cfg *etcdClusterConfig) (*Node, error) {
+	pl, err := eb.EtcdPlace(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	m := &etcdMember{name: name, dir: pl.Dir, logPath: pl.LogPath, runner: pl.Runner, cfg: cfg, timeout: pl.StartTimeout}
 	for _, port := range []*int{&m.clientPort, &m.peerPort} {
 		r, err := netlink.ReservePort()
 		if err != nil {
@@ -99,7 +96,6 @@ func (c *Cluster) newEtcdNode(pb *ProcessBackend, name, bin string, cfg *etcdClu
 		*port = r.Port()
 	}
 	n := &Node{Name: name, Proc: m, cluster: c}
-	var err error
 	if n.Link, err = c.proxies.Add(name, m.Addr()); err != nil {
 		m.releasePort()
 		return nil, err

@@ -49,7 +49,8 @@ type Topology struct {
 	// after Config and persistence.
 	NodeConfig map[string][]string
 	// Etcd, when above 0, makes the topology Etcd etcd members e1..eN
-	// instead of Redis nodes (see etcdcluster.go; process backend only).
+	// instead of Redis nodes (see etcdcluster.go), on a backend that is an
+	// [EtcdBackend] (both are).
 	// Masters, Replicas, Shards and Sentinels must then be 0.
 	Etcd int
 	// EtcdHeartbeat is the members' --heartbeat-interval. default: 100ms.

@@ -3,7 +3,9 @@
 // [cluster.Backend] whose processes are containers of an image built
 // locally from the host's redis-server ([BuildRedisImage]), or of an image
 // the caller names, on the host's network, so everything above the backend
-// (proxies, topologies, faults) works unchanged.
+// (proxies, topologies, faults) works unchanged. It runs etcd members too
+// ([Backend.EtcdPlace]), as containers of an image built from the host's
+// etcd ([BuildEtcdImage]).
 //
 // Containers are labelled with their owner's pid and removed when the
 // backend closes, by [cluster.KillAll] and [cluster.ReapOnSignal], and

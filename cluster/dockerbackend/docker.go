@@ -64,13 +64,15 @@ type Backend struct {
 	// after `docker start`. default: 10s.
 	StartTimeout time.Duration
 
-	mu       sync.Mutex
-	id       string
-	image    string // the image containers run, once prepared
-	provider *testcontainers.DockerProvider
-	procs    []*dockerProc
-	ctx      context.Context // ends at Close, stopping container watchers
-	cancel   context.CancelFunc
+	mu        sync.Mutex
+	id        string
+	image     string // the image containers run, once prepared
+	etcdImage string // the image etcd members run, once prepared
+	provider  *testcontainers.DockerProvider
+	procs     []*dockerProc
+	etcd      []*etcdContainer
+	ctx       context.Context // ends at Close, stopping container watchers
+	cancel    context.CancelFunc
 }
 
 var _ cluster.Backend = (*Backend)(nil)
@@ -121,11 +123,10 @@ func (b *Backend) prepare(ctx context.Context) (string, *testcontainers.DockerPr
 	if b.image != "" {
 		return b.image, b.provider, nil
 	}
-	p, err := dockerProvider(ctx)
+	p, err := b.connectLocked(ctx)
 	if err != nil {
 		return "", nil, err
 	}
-	docker.orphans.Do(func() { _, _ = RemoveOrphanContainers(ctx) })
 	img := b.Image
 	if img == "" {
 		img, err = BuildRedisImage(ctx, &RedisImageOptions{ServerBin: b.ServerBin, SentinelBin: b.SentinelBin, ClockShim: b.ClockShim})
@@ -139,8 +140,23 @@ func (b *Backend) prepare(ctx context.Context) (string, *testcontainers.DockerPr
 			return "", nil, fmt.Errorf("cluster: image %s is not on this engine and could not be pulled: %w", img, err)
 		}
 	}
-	b.image, b.provider = img, p
+	b.image = img
 	return img, p, nil
+}
+
+// connectLocked connects to the engine once, and removes orphans once per
+// process.
+func (b *Backend) connectLocked(ctx context.Context) (*testcontainers.DockerProvider, error) {
+	if b.provider != nil {
+		return b.provider, nil
+	}
+	p, err := dockerProvider(ctx)
+	if err != nil {
+		return nil, err
+	}
+	docker.orphans.Do(func() { _, _ = RemoveOrphanContainers(ctx) })
+	b.provider = p
+	return p, nil
 }
 
 // Launch creates and starts a container for the process. With spec.Port
@@ -200,12 +216,12 @@ func (b *Backend) Launch(ctx context.Context, spec cluster.ProcSpec) (cluster.Pr
 	return p, nil
 }
 
-// Close removes every container the backend created and releases their
-// ports. It is idempotent.
+// Close removes every container the backend created (etcd members' too)
+// and releases their ports. It is idempotent.
 func (b *Backend) Close() error {
 	b.mu.Lock()
-	procs := b.procs
-	b.procs = nil
+	procs, etcd := b.procs, b.etcd
+	b.procs, b.etcd = nil, nil
 	b.mu.Unlock()
 	var (
 		wg   sync.WaitGroup
@@ -215,6 +231,15 @@ func (b *Backend) Close() error {
 	for _, p := range procs {
 		wg.Go(func() {
 			if err := p.remove(); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		})
+	}
+	for _, r := range etcd {
+		wg.Go(func() {
+			if err := r.Release(); err != nil {
 				mu.Lock()
 				errs = append(errs, err)
 				mu.Unlock()

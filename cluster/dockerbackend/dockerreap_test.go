@@ -14,6 +14,7 @@ import (
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/cluster/dockerbackend"
 	"github.com/lockpick/lockpick/internal/testcluster"
+	"github.com/lockpick/lockpick/internal/testetcd"
 	"github.com/lockpick/lockpick/internal/testredis"
 )
 
@@ -48,6 +49,9 @@ func startDockerHelper(t *testing.T, mode, topo string) (*exec.Cmd, string) {
 	t.Helper()
 	testcluster.NeedDocker(t)
 	testredis.Require(t, true)
+	if topo == "etcd" {
+		testetcd.Require(t)
+	}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), dockerHelperEnv+"="+mode, helperDirEnv+"="+t.TempDir(), helperTopoEnv+"="+topo)
 	out, err := cmd.StdoutPipe()
@@ -74,7 +78,7 @@ func TestReapOnSignal_RemovesContainers(t *testing.T) {
 	for _, tc := range []struct {
 		sig  syscall.Signal
 		topo string
-	}{{syscall.SIGINT, ""}, {syscall.SIGTERM, ""}, {syscall.SIGINT, "redis-cluster"}} {
+	}{{syscall.SIGINT, ""}, {syscall.SIGTERM, ""}, {syscall.SIGINT, "redis-cluster"}, {syscall.SIGINT, "etcd"}} {
 		sig := tc.sig
 		t.Run(strings.TrimSpace(sig.String()+" "+tc.topo), func(t *testing.T) {
 			t.Parallel()

@@ -32,7 +32,7 @@ const helperDirEnv = "LOCKPICK_CLUSTER_TEST_HELPER_DIR"
 
 // helperTopoEnv, set to "redis-cluster", makes the helper start a Redis
 // Cluster of 3 primaries and 3 replicas instead of master, replica and
-// sentinel.
+// sentinel; set to "etcd", 3 etcd members.
 const helperTopoEnv = "LOCKPICK_CLUSTER_TEST_HELPER_TOPO"
 
 // helperNodes is how many processes the helper's topology runs.
@@ -51,8 +51,11 @@ func startHelperTopology(b cluster.Backend, err error, timeout time.Duration) in
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
 		topo := cluster.Topology{Replicas: 1, Sentinels: 1}
-		if os.Getenv(helperTopoEnv) == "redis-cluster" {
+		switch os.Getenv(helperTopoEnv) {
+		case "redis-cluster":
 			topo = cluster.Topology{Shards: 3, Replicas: 1}
+		case "etcd":
+			topo = cluster.Topology{Etcd: 3}
 		}
 		_, err = cluster.Start(ctx, b, topo)
 	}

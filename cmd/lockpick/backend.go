@@ -6,7 +6,6 @@ import (
 
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/cluster/dockerbackend"
-	"github.com/lockpick/lockpick/scenario"
 	"github.com/lockpick/lockpick/trial"
 )
 
@@ -53,18 +52,4 @@ func dockerBackend(image string) trial.BackendFactory {
 		}
 		return b, nil
 	}
-}
-
-// checkBackend refuses, before anything starts, scenarios the backend
-// named by --backend cannot run: etcd topologies on docker.
-func checkBackend(name string, list ...scenario.Scenario) error {
-	if name != "docker" {
-		return nil
-	}
-	for _, s := range list {
-		if s.Topology.Etcd > 0 {
-			return fmt.Errorf("scenario %s: etcd members run on the process backend only (the docker backend has no etcd image yet); drop --backend docker", s.Name)
-		}
-	}
-	return nil
 }

@@ -27,8 +27,6 @@ func TestRun_UsageErrors(t *testing.T) {
 		{"run", "single-baseline", "--trials", "0"},
 		{"frobnicate"},
 		{"run", "--file", "testdata/bad-fault.yaml"},
-		{"run", "etcd-baseline", "--backend", "docker"},
-		{"compare", "etcd-pause-holder", "--backend", "docker"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			code, _, stderr := lockpick(t, args...)
