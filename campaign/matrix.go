@@ -271,18 +271,3 @@ func writeMatrix(dir *results.RunDir, r *results.Matrix) error {
 	}
 	return os.WriteFile(dir.Path("matrix.md"), []byte(r.Markdown()), 0o644)
 }
-
-// Scenarios returns the scenarios of the cells that name one.
-func (m Matrix) Scenarios() ([]scenario.Scenario, error) {
-	var out []scenario.Scenario
-	for _, c := range m.Cells {
-		if c.Scenario != "" {
-			s, err := cellScenario(c)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, s)
-		}
-	}
-	return out, nil
-}

@@ -124,7 +124,7 @@ type Topology struct {
 	BackgroundWrites Duration `json:"background_writes,omitempty" yaml:"background_writes"`
 	// Etcd, when above 0, makes the topology Etcd etcd members e1..eN (3
 	// or 5; at most 7) instead of Redis nodes, for the etcd-* locks. Every
-	// other field must then be zero. Process backend only.
+	// other field must then be zero. Both backends run them.
 	Etcd int `json:"etcd,omitempty" yaml:"etcd"`
 }
 

@@ -75,13 +75,6 @@ func matrix(ctx context.Context, out io.Writer, f matrixFlags) error {
 	if err != nil {
 		return usageError("matrix: " + err.Error())
 	}
-	list, err := m.Scenarios()
-	if err == nil {
-		err = checkBackend(f.run.backend, list...)
-	}
-	if err != nil {
-		return usageError("matrix: " + err.Error())
-	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	defer cluster.KillAll()
