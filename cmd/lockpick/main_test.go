@@ -27,6 +27,9 @@ func TestRun_UsageErrors(t *testing.T) {
 		{"run", "single-baseline", "--trials", "0"},
 		{"frobnicate"},
 		{"run", "--file", "testdata/bad-fault.yaml"},
+		{"matrix", "--rows", "no-such-row"},
+		{"matrix", "--trials", "0"},
+		{"matrix", "--file", "testdata/no-such-matrix.yaml"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			code, _, stderr := lockpick(t, args...)
