@@ -62,20 +62,31 @@ func Compare(ctx context.Context, s scenario.Scenario, arms []string, opt *trial
 	}
 	c.AddTests()
 	c.WallSeconds = time.Since(began).Seconds()
-	if err := dir.WriteJSON("compare.json", c); err != nil {
-		dir.Abort()
-		return nil, "", &trial.InfraError{Err: err}
-	}
-	if err := c.WriteHTMLFile(dir.Path("report.html")); err != nil {
-		dir.Abort()
-		return nil, "", &trial.InfraError{Err: err}
-	}
-	final, err := dir.Commit()
+	final, err := commitRun(dir, func() error {
+		if err := dir.WriteJSON("compare.json", c); err != nil {
+			return err
+		}
+		return c.WriteHTMLFile(dir.Path("report.html"))
+	})
 	if err != nil {
-		dir.Abort()
-		return nil, "", &trial.InfraError{Err: err}
+		return nil, "", err
 	}
 	return c, final, nil
+}
+
+// commitRun writes a finished run's own files with write and commits dir;
+// on an error it aborts dir, so nothing half-written is left.
+func commitRun(dir *results.RunDir, write func() error) (string, error) {
+	err := write()
+	final := ""
+	if err == nil {
+		final, err = dir.Commit()
+	}
+	if err != nil {
+		dir.Abort()
+		return "", &trial.InfraError{Err: err}
+	}
+	return final, nil
 }
 
 // armSummary is the named arm's own summary, if it has one.

@@ -232,14 +232,9 @@ func RunMatrix(ctx context.Context, m Matrix, opt *trial.Options, versions ...st
 		r.Cells = append(r.Cells, c)
 	}
 	r.WallSeconds = time.Since(began).Seconds()
-	if err := writeMatrix(dir, r); err != nil {
-		dir.Abort()
-		return nil, "", &trial.InfraError{Err: err}
-	}
-	final, err := dir.Commit()
+	final, err := commitRun(dir, func() error { return writeMatrix(dir, r) })
 	if err != nil {
-		dir.Abort()
-		return nil, "", &trial.InfraError{Err: err}
+		return nil, "", err
 	}
 	return r, final, nil
 }
