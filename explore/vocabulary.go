@@ -74,7 +74,7 @@ var vocabulary = map[string]kind{
 		case r == 2:
 			p["direction"] = "from-node"
 		}
-		targets := []string{d.link()}
+		targets := d.links()
 		if d.chance(0.3) {
 			targets = d.group()
 		}
@@ -86,13 +86,13 @@ var vocabulary = map[string]kind{
 		if d.chance(0.5) {
 			p["jitter"] = round(lat / 4).String()
 		}
-		return steps("latency", []string{d.link()}, d.at(), d.span(), p)
+		return steps("latency", d.links(), d.at(), d.span(), p)
 	}},
 	"drop-replies": {always, func(d *draw) []scenario.Step {
-		return steps("drop-replies", []string{d.link()}, d.at(), d.span(), nil)
+		return steps("drop-replies", d.links(), d.at(), d.span(), nil)
 	}},
 	"reset": {always, func(d *draw) []scenario.Step {
-		return steps("reset", []string{d.link()}, d.at(), d.span(), nil)
+		return steps("reset", d.links(), d.at(), d.span(), nil)
 	}},
 	"cut-replication": {always, func(d *draw) []scenario.Step {
 		span := d.span()
