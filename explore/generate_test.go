@@ -128,8 +128,15 @@ func TestGenerator_EtcdSchedulesOnMembers(t *testing.T) {
 			if err := sc.Apply(base).Validate(); err != nil {
 				t.Fatalf("%s: schedule %d (%s) is not a valid scenario: %v", c.scenario, i, sc.Describe(), err)
 			}
+			wiped := map[scenario.Duration]int{} // wiped restarts of one group, by time
 			for _, f := range sc.Faults {
 				seen[f.Fault] = true
+				if f.Fault == "restart" && f.Params["wipe"] == true {
+					seen["wipe"] = true
+					if wiped[f.At]++; wiped[f.At] > 1 {
+						t.Fatalf("%s: schedule %d (%s) wipes 2 of 3 members at once: the last cannot replace them without a quorum", c.scenario, i, sc.Describe())
+					}
+				}
 				if what, ok := etcdTarget(f); ok {
 					seen[what] = true
 				} else {
@@ -137,7 +144,7 @@ func TestGenerator_EtcdSchedulesOnMembers(t *testing.T) {
 				}
 			}
 		}
-		for _, want := range append(slices.Clone(c.kinds), "member", "@leader", "@follower", "client link", "resource") {
+		for _, want := range append(slices.Clone(c.kinds), "member", "@leader", "@follower", "client link", "resource", "wipe") {
 			if !seen[want] {
 				t.Errorf("%s: 200 schedules never drew %s", c.scenario, want)
 			}

@@ -47,7 +47,11 @@ var vocabulary = map[string]kind{
 		if d.chance(0.2) {
 			p["wipe"] = true
 		}
-		return steps("restart", d.group(), d.at(), 0, p)
+		targets := d.group()
+		if !d.canWipe(len(targets)) {
+			delete(p, "wipe")
+		}
+		return steps("restart", targets, d.at(), 0, p)
 	}},
 	"power-loss": {func(s scenario.Scenario) string {
 		if s.Topology.Persistence == "" || s.Topology.Persistence == "none" {
