@@ -101,7 +101,7 @@ func (l *Lock) acquire(ctx context.Context, wait bool) (*Grant, error) {
 	} else {
 		s.m = concurrency.NewMutex(s.s, l.key)
 		if wait {
-			err = s.m.Lock(ctx)
+			err = lockMutex(ctx, s.m)
 		} else {
 			err = s.m.TryLock(ctx)
 		}
@@ -121,6 +121,25 @@ func (l *Lock) acquire(ctx context.Context, wait bool) (*Grant, error) {
 	s.key, s.grant = g.Key, g
 	l.mu.Unlock()
 	return g, nil
+}
+
+// lockMutex waits for m until ctx ends. When its wait fails,
+// concurrency.Mutex.Lock deletes its key with the client's own context
+// (m.Unlock(client.Ctx())), which never ends while the member it talks to
+// is frozen or no member can be reached: Lock then outlived its ctx for
+// good, and a trial whose waiter was cut off at its end hung (found by
+// explore on etcd-pause-holder). lockMutex returns ctx's error when ctx
+// ends and leaves that delete to finish, or to end when the client
+// closes; the caller revokes the lease, which deletes the key anyway.
+func lockMutex(ctx context.Context, m *concurrency.Mutex) error {
+	done := make(chan error, 1)
+	go func() { done <- m.Lock(ctx) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // open grants a lease of the lock's TTL, starts keeping it alive for the

@@ -157,6 +157,45 @@ func TestEtcdLock_HolderCutOff(t *testing.T) {
 	}
 }
 
+// TestEtcdLock_WaitEndsWithItsContext: a waiter whose only member freezes
+// (SIGSTOP) while it waits returns when its context ends, an indeterminate
+// error, instead of waiting for good in the Mutex's clean-up (its key's
+// delete, sent with the client's own context).
+func TestEtcdLock_WaitEndsWithItsContext(t *testing.T) {
+	c := testetcd.Start(t, 3)
+	hcli, member := newClient(t, c.Etcd[0].Link.Addr()), c.Etcd[1]
+	h := etcdlock.New(hcli, "lk", &etcdlock.Options{TTL: ttl})
+	w := etcdlock.New(newClient(t, member.Link.Addr()), "lk", &etcdlock.Options{TTL: ttl})
+	if _, err := h.Lock(lockCtx(t, 10*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	ctx := lockCtx(t, 2*time.Second)
+	done := make(chan error, 1)
+	go func() {
+		_, err := w.Lock(ctx)
+		done <- err
+	}()
+	eventually(t, 1500*time.Millisecond, func() error { // the waiter's key is in: it waits
+		if n := keys(t, hcli, "lk"); n != 2 {
+			return fmt.Errorf("%d keys under the lock, want the holder's and the waiter's", n)
+		}
+		return nil
+	})
+	if err := member.Proc.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = member.Proc.Resume() }) // before the clients close
+	select {
+	case err := <-done:
+		var op *lockcore.OpError
+		if !errors.As(err, &op) || !op.Indeterminate {
+			t.Errorf("waiter's Lock: %v, want an indeterminate *lockcore.OpError", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the waiter's Lock outlived its 2s context by more than 3s, its member frozen")
+	}
+}
+
 // TestEtcdLock_HolderMemberPartitioned: the follower the holder talks to
 // is cut off from the other members (the holder still reaches it). Its
 // keep-alives, forwarded to the leader, no longer arrive: the lease

@@ -2,6 +2,8 @@ package explore_test
 
 import (
 	"reflect"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -96,6 +98,101 @@ func TestNewGenerator_RejectsFaultsThatDoNotFit(t *testing.T) {
 		_, err := explore.NewGenerator(lookup(t, c.scenario), []string{c.kind})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s with %s: err = %v, want it to say %q", c.scenario, c.kind, err, c.want)
+		}
+	}
+}
+
+// On an etcd topology the generator draws only the faults that act on an
+// etcd member or a client's link to one, names members e1..eN (never a
+// Redis node n1..), aims at @leader and @follower (never at a Redis aim),
+// cuts clients off their own links e<i>-c<p>, and every schedule validates.
+func TestGenerator_EtcdSchedulesOnMembers(t *testing.T) {
+	for _, c := range []struct {
+		scenario string
+		kinds    []string // the vocabulary every fault that fits must give
+	}{
+		{"etcd-baseline", []string{"drop-replies", "kill", "latency", "partition", "pause", "reset", "restart"}},
+		{"etcd-pause-holder", []string{"drop-replies", "kill", "latency", "partition", "pause", "pause-client", "reset", "restart"}},
+	} {
+		base := lookup(t, c.scenario)
+		g, err := explore.NewGenerator(base, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", c.scenario, err)
+		}
+		if !reflect.DeepEqual(g.Kinds(), c.kinds) {
+			t.Errorf("%s: vocabulary %v, want %v", c.scenario, g.Kinds(), c.kinds)
+		}
+		seen := map[string]bool{}
+		for i := range 200 {
+			sc := g.Schedule(1, i)
+			if err := sc.Apply(base).Validate(); err != nil {
+				t.Fatalf("%s: schedule %d (%s) is not a valid scenario: %v", c.scenario, i, sc.Describe(), err)
+			}
+			wiped := map[scenario.Duration]int{} // wiped restarts of one group, by time
+			for _, f := range sc.Faults {
+				seen[f.Fault] = true
+				if f.Fault == "restart" && f.Params["wipe"] == true {
+					seen["wipe"] = true
+					if wiped[f.At]++; wiped[f.At] > 1 {
+						t.Fatalf("%s: schedule %d (%s) wipes 2 of 3 members at once: the last cannot replace them without a quorum", c.scenario, i, sc.Describe())
+					}
+				}
+				if what, ok := etcdTarget(f); ok {
+					seen[what] = true
+				} else {
+					t.Fatalf("%s: schedule %d aims %s at %q, not an etcd member, a client's link to one, a resource path or an etcd aim", c.scenario, i, f.Fault, f.Node)
+				}
+			}
+		}
+		for _, want := range append(slices.Clone(c.kinds), "member", "@leader", "@follower", "client link", "resource", "wipe") {
+			if !seen[want] {
+				t.Errorf("%s: 200 schedules never drew %s", c.scenario, want)
+			}
+		}
+	}
+}
+
+// etcdTarget classifies the target of a fault drawn on an etcd topology:
+// "member" (e1..), "client link" (e1-c2..), "resource" (r1.., the holder's),
+// an etcd aim (@leader, @follower), "client" (pause-client); false for any
+// other, a Redis node or aim among them.
+func etcdTarget(f scenario.Step) (string, bool) {
+	n := f.Node
+	switch {
+	case f.Fault == "pause-client":
+		return "client", n == "" || n == scenario.AimHolder
+	case n == scenario.AimLeader, n == scenario.AimFollower:
+		return n, true
+	case n == scenario.AimHolderResource:
+		return "resource", true
+	case regexp.MustCompile(`^e[1-3]-c[1-9]$`).MatchString(n):
+		return "client link", true
+	case regexp.MustCompile(`^e[1-3]$`).MatchString(n):
+		return "member", true
+	case regexp.MustCompile(`^r[1-9]$`).MatchString(n):
+		return "resource", true
+	}
+	return "", false
+}
+
+// The faults that cannot act on an etcd member are refused by name, each
+// with why: the clock and fsync shims cannot reach etcd (a Go program), and
+// the Redis faults need Redis replicas, sentinels or a Redis Cluster.
+func TestNewGenerator_EtcdRefusesWhatCannotActOnAMember(t *testing.T) {
+	for _, c := range []struct{ kind, want string }{
+		{"clock-jump", "etcd is a Go program, which bypasses libc and so the clock shim"},
+		{"clock-rate", "etcd is a Go program, which bypasses libc and so the clock shim"},
+		{"power-loss", "etcd is a Go program, which bypasses libc and so the fsync shim"},
+		{"cut-replication", "needs a topology with replicas"},
+		{"promote", "needs a topology with replicas"},
+		{"sentinel-failover", "needs sentinels"},
+		{"cluster-failover", "needs a Redis Cluster"},
+		{"bus-partition", "needs a Redis Cluster"},
+		{"pause-client", "no client is isolated"},
+	} {
+		_, err := explore.NewGenerator(lookup(t, "etcd-baseline"), []string{"kill", c.kind})
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "etcd members e1..e3") {
+			t.Errorf("etcd-baseline with %s: err = %v, want it to name the members and say %q", c.kind, err, c.want)
 		}
 	}
 }

@@ -47,7 +47,11 @@ var vocabulary = map[string]kind{
 		if d.chance(0.2) {
 			p["wipe"] = true
 		}
-		return steps("restart", d.group(), d.at(), 0, p)
+		targets := d.group()
+		if !d.canWipe(len(targets)) {
+			delete(p, "wipe")
+		}
+		return steps("restart", targets, d.at(), 0, p)
 	}},
 	"power-loss": {func(s scenario.Scenario) string {
 		if s.Topology.Persistence == "" || s.Topology.Persistence == "none" {
@@ -74,7 +78,7 @@ var vocabulary = map[string]kind{
 		case r == 2:
 			p["direction"] = "from-node"
 		}
-		targets := []string{d.link()}
+		targets := d.links()
 		if d.chance(0.3) {
 			targets = d.group()
 		}
@@ -86,13 +90,13 @@ var vocabulary = map[string]kind{
 		if d.chance(0.5) {
 			p["jitter"] = round(lat / 4).String()
 		}
-		return steps("latency", []string{d.link()}, d.at(), d.span(), p)
+		return steps("latency", d.links(), d.at(), d.span(), p)
 	}},
 	"drop-replies": {always, func(d *draw) []scenario.Step {
-		return steps("drop-replies", []string{d.link()}, d.at(), d.span(), nil)
+		return steps("drop-replies", d.links(), d.at(), d.span(), nil)
 	}},
 	"reset": {always, func(d *draw) []scenario.Step {
-		return steps("reset", []string{d.link()}, d.at(), d.span(), nil)
+		return steps("reset", d.links(), d.at(), d.span(), nil)
 	}},
 	"cut-replication": {always, func(d *draw) []scenario.Step {
 		span := d.span()
