@@ -48,6 +48,30 @@ func TestEtcdMember_ProcessFaults(t *testing.T) {
 	}
 }
 
+// TestRestart_EtcdLeaderVerifiesOnceReelected restarts the leader at
+// once: the member says /health true only once the cluster has a leader
+// again, an election away, and the restart's effect must wait for that
+// (it was checked once, at once, and every leader restart proved nothing).
+func TestRestart_EtcdLeaderVerifiesOnceReelected(t *testing.T) {
+	c := testetcd.Start(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := c.WaitEtcdHealthy(ctx, 15*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	leader, err := c.EtcdLeader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &faults.RestartFault{}
+	if err := f.Inject(ctx, leader); err != nil {
+		t.Fatalf("inject: %v", err)
+	}
+	if effect, err := faults.Verify(ctx, f, leader); err != nil || !strings.Contains(effect, "etcd /health true") {
+		t.Errorf("restart of leader %s: effect %q, %v", leader.Name, effect, err)
+	}
+}
+
 func TestPlace_EtcdMembers(t *testing.T) {
 	topo := cluster.Topology{Etcd: 3}
 	for _, tc := range []struct {

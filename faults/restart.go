@@ -109,18 +109,30 @@ func (f *RestartFault) Describe() string {
 
 func init() { RegisterFault("restart", func() Fault { return new(RestartFault) }) }
 
+// etcdBackWithin bounds how long a restarted etcd member may take to say
+// /health true: it does so only once the cluster has a leader again, and a
+// restarted leader's peers elect one after one or two election timeouts
+// (1 s each; more after a split vote).
+const etcdBackWithin = 4 * time.Second
+
 // backUp returns n's process if it answers PING on its own address (an
-// etcd member: /health true), and an error wrapping [ErrNoEffect] if not.
+// etcd member: /health true within etcdBackWithin), and an error wrapping
+// [ErrNoEffect] if not.
 func backUp(n *cluster.Node) (cluster.Proc, error) {
 	p, err := procOf(n)
 	if err != nil {
 		return nil, err
 	}
 	if cluster.IsEtcdMember(n) {
-		if !cluster.EtcdHealthy(context.Background(), n, 500*time.Millisecond) {
-			return nil, noEffect("etcd member %s is not healthy on %s (/health)", n.Name, p.Addr())
-		}
-		return p, nil
+		ctx, cancel := context.WithTimeout(context.Background(), etcdBackWithin)
+		defer cancel()
+		err := cluster.Poll(ctx, func() error {
+			if !cluster.EtcdHealthy(ctx, n, 500*time.Millisecond) {
+				return noEffect("etcd member %s is not healthy on %s (/health) %s after its start", n.Name, p.Addr(), etcdBackWithin)
+			}
+			return nil
+		})
+		return p, err
 	}
 	if err := cluster.Ping(p.Addr(), 300*time.Millisecond); err != nil {
 		return nil, noEffect("%s does not answer PING on %s: %v", n.Name, p.Addr(), err)
