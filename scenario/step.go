@@ -51,7 +51,7 @@ func ClientFault(kind string) bool { return kind == "pause-client" || kind == "k
 // Target names what the step acts on: its node, or "c<p>" for a client
 // fault on client p.
 func (s Step) Target() string {
-	if ClientFault(s.Fault) {
+	if ClientFault(s.Fault) && !s.Aimed() {
 		return fmt.Sprintf("c%d", s.Client)
 	}
 	return s.Node
