@@ -100,7 +100,8 @@ clean:
 	rm -rf bin
 
 # subjects-table runs every scenario with each subject (lockpick's locks,
-# redislock, redsync, examples/extlock through the worker protocol) and
+# redislock, redsync, etcd-mutex, examples/extlock and examples/pylock
+# through the worker protocol) and
 # rewrites the subject × scenario table in docs/subjects.md. TRIALS=n per cell.
 .PHONY: subjects-table
 subjects-table: deps
