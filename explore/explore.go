@@ -28,7 +28,8 @@ type Options struct {
 	Faults []string
 	// Seed makes the search: the same seed plays the same schedules. default: 1.
 	Seed uint64
-	// Parallel is how many trials run at once. default: 1.
+	// Parallel is how many trials of the search run at once. default:
+	// [DefaultReplayParallel].
 	Parallel int
 	// Budget bounds the search by time, MaxTrials by trials; with neither,
 	// the search stops after 5 minutes. Shrinking is bounded apart.
@@ -177,7 +178,7 @@ func (o Options) withDefaults() Options {
 		o.Seed = 1
 	}
 	if o.Parallel <= 0 {
-		o.Parallel = 1
+		o.Parallel = DefaultReplayParallel()
 	}
 	if o.Budget <= 0 && o.MaxTrials <= 0 {
 		o.Budget = 5 * time.Minute
@@ -203,9 +204,10 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// DefaultReplayParallel is how many replays of a shrink run at once unless
-// told: two per CPU, since a trial mostly waits on its TTLs and holds. A
-// K-of-N step never has more than N in flight.
+// DefaultReplayParallel is how many trials of a search, and replays of a
+// shrink, run at once unless told: two per CPU, since a trial mostly waits
+// on its TTLs and holds (a redlock-baseline trial of 2.7 s takes about 0.6 s
+// of CPU). A K-of-N step never has more than N in flight.
 func DefaultReplayParallel() int { return 2 * runtime.NumCPU() }
 
 func explore(ctx context.Context, base scenario.Scenario, gen *Generator, o Options, dir *results.RunDir) (*Result, error) {
@@ -353,19 +355,22 @@ func shrinkFinding(ctx context.Context, base scenario.Scenario, f *finding, o Op
 	// K of N lets a change through that breaks the lock less often than
 	// that; measure with a run like `lockpick run --file minimal.yaml
 	// --trials N`, and step back along the kept changes until the rate is
-	// met (at most 3 steps).
+	// met (at most 3 kept changes undone; a drop of several faults is
+	// undone a part at a time, so the faults it took that were not needed
+	// stay dropped).
 	runName := strings.TrimSuffix(fd.File, ".yaml") + "-replay"
 	var runDir string
-	for back := 0; ; back++ {
+	back := &stepBack{chain: shrunk.Chain, at: len(shrunk.Chain) - 1, skip: shrunk.Refused}
+	for tries := 0; ; tries++ {
 		fd.minimal.Name = name // a step back lands on a scenario of the chain, named like the base
 		fd.minimal.Faults = slices.Clone(fd.minimal.Faults)
 		slices.SortStableFunc(fd.minimal.Faults, func(a, b scenario.Step) int { return int(a.At - b.At) })
 		report(func(p *Progress) { p.Phase = "measure" })
-		canStepBack := back < 3 && len(shrunk.Chain) > back+1
-		if back > 0 && canStepBack {
+		canStepBack := back.more()
+		if tries > 0 && canStepBack {
 			// A scenario stepped back to, with more left to step back to, is
 			// checked first, stopping as soon as its rate is known.
-			hits, misses, err := checkRate(ctx, fd.minimal, rp.replay, o, so.Seed+1_000_000)
+			hits, misses, err := checkRate(ctx, fd.minimal, rp.replay, o, so.Seed+1_000_000+uint64(tries)*uint64(o.Measure))
 			if err != nil {
 				return fd, err
 			}
@@ -374,7 +379,7 @@ func shrinkFinding(ctx context.Context, base scenario.Scenario, f *finding, o Op
 			if !reaches(o, hits, misses) {
 				fd.Shrunk.Backoff = append(fd.Shrunk.Backoff, fmt.Sprintf("%d of %d with %d faults (stopped: %d of %d out of reach)",
 					hits, hits+misses, len(fd.minimal.Faults), needed(o), o.Measure))
-				fd.minimal = shrunk.Chain[len(shrunk.Chain)-2-back]
+				fd.minimal = back.next()
 				continue
 			}
 		}
@@ -399,7 +404,7 @@ func shrinkFinding(ctx context.Context, base scenario.Scenario, f *finding, o Op
 		if err := os.RemoveAll(runDir); err != nil {
 			return fd, &trial.InfraError{Err: err}
 		}
-		fd.minimal = shrunk.Chain[len(shrunk.Chain)-2-back]
+		fd.minimal = back.next()
 	}
 	fd.Minimal = fd.minimal.Faults
 	fd.Measured, fd.ReplayDir = o.Measure, filepath.Base(runDir)
@@ -410,6 +415,78 @@ func shrinkFinding(ctx context.Context, base scenario.Scenario, f *finding, o Op
 	fd.minimal.Explain = explain(base, f, fd, o.Seed)
 	fd.minimal.Summary = fmt.Sprintf("found by lockpick explore on %s: %s → %s", base.Name, fd.minimal.Schedule(), fd.Kind)
 	return fd, nil
+}
+
+// stepBack walks back from a minimal scenario below the target rate along
+// the shrink's chain of kept changes, at most 3 of them. Undoing a drop of
+// several faults, it first tries putting back part of them (halves, then
+// single faults, as [chunks] deals them), skipping what the shrink refused.
+type stepBack struct {
+	chain   []scenario.Scenario
+	at      int                 // the chain's index of the kept change undone last
+	undone  int                 // kept changes undone
+	pending []scenario.Scenario // partial undos of the chain's step into at, to try first
+	skip    func(scenario.Scenario) bool
+}
+
+// more says whether there is anything left to step back to.
+func (b *stepBack) more() bool { return len(b.pending) > 0 || (b.undone < 3 && b.at > 0) }
+
+// next returns the next scenario to step back to; call it only when more.
+func (b *stepBack) next() scenario.Scenario {
+	if len(b.pending) == 0 {
+		b.undone++
+		b.at--
+		b.pending = append(b.partialUndos(b.chain[b.at], b.chain[b.at+1]), b.chain[b.at])
+	}
+	s := b.pending[0]
+	b.pending = b.pending[1:]
+	return s
+}
+
+// partialUndos returns before with only part of the faults it lost on the
+// way to after dropped: for a drop of faults {a, b}, before without a and
+// before without b. Nothing when after did not drop several faults.
+func (b *stepBack) partialUndos(before, after scenario.Scenario) []scenario.Scenario {
+	gone := lostFaults(before.Faults, after.Faults)
+	if len(gone) < 2 {
+		return nil
+	}
+	var out []scenario.Scenario
+	for _, c := range chunks(len(gone)) {
+		if c[1]-c[0] == len(gone) {
+			continue
+		}
+		s := before
+		s.Faults = nil
+		for i, f := range before.Faults {
+			if !slices.Contains(gone[c[0]:c[1]], i) {
+				s.Faults = append(s.Faults, f)
+			}
+		}
+		if b.skip == nil || !b.skip(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// lostFaults returns the indexes of the faults of before that after has
+// not, matching equal faults one to one.
+func lostFaults(before, after []scenario.Step) []int {
+	left := slices.Clone(after)
+	var gone []int
+	for i, f := range before {
+		j := slices.IndexFunc(left, func(g scenario.Step) bool {
+			return fingerprint(scenario.Scenario{Faults: []scenario.Step{g}}) == fingerprint(scenario.Scenario{Faults: []scenario.Step{f}})
+		})
+		if j < 0 {
+			gone = append(gone, i)
+			continue
+		}
+		left = slices.Delete(left, j, j+1)
+	}
+	return gone
 }
 
 // needed is how many of o.Measure replays must reproduce to meet o.Target.

@@ -19,3 +19,14 @@ func Changes(s scenario.Scenario) []string {
 
 // WriteReport exposes report.html's rendering to the black-box tests.
 var WriteReport = writeReport
+
+// StepBacks lists what the measurement steps back to, in order, from the
+// last scenario of chain, skipping the scenarios refused says so of.
+func StepBacks(chain []scenario.Scenario, refused func(scenario.Scenario) bool) []scenario.Scenario {
+	b := &stepBack{chain: chain, at: len(chain) - 1, skip: refused}
+	var out []scenario.Scenario
+	for b.more() {
+		out = append(out, b.next())
+	}
+	return out
+}

@@ -3,6 +3,8 @@ package explore_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -243,5 +245,93 @@ func TestCandidates_DeltaDebuggingOrder(t *testing.T) {
 	one.Faults = one.Faults[1:2]
 	if got := explore.Changes(one); len(got) == 0 || got[0] != "drop +600ms kill n3 for 1.2s" {
 		t.Errorf("with one fault, changes = %q, want dropping it first", got)
+	}
+}
+
+// Once dropping a fault alone is refused, no drop takes it again, and no
+// scenario is replayed in two steps (moving the kill from +600ms to +0 is
+// refused; once it is at +300ms, moving it to +0 gives that scenario again).
+func TestShrink_NeitherRedropsANeededFaultNorRepeatsAScenario(t *testing.T) {
+	var mu sync.Mutex
+	var order []string // the scenario of each replay, in order (one at a time)
+	both := func(ctx context.Context, s scenario.Scenario, seed uint64) (explore.Outcome, error) {
+		mu.Lock()
+		order = append(order, fmt.Sprintf("%+v|%d|%v|%v", s.Faults, s.Clients, s.Duration, s.Hold))
+		mu.Unlock()
+		kill, jump := false, false
+		for _, f := range s.Faults {
+			kill = kill || (f.Fault == "kill" && f.Node == "n3" && f.At >= ms(200) && f.At < ms(1000))
+			jump = jump || f.Fault == "clock-jump"
+		}
+		return explore.Outcome{Reproduced: kill && jump && seed%10 != 0}, nil
+	}
+	s := noisy()
+	s.Faults = append(s.Faults, scenario.Step{At: ms(200), Fault: "restart", Node: "n2"}, scenario.Step{At: ms(300), Fault: "restart", Node: "n4"})
+	got, err := explore.Shrink(context.Background(), s, both, explore.ShrinkOptions{Parallel: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := got.Minimal; len(m.Faults) != 2 || m.Faults[0].Node != "n3" || m.Faults[0].At != ms(300) {
+		t.Fatalf("minimal %s, want the kill of n3 at +300ms and the clock jump", m.Schedule())
+	}
+	refused := false
+	for _, st := range got.Steps {
+		if refused && strings.HasPrefix(st.Change, "drop") && strings.Contains(st.Change, "kill n3") {
+			t.Errorf("%q tried after dropping the kill of n3 alone was refused", st.Change)
+		}
+		refused = refused || (strings.HasPrefix(st.Change, "drop +") && strings.Contains(st.Change, "kill n3") && !st.Kept)
+	}
+	if !refused {
+		t.Errorf("the kill of n3 was never dropped alone: %+v", got.Steps)
+	}
+	seen := map[string]bool{}
+	for i, o := range order {
+		if i > 0 && order[i-1] == o {
+			continue // the same step
+		}
+		if seen[o] {
+			t.Errorf("replayed again in a later step: %s", o)
+		}
+		seen[o] = true
+	}
+}
+
+// A drop of two faults is undone one fault at a time before both come
+// back; a scenario the shrink refused is not stepped back to.
+func TestStepBacks_UndoAMultiFaultDropByParts(t *testing.T) {
+	orig := noisy() // pause n1, kill n3, latency r2, clock-jump
+	drop2 := orig
+	drop2.Faults = orig.Faults[2:] // latency, clock-jump
+	moved := drop2
+	moved.Faults = slices.Clone(drop2.Faults)
+	moved.Faults[0].At = 0
+	got := explore.StepBacks([]scenario.Scenario{orig, drop2, moved}, nil)
+	want := []string{
+		drop2.Schedule(),
+		scenario.Scenario{Faults: orig.Faults[1:]}.Schedule(),                                             // pause n1 stays dropped
+		scenario.Scenario{Faults: append([]scenario.Step{orig.Faults[0]}, orig.Faults[2:]...)}.Schedule(), // kill n3 stays dropped
+		orig.Schedule(),
+	}
+	if len(got) != len(want) {
+		t.Fatalf("stepped back to %d scenarios, want %d: %v", len(got), len(want), got)
+	}
+	for i := range want {
+		if got[i].Schedule() != want[i] {
+			t.Errorf("step back %d: %s, want %s", i+1, got[i].Schedule(), want[i])
+		}
+	}
+	skipKill := func(s scenario.Scenario) bool { return len(s.Faults) == 3 && s.Faults[0].Node == "n1" }
+	if got := explore.StepBacks([]scenario.Scenario{orig, drop2, moved}, skipKill); len(got) != 3 {
+		t.Errorf("with one partial undo refused by the shrink, %d step backs, want 3", len(got))
+	}
+	// At most 3 kept changes are undone.
+	chain := []scenario.Scenario{orig}
+	for d := 1; d <= 5; d++ {
+		s := chain[len(chain)-1]
+		s.Duration -= ms(100)
+		chain = append(chain, s)
+	}
+	if got := explore.StepBacks(chain, nil); len(got) != 3 || got[2].Duration != orig.Duration-ms(200) {
+		t.Errorf("step backs along 5 kept changes: %d, want 3", len(got))
 	}
 }
