@@ -355,18 +355,16 @@ func shrinkFinding(ctx context.Context, base scenario.Scenario, f *finding, o Op
 	// K of N lets a change through that breaks the lock less often than
 	// that; measure with a run like `lockpick run --file minimal.yaml
 	// --trials N`, and step back along the kept changes until the rate is
-	// met (at most 3 kept changes undone; a drop of several faults is
-	// undone a part at a time, so the faults it took that were not needed
-	// stay dropped).
+	// met (see [stepBacks]).
 	runName := strings.TrimSuffix(fd.File, ".yaml") + "-replay"
 	var runDir string
-	back := &stepBack{chain: shrunk.Chain, at: len(shrunk.Chain) - 1, skip: shrunk.Refused}
+	backs := stepBacks(shrunk.Chain, shrunk.Refused)
 	for tries := 0; ; tries++ {
 		fd.minimal.Name = name // a step back lands on a scenario of the chain, named like the base
 		fd.minimal.Faults = slices.Clone(fd.minimal.Faults)
 		slices.SortStableFunc(fd.minimal.Faults, func(a, b scenario.Step) int { return int(a.At - b.At) })
 		report(func(p *Progress) { p.Phase = "measure" })
-		canStepBack := back.more()
+		canStepBack := len(backs) > 0
 		if tries > 0 && canStepBack {
 			// A scenario stepped back to, with more left to step back to, is
 			// checked first, stopping as soon as its rate is known.
@@ -379,7 +377,7 @@ func shrinkFinding(ctx context.Context, base scenario.Scenario, f *finding, o Op
 			if !reaches(o, hits, misses) {
 				fd.Shrunk.Backoff = append(fd.Shrunk.Backoff, fmt.Sprintf("%d of %d with %d faults (stopped: %d of %d out of reach)",
 					hits, hits+misses, len(fd.minimal.Faults), needed(o), o.Measure))
-				fd.minimal = back.next()
+				fd.minimal, backs = backs[0], backs[1:]
 				continue
 			}
 		}
@@ -404,7 +402,7 @@ func shrinkFinding(ctx context.Context, base scenario.Scenario, f *finding, o Op
 		if err := os.RemoveAll(runDir); err != nil {
 			return fd, &trial.InfraError{Err: err}
 		}
-		fd.minimal = back.next()
+		fd.minimal, backs = backs[0], backs[1:]
 	}
 	fd.Minimal = fd.minimal.Faults
 	fd.Measured, fd.ReplayDir = o.Measure, filepath.Base(runDir)
@@ -417,58 +415,57 @@ func shrinkFinding(ctx context.Context, base scenario.Scenario, f *finding, o Op
 	return fd, nil
 }
 
-// stepBack walks back from a minimal scenario below the target rate along
-// the shrink's chain of kept changes, at most 3 of them. Undoing a drop of
-// several faults, it first tries putting back part of them (halves, then
-// single faults, as [chunks] deals them), skipping what the shrink refused.
-type stepBack struct {
-	chain   []scenario.Scenario
-	at      int                 // the chain's index of the kept change undone last
-	undone  int                 // kept changes undone
-	pending []scenario.Scenario // partial undos of the chain's step into at, to try first
-	skip    func(scenario.Scenario) bool
-}
+// maxStepBacks bounds the scenarios a measurement below the target steps
+// back to; the last, the scenario before the oldest change undone, is
+// always among them.
+const maxStepBacks = 6
 
-// more says whether there is anything left to step back to.
-func (b *stepBack) more() bool { return len(b.pending) > 0 || (b.undone < 3 && b.at > 0) }
-
-// next returns the next scenario to step back to; call it only when more.
-func (b *stepBack) next() scenario.Scenario {
-	if len(b.pending) == 0 {
-		b.undone++
-		b.at--
-		b.pending = append(b.partialUndos(b.chain[b.at], b.chain[b.at+1]), b.chain[b.at])
-	}
-	s := b.pending[0]
-	b.pending = b.pending[1:]
-	return s
-}
-
-// partialUndos returns before with only part of the faults it lost on the
-// way to after dropped: for a drop of faults {a, b}, before without a and
-// before without b. Nothing when after did not drop several faults.
-func (b *stepBack) partialUndos(before, after scenario.Scenario) []scenario.Scenario {
-	gone := lostFaults(before.Faults, after.Faults)
-	if len(gone) < 2 {
-		return nil
-	}
+// stepBacks lists what a minimal scenario below the target rate steps back
+// to, in order: scenarios that undo one of the last 3 kept changes (the
+// scenario before it) or put back, into the minimal scenario, what one of
+// them dropped (part of it first, as [chunks] deals it, then all: the
+// changes after it stay), and then the scenario before all 3. Fewer faults
+// go first, then the later change; a scenario the shrink refused, or that
+// does not validate, is left out.
+func stepBacks(chain []scenario.Scenario, refused func(scenario.Scenario) bool) []scenario.Scenario {
+	last := len(chain) - 1
+	oldest := max(0, last-3)
 	var out []scenario.Scenario
-	for _, c := range chunks(len(gone)) {
-		if c[1]-c[0] == len(gone) {
-			continue
+	for i := last; i > oldest; i-- { // the change from chain[i-1] to chain[i]
+		var gone []int
+		if len(chain[i].Faults) < len(chain[i-1].Faults) {
+			gone = lostFaults(chain[i-1].Faults, chain[i].Faults)
 		}
-		s := before
-		s.Faults = nil
-		for i, f := range before.Faults {
-			if !slices.Contains(gone[c[0]:c[1]], i) {
-				s.Faults = append(s.Faults, f)
+		parts := chunks(len(gone))
+		if len(gone) > 1 {
+			parts = append(parts, [2]int{0, len(gone)})
+		}
+		for _, c := range parts {
+			s := chain[last]
+			s.Faults = slices.Clone(s.Faults)
+			for _, j := range gone[c[0]:c[1]] {
+				s.Faults = append(s.Faults, chain[i-1].Faults[j])
 			}
-		}
-		if b.skip == nil || !b.skip(s) {
+			slices.SortStableFunc(s.Faults, func(a, b scenario.Step) int { return int(a.At - b.At) })
 			out = append(out, s)
 		}
+		if i-1 > oldest {
+			out = append(out, chain[i-1])
+		}
 	}
-	return out
+	slices.SortStableFunc(out, func(a, b scenario.Scenario) int { return len(a.Faults) - len(b.Faults) })
+	seen := map[string]bool{fingerprint(chain[last]): true, fingerprint(chain[oldest]): true}
+	var backs []scenario.Scenario
+	for _, s := range out {
+		if f := fingerprint(s); !seen[f] && (refused == nil || !refused(s)) && s.Validate() == nil {
+			seen[f] = true
+			backs = append(backs, s)
+		}
+	}
+	if last == oldest {
+		return nil
+	}
+	return append(backs[:min(len(backs), maxStepBacks-1)], chain[oldest])
 }
 
 // lostFaults returns the indexes of the faults of before that after has

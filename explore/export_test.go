@@ -21,12 +21,5 @@ func Changes(s scenario.Scenario) []string {
 var WriteReport = writeReport
 
 // StepBacks lists what the measurement steps back to, in order, from the
-// last scenario of chain, skipping the scenarios refused says so of.
-func StepBacks(chain []scenario.Scenario, refused func(scenario.Scenario) bool) []scenario.Scenario {
-	b := &stepBack{chain: chain, at: len(chain) - 1, skip: refused}
-	var out []scenario.Scenario
-	for b.more() {
-		out = append(out, b.next())
-	}
-	return out
-}
+// last scenario of chain, leaving out those refused says so of.
+var StepBacks = stepBacks

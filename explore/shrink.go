@@ -164,12 +164,14 @@ func (r Shrunk) Refused(s scenario.Scenario) bool { return r.refused[fingerprint
 // fingerprint names what a shrink may change in s, so one scenario reached
 // by two paths is recognised.
 func fingerprint(s scenario.Scenario) string {
+	faults := slices.Clone(s.Faults) // in time order: the order of steps due at once aside
+	slices.SortStableFunc(faults, func(a, b scenario.Step) int { return int(a.At - b.At) })
 	b, _ := json.Marshal(struct {
 		Faults          []scenario.Step
 		Clients         int
 		Duration, Hold  scenario.Duration
 		Isolate, Cycles any
-	}{s.Faults, s.Clients, s.Duration, s.Hold, s.Isolate, s.Cycles})
+	}{faults, s.Clients, s.Duration, s.Hold, s.Isolate, s.Cycles})
 	return string(b)
 }
 

@@ -296,35 +296,45 @@ func TestShrink_NeitherRedropsANeededFaultNorRepeatsAScenario(t *testing.T) {
 	}
 }
 
-// A drop of two faults is undone one fault at a time before both come
-// back; a scenario the shrink refused is not stepped back to.
-func TestStepBacks_UndoAMultiFaultDropByParts(t *testing.T) {
+// A minimal scenario below the rate steps back to the smallest scenarios
+// first: undoing the last move, then putting back part, then all, of an
+// earlier drop of two faults while keeping the move, and last the
+// original; a scenario the shrink refused is left out.
+func TestStepBacks_SmallestFirstAndDropsUndoneByParts(t *testing.T) {
 	orig := noisy() // pause n1, kill n3, latency r2, clock-jump
 	drop2 := orig
 	drop2.Faults = orig.Faults[2:] // latency, clock-jump
 	moved := drop2
 	moved.Faults = slices.Clone(drop2.Faults)
 	moved.Faults[0].At = 0
-	got := explore.StepBacks([]scenario.Scenario{orig, drop2, moved}, nil)
+	sorted := func(s scenario.Scenario) string {
+		s.Faults = slices.Clone(s.Faults)
+		slices.SortStableFunc(s.Faults, func(a, b scenario.Step) int { return int(a.At - b.At) })
+		return s.Schedule()
+	}
 	want := []string{
-		drop2.Schedule(),
-		scenario.Scenario{Faults: orig.Faults[1:]}.Schedule(),                                             // pause n1 stays dropped
-		scenario.Scenario{Faults: append([]scenario.Step{orig.Faults[0]}, orig.Faults[2:]...)}.Schedule(), // kill n3 stays dropped
+		drop2.Schedule(), // the move undone
+		sorted(scenario.Scenario{Faults: []scenario.Step{orig.Faults[0], moved.Faults[0], moved.Faults[1]}}), // pause n1 back
+		sorted(scenario.Scenario{Faults: []scenario.Step{moved.Faults[0], orig.Faults[1], moved.Faults[1]}}), // kill n3 back
+		sorted(scenario.Scenario{Faults: []scenario.Step{orig.Faults[0], moved.Faults[0], orig.Faults[1], moved.Faults[1]}}),
 		orig.Schedule(),
 	}
+	got := explore.StepBacks([]scenario.Scenario{orig, drop2, moved}, nil)
 	if len(got) != len(want) {
 		t.Fatalf("stepped back to %d scenarios, want %d: %v", len(got), len(want), got)
 	}
 	for i := range want {
-		if got[i].Schedule() != want[i] {
-			t.Errorf("step back %d: %s, want %s", i+1, got[i].Schedule(), want[i])
+		if sorted(got[i]) != want[i] {
+			t.Errorf("step back %d: %s, want %s", i+1, sorted(got[i]), want[i])
 		}
 	}
-	skipKill := func(s scenario.Scenario) bool { return len(s.Faults) == 3 && s.Faults[0].Node == "n1" }
-	if got := explore.StepBacks([]scenario.Scenario{orig, drop2, moved}, skipKill); len(got) != 3 {
-		t.Errorf("with one partial undo refused by the shrink, %d step backs, want 3", len(got))
+	refusedKill := func(s scenario.Scenario) bool {
+		return len(s.Faults) == 3 && slices.ContainsFunc(s.Faults, func(f scenario.Step) bool { return f.Node == "n3" })
 	}
-	// At most 3 kept changes are undone.
+	if got := explore.StepBacks([]scenario.Scenario{orig, drop2, moved}, refusedKill); len(got) != 4 {
+		t.Errorf("with one partial undo refused by the shrink, %d step backs, want 4", len(got))
+	}
+	// At most 3 kept changes are undone, the scenario before them last.
 	chain := []scenario.Scenario{orig}
 	for d := 1; d <= 5; d++ {
 		s := chain[len(chain)-1]
@@ -333,5 +343,8 @@ func TestStepBacks_UndoAMultiFaultDropByParts(t *testing.T) {
 	}
 	if got := explore.StepBacks(chain, nil); len(got) != 3 || got[2].Duration != orig.Duration-ms(200) {
 		t.Errorf("step backs along 5 kept changes: %d, want 3", len(got))
+	}
+	if got := explore.StepBacks(chain[:1], nil); len(got) != 0 {
+		t.Errorf("nothing kept, yet %d step backs", len(got))
 	}
 }
