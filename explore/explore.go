@@ -358,7 +358,7 @@ func shrinkFinding(ctx context.Context, base scenario.Scenario, f *finding, o Op
 	// met (see [stepBacks]).
 	runName := strings.TrimSuffix(fd.File, ".yaml") + "-replay"
 	var runDir string
-	backs := stepBacks(shrunk.Chain, shrunk.Refused)
+	backs := stepBacks(shrunk.Chain, shrunk.wasRefused)
 	for tries := 0; ; tries++ {
 		fd.minimal.Name = name // a step back lands on a scenario of the chain, named like the base
 		fd.minimal.Faults = slices.Clone(fd.minimal.Faults)

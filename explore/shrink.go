@@ -158,8 +158,8 @@ func Shrink(ctx context.Context, s scenario.Scenario, replay Replay, opt ShrinkO
 	return out, nil
 }
 
-// Refused says whether s was a change the shrink tried and refused.
-func (r Shrunk) Refused(s scenario.Scenario) bool { return r.refused[fingerprint(s)] }
+// wasRefused says whether s was a change the shrink tried and refused.
+func (r Shrunk) wasRefused(s scenario.Scenario) bool { return r.refused[fingerprint(s)] }
 
 // fingerprint names what a shrink may change in s, so one scenario reached
 // by two paths is recognised.
