@@ -416,20 +416,19 @@ func shrinkFinding(ctx context.Context, base scenario.Scenario, f *finding, o Op
 }
 
 // maxStepBacks bounds the scenarios a measurement below the target steps
-// back to; the last, the scenario before the oldest change undone, is
-// always among them.
+// back to; the last, the scenario the shrink started from, is always among
+// them.
 const maxStepBacks = 6
 
 // stepBacks lists what a minimal scenario below the target rate steps back
-// to, in order: scenarios that undo one of the last 3 kept changes (the
-// scenario before it) or put back, into the minimal scenario, what one of
-// them dropped (part of it first, as [chunks] deals it, then all: the
-// changes after it stay), and then the scenario before all 3. Fewer faults
-// go first, then the later change; a scenario the shrink refused, or that
-// does not validate, is left out.
+// to, in order: scenarios that undo one of the kept changes (the scenario
+// before it) or put back, into the minimal scenario, what one of them
+// dropped (part of it first, as [chunks] deals it, then all: the changes
+// after it stay), and last the scenario the shrink started from. Fewer
+// faults go first, then the later change; a scenario the shrink refused,
+// or that does not validate, is left out.
 func stepBacks(chain []scenario.Scenario, refused func(scenario.Scenario) bool) []scenario.Scenario {
-	last := len(chain) - 1
-	oldest := max(0, last-3)
+	last, oldest := len(chain)-1, 0
 	var out []scenario.Scenario
 	for i := last; i > oldest; i-- { // the change from chain[i-1] to chain[i]
 		var gone []int

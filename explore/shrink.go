@@ -325,10 +325,12 @@ func candidates(s scenario.Scenario) []candidate {
 		out[len(out)-1].key = "drop " + strings.Join(keys[c[0]:c[1]], ", ")
 		out[len(out)-1].drops = keys[c[0]:c[1]]
 	}
-	// A shorter trial makes every later replay shorter; it is tried again
-	// once the faults end earlier.
+	// A shorter trial makes every later replay shorter; its faults stay
+	// within its [faultWindow] (a trial that ends as a fault fires breaks
+	// the lock as often as the machine's timing allows), and it is tried
+	// again once the faults end earlier.
 	for _, d := range []time.Duration{round(s.Duration.D() / 2), round(s.Duration.D() * 3 / 4)} {
-		if d >= 500*time.Millisecond && d < s.Duration.D() {
+		if d >= 500*time.Millisecond && d < s.Duration.D() && lastDue(s.Faults) <= faultWindow(d) {
 			with(fmt.Sprintf("trial of %v", d), func(c *scenario.Scenario) { c.Duration = scenario.Duration(d) })
 			out[len(out)-1].key += fmt.Sprintf(" (faults due by %v)", lastDue(s.Faults))
 		}

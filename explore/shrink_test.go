@@ -334,17 +334,28 @@ func TestStepBacks_SmallestFirstAndDropsUndoneByParts(t *testing.T) {
 	if got := explore.StepBacks([]scenario.Scenario{orig, drop2, moved}, refusedKill); len(got) != 4 {
 		t.Errorf("with one partial undo refused by the shrink, %d step backs, want 4", len(got))
 	}
-	// At most 3 kept changes are undone, the scenario before them last.
+	// Along a long chain, at most 6, the scenario the shrink started from last.
 	chain := []scenario.Scenario{orig}
-	for d := 1; d <= 5; d++ {
+	for d := 1; d <= 8; d++ {
 		s := chain[len(chain)-1]
 		s.Duration -= ms(100)
 		chain = append(chain, s)
 	}
-	if got := explore.StepBacks(chain, nil); len(got) != 3 || got[2].Duration != orig.Duration-ms(200) {
-		t.Errorf("step backs along 5 kept changes: %d, want 3", len(got))
+	got = explore.StepBacks(chain, nil)
+	if len(got) != 6 || got[0].Duration != orig.Duration-ms(700) || got[5].Duration != orig.Duration {
+		t.Errorf("step backs along 8 kept changes: %d, want the last 5 undone one by one, then the original", len(got))
 	}
 	if got := explore.StepBacks(chain[:1], nil); len(got) != 0 {
 		t.Errorf("nothing kept, yet %d step backs", len(got))
+	}
+}
+
+// A shorter trial keeps its faults in its first 70%, as the search draws
+// them: a trial that ends as its faults fire breaks the lock only as often
+// as the machine's timing allows.
+func TestCandidates_ShorterTrialKeepsTheFaultWindow(t *testing.T) {
+	got := explore.Changes(noisy()) // 3s, the last fault due at +1.5s
+	if !slices.Contains(got, "trial of 2.25s") || slices.Contains(got, "trial of 1.5s") {
+		t.Errorf("changes = %q, want a trial of 2.25s (1.5s is 67%% of it) and not of 1.5s", got)
 	}
 }
