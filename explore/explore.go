@@ -28,7 +28,8 @@ type Options struct {
 	Faults []string
 	// Seed makes the search: the same seed plays the same schedules. default: 1.
 	Seed uint64
-	// Parallel is how many trials run at once. default: 1.
+	// Parallel is how many trials of the search run at once. default:
+	// [DefaultReplayParallel].
 	Parallel int
 	// Budget bounds the search by time, MaxTrials by trials; with neither,
 	// the search stops after 5 minutes. Shrinking is bounded apart.
@@ -177,7 +178,7 @@ func (o Options) withDefaults() Options {
 		o.Seed = 1
 	}
 	if o.Parallel <= 0 {
-		o.Parallel = 1
+		o.Parallel = DefaultReplayParallel()
 	}
 	if o.Budget <= 0 && o.MaxTrials <= 0 {
 		o.Budget = 5 * time.Minute
@@ -203,9 +204,10 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// DefaultReplayParallel is how many replays of a shrink run at once unless
-// told: two per CPU, since a trial mostly waits on its TTLs and holds. A
-// K-of-N step never has more than N in flight.
+// DefaultReplayParallel is how many trials of a search, and replays of a
+// shrink, run at once unless told: two per CPU, since a trial mostly waits
+// on its TTLs and holds (a redlock-baseline trial of 2.7 s takes about 0.6 s
+// of CPU). A K-of-N step never has more than N in flight.
 func DefaultReplayParallel() int { return 2 * runtime.NumCPU() }
 
 func explore(ctx context.Context, base scenario.Scenario, gen *Generator, o Options, dir *results.RunDir) (*Result, error) {
@@ -353,19 +355,20 @@ func shrinkFinding(ctx context.Context, base scenario.Scenario, f *finding, o Op
 	// K of N lets a change through that breaks the lock less often than
 	// that; measure with a run like `lockpick run --file minimal.yaml
 	// --trials N`, and step back along the kept changes until the rate is
-	// met (at most 3 steps).
+	// met (see [stepBacks]).
 	runName := strings.TrimSuffix(fd.File, ".yaml") + "-replay"
 	var runDir string
-	for back := 0; ; back++ {
-		fd.minimal.Name = name // a step back lands on a scenario of the chain, named like the base
+	backs := stepBacks(shrunk.Chain, shrunk.wasRefused)
+	for tries := 0; ; tries++ {
+		fd.minimal.Name = name // a step back lands on a scenario of the chain, or one made from it: named like the base
 		fd.minimal.Faults = slices.Clone(fd.minimal.Faults)
 		slices.SortStableFunc(fd.minimal.Faults, func(a, b scenario.Step) int { return int(a.At - b.At) })
 		report(func(p *Progress) { p.Phase = "measure" })
-		canStepBack := back < 3 && len(shrunk.Chain) > back+1
-		if back > 0 && canStepBack {
+		canStepBack := len(backs) > 0
+		if tries > 0 && canStepBack {
 			// A scenario stepped back to, with more left to step back to, is
 			// checked first, stopping as soon as its rate is known.
-			hits, misses, err := checkRate(ctx, fd.minimal, rp.replay, o, so.Seed+1_000_000)
+			hits, misses, err := checkRate(ctx, fd.minimal, rp.replay, o, so.Seed+1_000_000+uint64(tries)*uint64(o.Measure))
 			if err != nil {
 				return fd, err
 			}
@@ -374,7 +377,7 @@ func shrinkFinding(ctx context.Context, base scenario.Scenario, f *finding, o Op
 			if !reaches(o, hits, misses) {
 				fd.Shrunk.Backoff = append(fd.Shrunk.Backoff, fmt.Sprintf("%d of %d with %d faults (stopped: %d of %d out of reach)",
 					hits, hits+misses, len(fd.minimal.Faults), needed(o), o.Measure))
-				fd.minimal = shrunk.Chain[len(shrunk.Chain)-2-back]
+				fd.minimal, backs = backs[0], backs[1:]
 				continue
 			}
 		}
@@ -399,7 +402,7 @@ func shrinkFinding(ctx context.Context, base scenario.Scenario, f *finding, o Op
 		if err := os.RemoveAll(runDir); err != nil {
 			return fd, &trial.InfraError{Err: err}
 		}
-		fd.minimal = shrunk.Chain[len(shrunk.Chain)-2-back]
+		fd.minimal, backs = backs[0], backs[1:]
 	}
 	fd.Minimal = fd.minimal.Faults
 	fd.Measured, fd.ReplayDir = o.Measure, filepath.Base(runDir)
@@ -410,6 +413,76 @@ func shrinkFinding(ctx context.Context, base scenario.Scenario, f *finding, o Op
 	fd.minimal.Explain = explain(base, f, fd, o.Seed)
 	fd.minimal.Summary = fmt.Sprintf("found by lockpick explore on %s: %s → %s", base.Name, fd.minimal.Schedule(), fd.Kind)
 	return fd, nil
+}
+
+// maxStepBacks bounds the scenarios a measurement below the target steps
+// back to; the last, the scenario the shrink started from, is always among
+// them.
+const maxStepBacks = 6
+
+// stepBacks lists what a minimal scenario below the target rate steps back
+// to, in order: scenarios that undo one of the kept changes (the scenario
+// before it) or put back, into the minimal scenario, what one of them
+// dropped (part of it first, as [chunks] deals it, then all: the changes
+// after it stay), and last the scenario the shrink started from. Fewer
+// faults go first, then the later change; a scenario the shrink refused,
+// or that does not validate, is left out.
+func stepBacks(chain []scenario.Scenario, refused func(scenario.Scenario) bool) []scenario.Scenario {
+	last, oldest := len(chain)-1, 0
+	var out []scenario.Scenario
+	for i := last; i > oldest; i-- { // the change from chain[i-1] to chain[i]
+		var gone []int
+		if len(chain[i].Faults) < len(chain[i-1].Faults) {
+			gone = lostFaults(chain[i-1].Faults, chain[i].Faults)
+		}
+		parts := chunks(len(gone))
+		if len(gone) > 1 {
+			parts = append(parts, [2]int{0, len(gone)})
+		}
+		for _, c := range parts {
+			s := chain[last]
+			s.Faults = slices.Clone(s.Faults)
+			for _, j := range gone[c[0]:c[1]] {
+				s.Faults = append(s.Faults, chain[i-1].Faults[j])
+			}
+			slices.SortStableFunc(s.Faults, func(a, b scenario.Step) int { return int(a.At - b.At) })
+			out = append(out, s)
+		}
+		if i-1 > oldest {
+			out = append(out, chain[i-1])
+		}
+	}
+	slices.SortStableFunc(out, func(a, b scenario.Scenario) int { return len(a.Faults) - len(b.Faults) })
+	seen := map[string]bool{fingerprint(chain[last]): true, fingerprint(chain[oldest]): true}
+	var backs []scenario.Scenario
+	for _, s := range out {
+		if f := fingerprint(s); !seen[f] && (refused == nil || !refused(s)) && s.Validate() == nil {
+			seen[f] = true
+			backs = append(backs, s)
+		}
+	}
+	if last == oldest {
+		return nil
+	}
+	return append(backs[:min(len(backs), maxStepBacks-1)], chain[oldest])
+}
+
+// lostFaults returns the indexes of the faults of before that after has
+// not, matching equal faults one to one.
+func lostFaults(before, after []scenario.Step) []int {
+	left := slices.Clone(after)
+	var gone []int
+	for i, f := range before {
+		j := slices.IndexFunc(left, func(g scenario.Step) bool {
+			return fingerprint(scenario.Scenario{Faults: []scenario.Step{g}}) == fingerprint(scenario.Scenario{Faults: []scenario.Step{f}})
+		})
+		if j < 0 {
+			gone = append(gone, i)
+			continue
+		}
+		left = slices.Delete(left, j, j+1)
+	}
+	return gone
 }
 
 // needed is how many of o.Measure replays must reproduce to meet o.Target.

@@ -19,3 +19,7 @@ func Changes(s scenario.Scenario) []string {
 
 // WriteReport exposes report.html's rendering to the black-box tests.
 var WriteReport = writeReport
+
+// StepBacks lists what the measurement steps back to, in order, from the
+// last scenario of chain, leaving out those refused says so of.
+var StepBacks = stepBacks

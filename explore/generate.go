@@ -145,11 +145,15 @@ func (d *draw) between(lo, hi time.Duration) time.Duration {
 	return round(lo + time.Duration(d.rng.Int64N(int64(hi-lo))))
 }
 
-// at draws an injection time in the first 70% of the trial, so the lock
-// meets the fault and the clients have time to act on it.
+// at draws an injection time within [faultWindow] of the trial.
 func (d *draw) at() scenario.Duration {
-	return scenario.Duration(d.between(0, d.dur*7/10))
+	return scenario.Duration(d.between(0, faultWindow(d.dur)))
 }
+
+// faultWindow is the part of a trial of dur that faults are due in, its
+// first 70%, so the lock meets the fault and the clients have time to act
+// on it (and the checker to see them do so) before the trial ends.
+func faultWindow(dur time.Duration) time.Duration { return dur * 7 / 10 }
 
 // span draws how long a fault lasts: TTL/10 to 1.5×TTL.
 func (d *draw) span() scenario.Duration {

@@ -2,6 +2,7 @@ package explore
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -90,19 +91,23 @@ type Shrunk struct {
 	Backoff []string `json:"backoff,omitempty"`
 	// Exhausted says the replay budget ran out before no change was left to try.
 	Exhausted bool `json:"exhausted"`
+
+	refused map[string]bool // fingerprints of the changes refused
 }
 
 // Shrink reduces s while it still reproduces in K of N replays: it drops
-// faults (halves first, as delta debugging does), shortens them, moves them
-// earlier, simplifies their parameters, and takes away clients, trial time
-// and hold time, one change at a time, greedily, until no change is kept or
-// the replay budget is spent. Each change is decided as soon as K of N is
-// certain either way, with Parallel replays side by side.
+// faults (halves first, as delta debugging does), shortens the trial, then
+// shortens, moves earlier and simplifies each fault, and takes away
+// clients and hold time, one change at a time, greedily, until no change
+// is kept or the replay budget is spent. Each change is decided as soon as
+// K of N is certain either way, with Parallel replays side by side; a
+// scenario already decided is not replayed again, nor a drop that takes a
+// fault whose drop alone was refused.
 func Shrink(ctx context.Context, s scenario.Scenario, replay Replay, opt ShrinkOptions) (Shrunk, error) {
 	o := opt.withDefaults()
 	sh := &shrinker{replay: replay, o: o, seed: o.Seed}
 	began := time.Now()
-	out := Shrunk{Minimal: s, K: o.K, N: o.N}
+	out := Shrunk{Minimal: s, K: o.K, N: o.N, refused: map[string]bool{}}
 	first, err := sh.try(ctx, "confirm the finding", s)
 	if err != nil {
 		return out, err
@@ -112,10 +117,11 @@ func Shrink(ctx context.Context, s scenario.Scenario, replay Replay, opt ShrinkO
 	cur := s
 	out.Chain = []scenario.Scenario{s}
 	rejected := map[string]bool{} // a change that failed once is not tried again
+	needed := map[string]bool{}   // faults whose drop alone was refused: no drop takes them
 	for out.Confirmed {
 		kept := false
 		for _, c := range candidates(cur) {
-			if rejected[c.key] || c.s.Validate() != nil {
+			if rejected[c.key] || out.refused[fingerprint(c.s)] || slices.ContainsFunc(c.drops, func(k string) bool { return needed[k] }) || c.s.Validate() != nil {
 				continue
 			}
 			if sh.replays >= o.MaxReplays {
@@ -132,6 +138,10 @@ func Shrink(ctx context.Context, s scenario.Scenario, replay Replay, opt ShrinkO
 				out.Chain = append(out.Chain, cur)
 			} else {
 				rejected[c.key] = true
+				out.refused[fingerprint(c.s)] = true
+				if len(c.drops) == 1 {
+					needed[c.drops[0]] = true
+				}
 			}
 			if o.Progress != nil {
 				o.Progress(step, cur)
@@ -146,6 +156,23 @@ func Shrink(ctx context.Context, s scenario.Scenario, replay Replay, opt ShrinkO
 	}
 	out.Minimal, out.Replays, out.Cancelled, out.Seconds = cur, sh.replays, sh.cancelled, time.Since(began).Seconds()
 	return out, nil
+}
+
+// wasRefused says whether s was a change the shrink tried and refused.
+func (r Shrunk) wasRefused(s scenario.Scenario) bool { return r.refused[fingerprint(s)] }
+
+// fingerprint names what a shrink may change in s, so one scenario reached
+// by two paths is recognised.
+func fingerprint(s scenario.Scenario) string {
+	faults := slices.Clone(s.Faults) // in time order: the order of steps due at once aside
+	slices.SortStableFunc(faults, func(a, b scenario.Step) int { return int(a.At - b.At) })
+	b, _ := json.Marshal(struct {
+		Faults          []scenario.Step
+		Clients         int
+		Duration, Hold  scenario.Duration
+		Isolate, Cycles any
+	}{faults, s.Clients, s.Duration, s.Hold, s.Isolate, s.Cycles})
+	return string(b)
 }
 
 type shrinker struct {
@@ -271,12 +298,14 @@ type candidate struct {
 	change string
 	key    string // what a rejection rules out for later passes
 	s      scenario.Scenario
+	drops  []string // the faults a drop takes, by [faultKeys]
 }
 
 // candidates lists the changes to try on s, cheapest and likeliest first:
 // drop half the faults, then smaller chunks down to single faults (delta
-// debugging), then shorten, move earlier and simplify each fault, then
-// fewer clients, a shorter trial and a shorter hold.
+// debugging), then a shorter trial (every later replay is shorter), then
+// shorten, move earlier and simplify each fault, then fewer clients and a
+// shorter hold.
 func candidates(s scenario.Scenario) []candidate {
 	var out []candidate
 	with := func(change string, edit func(c *scenario.Scenario)) {
@@ -294,6 +323,17 @@ func candidates(s scenario.Scenario) []candidate {
 	for _, c := range chunks(len(s.Faults)) {
 		with(dropText(s.Faults[c[0]:c[1]]), func(c2 *scenario.Scenario) { c2.Faults = slices.Delete(c2.Faults, c[0], c[1]) })
 		out[len(out)-1].key = "drop " + strings.Join(keys[c[0]:c[1]], ", ")
+		out[len(out)-1].drops = keys[c[0]:c[1]]
+	}
+	// A shorter trial makes every later replay shorter; its faults stay
+	// within its [faultWindow] (a trial that ends as a fault fires breaks
+	// the lock as often as the machine's timing allows), and it is tried
+	// again once the faults end earlier.
+	for _, d := range []time.Duration{round(s.Duration.D() / 2), round(s.Duration.D() * 3 / 4)} {
+		if d >= 500*time.Millisecond && d < s.Duration.D() && lastDue(s.Faults) <= faultWindow(d) {
+			with(fmt.Sprintf("trial of %v", d), func(c *scenario.Scenario) { c.Duration = scenario.Duration(d) })
+			out[len(out)-1].key += fmt.Sprintf(" (faults due by %v)", lastDue(s.Faults))
+		}
 	}
 	for i, f := range s.Faults {
 		// The boldest change first, then half of it.
@@ -323,15 +363,19 @@ func candidates(s scenario.Scenario) []candidate {
 			})
 		}
 	}
-	for _, d := range []time.Duration{round(s.Duration.D() / 2), round(s.Duration.D() * 3 / 4)} {
-		if d >= 500*time.Millisecond && d < s.Duration.D() {
-			with(fmt.Sprintf("trial of %v", d), func(c *scenario.Scenario) { c.Duration = scenario.Duration(d) })
-		}
-	}
 	if h := round(s.Hold.D() / 2); h >= 10*time.Millisecond && h < s.Hold.D() {
 		with(fmt.Sprintf("hold %v", h), func(c *scenario.Scenario) { c.Hold = scenario.Duration(h) })
 	}
 	return out
+}
+
+// lastDue is when the last of faults is due, jitter included.
+func lastDue(faults []scenario.Step) time.Duration {
+	var due time.Duration
+	for _, f := range faults {
+		due = max(due, (f.At + f.Jitter).D())
+	}
+	return due
 }
 
 // chunks returns the [from, to) ranges of n faults to try dropping, in

@@ -3,6 +3,8 @@ package explore_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -243,5 +245,117 @@ func TestCandidates_DeltaDebuggingOrder(t *testing.T) {
 	one.Faults = one.Faults[1:2]
 	if got := explore.Changes(one); len(got) == 0 || got[0] != "drop +600ms kill n3 for 1.2s" {
 		t.Errorf("with one fault, changes = %q, want dropping it first", got)
+	}
+}
+
+// Once dropping a fault alone is refused, no drop takes it again, and no
+// scenario is replayed in two steps (moving the kill from +600ms to +0 is
+// refused; once it is at +300ms, moving it to +0 gives that scenario again).
+func TestShrink_NeitherRedropsANeededFaultNorRepeatsAScenario(t *testing.T) {
+	var mu sync.Mutex
+	var order []string // the scenario of each replay, in order (one at a time)
+	both := func(ctx context.Context, s scenario.Scenario, seed uint64) (explore.Outcome, error) {
+		mu.Lock()
+		order = append(order, fmt.Sprintf("%+v|%d|%v|%v", s.Faults, s.Clients, s.Duration, s.Hold))
+		mu.Unlock()
+		kill, jump := false, false
+		for _, f := range s.Faults {
+			kill = kill || (f.Fault == "kill" && f.Node == "n3" && f.At >= ms(200) && f.At < ms(1000))
+			jump = jump || f.Fault == "clock-jump"
+		}
+		return explore.Outcome{Reproduced: kill && jump && seed%10 != 0}, nil
+	}
+	s := noisy()
+	s.Faults = append(s.Faults, scenario.Step{At: ms(200), Fault: "restart", Node: "n2"}, scenario.Step{At: ms(300), Fault: "restart", Node: "n4"})
+	got, err := explore.Shrink(context.Background(), s, both, explore.ShrinkOptions{Parallel: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := got.Minimal; len(m.Faults) != 2 || m.Faults[0].Node != "n3" || m.Faults[0].At != ms(300) {
+		t.Fatalf("minimal %s, want the kill of n3 at +300ms and the clock jump", m.Schedule())
+	}
+	refused := false
+	for _, st := range got.Steps {
+		if refused && strings.HasPrefix(st.Change, "drop") && strings.Contains(st.Change, "kill n3") {
+			t.Errorf("%q tried after dropping the kill of n3 alone was refused", st.Change)
+		}
+		refused = refused || (strings.HasPrefix(st.Change, "drop +") && strings.Contains(st.Change, "kill n3") && !st.Kept)
+	}
+	if !refused {
+		t.Errorf("the kill of n3 was never dropped alone: %+v", got.Steps)
+	}
+	seen := map[string]bool{}
+	for i, o := range order {
+		if i > 0 && order[i-1] == o {
+			continue // the same step
+		}
+		if seen[o] {
+			t.Errorf("replayed again in a later step: %s", o)
+		}
+		seen[o] = true
+	}
+}
+
+// A minimal scenario below the rate steps back to the smallest scenarios
+// first: undoing the last move, then putting back part, then all, of an
+// earlier drop of two faults while keeping the move, and last the
+// original; a scenario the shrink refused is left out.
+func TestStepBacks_SmallestFirstAndDropsUndoneByParts(t *testing.T) {
+	orig := noisy() // pause n1, kill n3, latency r2, clock-jump
+	drop2 := orig
+	drop2.Faults = orig.Faults[2:] // latency, clock-jump
+	moved := drop2
+	moved.Faults = slices.Clone(drop2.Faults)
+	moved.Faults[0].At = 0
+	sorted := func(s scenario.Scenario) string {
+		s.Faults = slices.Clone(s.Faults)
+		slices.SortStableFunc(s.Faults, func(a, b scenario.Step) int { return int(a.At - b.At) })
+		return s.Schedule()
+	}
+	want := []string{
+		drop2.Schedule(), // the move undone
+		sorted(scenario.Scenario{Faults: []scenario.Step{orig.Faults[0], moved.Faults[0], moved.Faults[1]}}), // pause n1 back
+		sorted(scenario.Scenario{Faults: []scenario.Step{moved.Faults[0], orig.Faults[1], moved.Faults[1]}}), // kill n3 back
+		sorted(scenario.Scenario{Faults: []scenario.Step{orig.Faults[0], moved.Faults[0], orig.Faults[1], moved.Faults[1]}}),
+		orig.Schedule(),
+	}
+	got := explore.StepBacks([]scenario.Scenario{orig, drop2, moved}, nil)
+	if len(got) != len(want) {
+		t.Fatalf("stepped back to %d scenarios, want %d: %v", len(got), len(want), got)
+	}
+	for i := range want {
+		if sorted(got[i]) != want[i] {
+			t.Errorf("step back %d: %s, want %s", i+1, sorted(got[i]), want[i])
+		}
+	}
+	refusedKill := func(s scenario.Scenario) bool {
+		return len(s.Faults) == 3 && slices.ContainsFunc(s.Faults, func(f scenario.Step) bool { return f.Node == "n3" })
+	}
+	if got := explore.StepBacks([]scenario.Scenario{orig, drop2, moved}, refusedKill); len(got) != 4 {
+		t.Errorf("with one partial undo refused by the shrink, %d step backs, want 4", len(got))
+	}
+	// Along a long chain, at most 6, the scenario the shrink started from last.
+	chain := []scenario.Scenario{orig}
+	for d := 1; d <= 8; d++ {
+		s := chain[len(chain)-1]
+		s.Duration -= ms(100)
+		chain = append(chain, s)
+	}
+	got = explore.StepBacks(chain, nil)
+	if len(got) != 6 || got[0].Duration != orig.Duration-ms(700) || got[5].Duration != orig.Duration {
+		t.Errorf("step backs along 8 kept changes: %d, want the last 5 undone one by one, then the original", len(got))
+	}
+	if got := explore.StepBacks(chain[:1], nil); len(got) != 0 {
+		t.Errorf("nothing kept, yet %d step backs", len(got))
+	}
+}
+
+// A shorter trial keeps its faults in its first 70%, as the search draws
+// them: a trial that ends as its faults fire breaks the lock only as often
+// as the machine's timing allows.
+func TestCandidates_ShorterTrialKeepsTheFaultWindow(t *testing.T) {
+	got := explore.Changes(noisy()) // 3s, the last fault due at +1.5s
+	if !slices.Contains(got, "trial of 2.25s") || slices.Contains(got, "trial of 1.5s") {
+		t.Errorf("changes = %q, want a trial of 2.25s (1.5s is 67%% of it) and not of 1.5s", got)
 	}
 }

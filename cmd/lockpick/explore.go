@@ -84,7 +84,7 @@ which every trial was inconclusive), 2 bad usage, 3 the harness failed.`,
 	fl.StringVar(&f.faults, "faults", "", "the fault vocabulary, comma-separated (default: every fault that fits the topology): "+strings.Join(explore.Kinds(), ","))
 	fl.StringVar(&f.budget, "budget", "5m", "how long to search: a duration (10m) or a number of trials (500)")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the search: the same seed plays the same schedules")
-	fl.IntVarP(&f.parallel, "parallel", "p", 1, "trials to run at once (each has its own nodes and ports)")
+	fl.IntVarP(&f.parallel, "parallel", "p", 0, fmt.Sprintf("search trials to run at once, each with its own nodes and ports (default: 2 per CPU, here %d)", explore.DefaultReplayParallel()))
 	fl.IntVar(&f.replayPar, "replay-parallel", 0, fmt.Sprintf("shrink and measurement replays to run at once (default: 2 per CPU, here %d)", explore.DefaultReplayParallel()))
 	fl.StringVar(&f.out, "out", "results/explore", "folder to create the explore folder in")
 	fl.IntVar(&f.findings, "findings", 1, "stop after this many findings (minimal.yaml, minimal-2.yaml, ...)")
@@ -101,8 +101,8 @@ func runExplore(ctx context.Context, out io.Writer, args []string, f exploreFlag
 	if (len(args) == 0) == (f.file == "") {
 		return usageError("explore: name one scenario (see `lockpick list`) or pass --file")
 	}
-	if f.parallel < 1 || f.findings < 1 || f.measure < 1 || f.replayPar < 0 {
-		return usageError("explore: --parallel, --findings and --measure must be at least 1, --replay-parallel at least 0 (the default)")
+	if f.parallel < 0 || f.findings < 1 || f.measure < 1 || f.replayPar < 0 {
+		return usageError("explore: --findings and --measure must be at least 1, --parallel and --replay-parallel at least 0 (the default)")
 	}
 	o := explore.Options{Seed: f.seed, Parallel: f.parallel, Out: f.out, Findings: f.findings, Measure: f.measure}
 	var err error
