@@ -38,7 +38,7 @@ func benchContenders(b *testing.B) []contender {
 	c, _ := startNodes(b, 5)
 	rdb := make([]*redis.Client, len(c.Nodes))
 	for i, n := range c.Nodes {
-		rdb[i] = redis.NewClient(&redis.Options{Addr: n.Proc.Addr()})
+		rdb[i] = redis.NewClient(&redis.Options{MaintNotificationsConfig: lockcore.NoMaintNotifications(), Addr: n.Proc.Addr()})
 		b.Cleanup(func() { _ = rdb[i].Close() })
 	}
 	ctx := context.Background()

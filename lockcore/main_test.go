@@ -13,6 +13,7 @@ import (
 
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/internal/testredis"
+	"github.com/lockpick/lockpick/lockcore"
 )
 
 // TestMain runs every test, then checks that no lockcore goroutine leaked.
@@ -82,7 +83,7 @@ func startNodes(tb testing.TB, n int) (*cluster.Cluster, []*redis.Client) {
 	for i, node := range c.Nodes {
 		// ContextTimeoutEnabled: a request past its context's deadline must
 		// give up its connection at once, not after ReadTimeout.
-		clients[i] = redis.NewClient(&redis.Options{Addr: node.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true})
+		clients[i] = redis.NewClient(&redis.Options{MaintNotificationsConfig: lockcore.NoMaintNotifications(), Addr: node.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true})
 		tb.Cleanup(func() { _ = clients[i].Close() })
 	}
 	return c, clients

@@ -130,7 +130,7 @@ func startReplicated(tb testing.TB) (*cluster.Cluster, *redis.Client) {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { _ = c.Close() })
-	rdb := redis.NewClient(&redis.Options{Addr: c.Nodes[0].Addr(), MaxRetries: -1, ContextTimeoutEnabled: true})
+	rdb := redis.NewClient(&redis.Options{MaintNotificationsConfig: lockcore.NoMaintNotifications(), Addr: c.Nodes[0].Addr(), MaxRetries: -1, ContextTimeoutEnabled: true})
 	tb.Cleanup(func() { _ = rdb.Close() })
 	return c, rdb
 }

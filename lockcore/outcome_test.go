@@ -41,7 +41,7 @@ func refusedPort(tb testing.TB) string {
 func goRedisErrors(tb testing.TB) (refused, closed error) {
 	tb.Helper()
 	ctx := context.Background()
-	rdb := redis.NewClient(&redis.Options{Addr: refusedPort(tb), MaxRetries: -1, DialTimeout: time.Second})
+	rdb := redis.NewClient(&redis.Options{MaintNotificationsConfig: lockcore.NoMaintNotifications(), Addr: refusedPort(tb), MaxRetries: -1, DialTimeout: time.Second})
 	refused = rdb.Get(ctx, "k").Err()
 	_ = rdb.Close()
 	closed = rdb.Get(ctx, "k").Err()

@@ -31,7 +31,7 @@ func direct(tb testing.TB, c *cluster.Cluster) []*redis.Client {
 	tb.Helper()
 	out := make([]*redis.Client, len(c.Nodes))
 	for i, n := range c.Nodes {
-		out[i] = redis.NewClient(&redis.Options{Addr: n.Proc.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true})
+		out[i] = redis.NewClient(&redis.Options{MaintNotificationsConfig: lockcore.NoMaintNotifications(), Addr: n.Proc.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true})
 		tb.Cleanup(func() { _ = out[i].Close() })
 	}
 	return out
@@ -406,7 +406,7 @@ func TestRedlock_NodeTimeoutWithoutContextTimeouts(t *testing.T) {
 	ctx := context.Background()
 	rdb := make([]*redis.Client, len(c.Nodes))
 	for i, n := range c.Nodes {
-		rdb[i] = redis.NewClient(&redis.Options{Addr: n.Addr(), MaxRetries: -1, ReadTimeout: time.Second})
+		rdb[i] = redis.NewClient(&redis.Options{MaintNotificationsConfig: lockcore.NoMaintNotifications(), Addr: n.Addr(), MaxRetries: -1, ReadTimeout: time.Second})
 		t.Cleanup(func() { _ = rdb[i].Close() })
 	}
 	warm(t, rdb)

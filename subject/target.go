@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/lockcore"
 )
 
 // A View is what a client knows of the deployment: the nodes' proxied
@@ -204,7 +205,7 @@ func (t *Target) client(addr string) *redis.Client {
 	defer t.mu.Unlock()
 	rdb, ok := t.clients[addr]
 	if !ok {
-		rdb = redis.NewClient(&redis.Options{
+		rdb = redis.NewClient(&redis.Options{MaintNotificationsConfig: lockcore.NoMaintNotifications(),
 			Addr:         addr,
 			MaxRetries:   -1,
 			DialTimeout:  250 * time.Millisecond,
