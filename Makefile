@@ -110,7 +110,7 @@ subjects-table: deps
 # services-table runs the built-in lock services matrix (Redis locks,
 # Redlock, etcd; fenced and not; under the same fault classes), TRIALS=n
 # per cell (default 20), PARALLEL at once (default 2), and rewrites the
-# README's table. About 30 minutes on 2 cores at the defaults.
+# README's table. About 20 minutes on 2 cores at the defaults.
 .PHONY: services-table
 services-table: deps
 	TRIALS=$(or $(TRIALS),20) PARALLEL=$(or $(PARALLEL),2) GO=$(GO) .ci/services-table
