@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/results"
 	"github.com/lockpick/lockpick/scenario"
 	"github.com/lockpick/lockpick/subject"
 	"github.com/lockpick/lockpick/trial"
@@ -98,9 +99,9 @@ func benchPair(ctx context.Context, view subject.View, pair [2]string, ops, roun
 	}
 	out := make([]BenchResult, 2)
 	for i, b := range bs {
-		out[i] = BenchResult{Subject: pair[i], Nodes: b.nodes, Ops: per * rounds, OpsPerS: median(rates[i])}
+		out[i] = BenchResult{Subject: pair[i], Nodes: b.nodes, Ops: per * rounds, OpsPerS: results.Median(rates[i])}
 	}
-	out[0].Versus, out[0].Ratio, out[0].RatioMin, out[0].RatioMax = pair[1], median(ratios), slices.Min(ratios), slices.Max(ratios)
+	out[0].Versus, out[0].Ratio, out[0].RatioMin, out[0].RatioMax = pair[1], results.Median(ratios), slices.Min(ratios), slices.Max(ratios)
 	return out, nil
 }
 
@@ -145,17 +146,4 @@ func (b *bencher) run(n int) (float64, error) {
 		}
 	}
 	return float64(n) / time.Since(start).Seconds(), nil
-}
-
-// median returns the middle of xs (the mean of the two middle ones for an
-// even count).
-func median(xs []float64) float64 {
-	s := slices.Sorted(slices.Values(xs))
-	if len(s) == 0 {
-		return 0
-	}
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }

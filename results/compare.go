@@ -3,7 +3,6 @@ package results
 import (
 	"fmt"
 	"io"
-	"slices"
 	"text/tabwriter"
 )
 
@@ -89,14 +88,7 @@ func firstViolationMedian(ts []Trial) float64 {
 			xs = append(xs, t.FirstViolationSeconds)
 		}
 	}
-	if len(xs) == 0 {
-		return 0
-	}
-	slices.Sort(xs)
-	if n := len(xs); n%2 == 0 {
-		return (xs[n/2-1] + xs[n/2]) / 2
-	}
-	return xs[len(xs)/2]
+	return Median(xs)
 }
 
 // Inconclusive returns the number of inconclusive trials over all arms.

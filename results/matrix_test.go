@@ -34,3 +34,14 @@ func TestMatrixMarkdown_CellsLegendAndReasons(t *testing.T) {
 		t.Errorf("Unmatched = %v, want the contradicted cell and the inconclusive one", got)
 	}
 }
+
+func TestMedian(t *testing.T) {
+	for _, tc := range []struct {
+		xs   []float64
+		want float64
+	}{{nil, 0}, {[]float64{3, 1, 2}, 2}, {[]float64{4, 1, 3, 2}, 2.5}} {
+		if got := Median(tc.xs); got != tc.want {
+			t.Errorf("Median(%v) = %v, want %v", tc.xs, got, tc.want)
+		}
+	}
+}

@@ -1,6 +1,9 @@
 package results
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // Wilson returns the 95% Wilson score interval for k successes in n trials,
 // as proportions in [0, 1]. With n == 0 it returns 0, 1.
@@ -43,4 +46,17 @@ func lchoose(n, k int) float64 {
 	b, _ := math.Lgamma(float64(k + 1))
 	c, _ := math.Lgamma(float64(n - k + 1))
 	return a - b - c
+}
+
+// Median returns the middle of xs (the mean of the two middle ones for an
+// even count), 0 for none.
+func Median(xs []float64) float64 {
+	s := slices.Sorted(slices.Values(xs))
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
