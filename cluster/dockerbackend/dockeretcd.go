@@ -209,18 +209,7 @@ func (r *etcdContainer) create(ctx context.Context, args []string) (string, erro
 
 // watch returns a channel closed when container id stops running (or is
 // removed, or the backend closes).
-func (r *etcdContainer) watch(id string) <-chan struct{} {
-	ch := make(chan struct{})
-	go func() {
-		defer close(ch)
-		w := r.api.ContainerWait(r.b.ctx, id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
-		select {
-		case <-w.Result:
-		case <-w.Error:
-		}
-	}()
-	return ch
-}
+func (r *etcdContainer) watch(id string) <-chan struct{} { return r.b.stopped(r.api, id) }
 
 // Signal sends sig to the container's etcd through the engine (`docker
 // kill --signal`), which signals it from the host's pid namespace: SIGSTOP

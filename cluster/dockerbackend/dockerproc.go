@@ -172,12 +172,15 @@ func (p *dockerProc) Start(ctx context.Context) error {
 
 // watch returns a channel closed when the running container stops (or the
 // backend closes).
-func (p *dockerProc) watch() chan struct{} {
+func (p *dockerProc) watch() chan struct{} { return p.b.stopped(p.api, p.ctr.GetContainerID()) }
+
+// stopped returns a channel closed when container id stops running (or is
+// removed, or the backend closes).
+func (b *Backend) stopped(api client.APIClient, id string) chan struct{} {
 	ch := make(chan struct{})
-	id := p.ctr.GetContainerID()
 	go func() {
 		defer close(ch)
-		w := p.api.ContainerWait(p.b.ctx, id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
+		w := api.ContainerWait(b.ctx, id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
 		select {
 		case <-w.Result:
 		case <-w.Error:
