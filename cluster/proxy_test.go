@@ -29,12 +29,17 @@ func TestCluster_AddProxy(t *testing.T) {
 	if err := faults.Inject(ctx, c, f, "resource"); err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
-	if err := testcluster.Echo(svc.Addr(), 2*time.Second); err != nil {
-		t.Fatal(err)
+	// The fastest of three round trips: a busy machine only adds to each.
+	took := time.Hour
+	for range 3 {
+		start := time.Now()
+		if err := testcluster.Echo(svc.Addr(), 2*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		took = min(took, time.Since(start))
 	}
-	if took := time.Since(start); took < 200*time.Millisecond || took > 400*time.Millisecond {
-		t.Fatalf("echo took %v with 200ms latency, want 200ms (+200ms)", took)
+	if took < 200*time.Millisecond || took >= 400*time.Millisecond {
+		t.Fatalf("echo took %v with 200ms latency one way, want 200ms (400ms: added twice)", took)
 	}
 	if err := faults.Heal(ctx, c, f, "resource"); err != nil {
 		t.Fatal(err)

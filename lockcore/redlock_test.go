@@ -422,7 +422,8 @@ func TestRedlock_NodeTimeoutWithoutContextTimeouts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, limit := time.Since(start), 500*time.Millisecond; got > limit {
+	// Without NodeTimeout it would wait for the silent node until ctx or the TTL (5s).
+	if got, limit := time.Since(start), 2*time.Second; got > limit {
 		t.Errorf("TryLock took %v with one node silent, want < %v (NodeTimeout 50ms)", got, limit)
 	}
 	if got, want := lease.Nodes, []int{0, 1}; !slices.Equal(got, want) {
