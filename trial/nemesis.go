@@ -268,8 +268,14 @@ const healSlack = 100 * time.Millisecond
 // trial; a heal that comes due while the inject is still running waits for
 // it (healing half a fault undoes nothing) and is recorded as late.
 func (m *nemesis) healDue(ctx context.Context, i int, due time.Duration) {
-	<-m.injected[i]
-	m.healAt(ctx, i, due)
+	why := "the heal itself woke late (a busy machine)"
+	select {
+	case <-m.injected[i]:
+	default:
+		why = "its inject took until then"
+		<-m.injected[i]
+	}
+	m.healAt(ctx, i, due, why)
 }
 
 // healLater heals step i at due from the start of the trial, as healDue
@@ -284,14 +290,14 @@ func (m *nemesis) healLater(ctx context.Context, i int, due time.Duration) {
 }
 
 // healAt heals step i, due at due, and records when it was due and, if it
-// begins more than healSlack after that, why it is late.
-func (m *nemesis) healAt(ctx context.Context, i int, due time.Duration) {
+// begins more than healSlack after that, that it was late and why.
+func (m *nemesis) healAt(ctx context.Context, i int, due time.Duration, why string) {
 	dueS := due.Seconds()
 	m.mu.Lock()
 	r := &m.record[i]
 	r.HealDue = &dueS
 	if late := time.Since(m.start.Add(due)); late > healSlack {
-		r.HealLate = fmt.Sprintf("began %v late: its inject took until then", late.Round(time.Millisecond))
+		r.HealLate = fmt.Sprintf("began %v late: %s", late.Round(time.Millisecond), why)
 	}
 	m.mu.Unlock()
 	m.heal(ctx, i)
