@@ -195,13 +195,18 @@ func (c *Cluster) EtcdFollowers(ctx context.Context) ([]*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	var fs []*Node
+	return slices.DeleteFunc(c.EtcdRunning(), func(n *Node) bool { return n == leader }), nil
+}
+
+// EtcdRunning returns the members whose process is running, in name order.
+func (c *Cluster) EtcdRunning() []*Node {
+	var run []*Node
 	for _, n := range c.Etcd {
-		if n != leader && n.Proc.(PIDProc).PID() != 0 {
-			fs = append(fs, n)
+		if n.Proc.(PIDProc).PID() != 0 {
+			run = append(run, n)
 		}
 	}
-	return fs, nil
+	return run
 }
 
 // EtcdNodeByID returns the running member whose etcd member id is id (as

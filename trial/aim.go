@@ -2,6 +2,7 @@ package trial
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -63,23 +64,27 @@ func (m *nemesis) choose(ctx context.Context, st scenario.Step, rng *rand.Rand) 
 			return l.Name, st.Node
 		}
 	case scenario.AimFollower:
-		return pick(m.etcdFollowers(ctx), nil)
+		fs, how := m.etcdFollowers(ctx)
+		t, _ := pick(fs, nil)
+		return t, how
 	}
 	return "", ""
 }
 
-// etcdFollowers names the running etcd members other than the leader now;
-// none if no member reports a leader.
-func (m *nemesis) etcdFollowers(ctx context.Context) []string {
+// etcdFollowers names the running etcd members other than the leader now,
+// and how they were chosen: mid-election, when no member reports a leader,
+// every running member is one (none leads).
+func (m *nemesis) etcdFollowers(ctx context.Context) ([]string, string) {
+	how := scenario.AimFollower
 	fs, err := m.env.c.EtcdFollowers(ctx)
-	if err != nil {
-		return nil
+	if errors.Is(err, cluster.ErrNoLeader) {
+		fs, how = m.env.c.EtcdRunning(), scenario.AimFollower+": no leader now, any running member"
 	}
 	names := make([]string, len(fs))
 	for i, n := range fs {
 		names[i] = n.Name
 	}
-	return names
+	return names, how
 }
 
 // nodeNames lists the topology's nodes.

@@ -53,3 +53,42 @@ require:
 		t.Errorf("@follower and then @leader both resolved to %s", fs[0].Target)
 	}
 }
+
+// TestAim_EtcdFollowerMidElection aims @follower 200ms after the leader was
+// killed, well inside the 1s election timeout: no member calls itself
+// leader then, so every running member is a follower, and the step says so
+// rather than finding no target.
+func TestAim_EtcdFollowerMidElection(t *testing.T) {
+	testetcd.Require(t)
+	s, err := scenario.Parse("aim.yaml", []byte(`name: aim-etcd-no-leader
+expect: safe
+topology: {etcd: 3}
+lock: {kind: etcd-mutex, ttl: 2s, acquire: block}
+clients: 1
+hold: 100ms
+duration: 2500ms
+faults:
+  - {at: 300ms, fault: kill, node: '@leader', for: 1s}
+  - {at: 500ms, fault: pause, node: '@follower', for: 300ms}
+require:
+  - {grants: 1}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := trial.RunTrial(context.Background(), s, 1, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := tr.Evidence.Faults
+	if len(fs) != 2 {
+		t.Fatalf("%d faults in the evidence, want 2", len(fs))
+	}
+	f := fs[1]
+	if !strings.HasPrefix(f.Target, "e") || f.Target == fs[0].Target || f.Error != "" || f.Effect == "" {
+		t.Errorf("@follower mid-election: %+v, want a running member with an effect (the leader %s was killed)", f, fs[0].Target)
+	}
+	if !strings.Contains(f.Desc, "no leader now") {
+		t.Errorf("fault description %q does not say there was no leader", f.Desc)
+	}
+}
