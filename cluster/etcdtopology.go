@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -33,4 +34,21 @@ func EtcdHealthy(ctx context.Context, n *Node, timeout time.Duration) bool {
 func IsEtcdMember(n *Node) bool {
 	_, ok := n.Proc.(*etcdMember)
 	return ok
+}
+
+// EtcdMemberID returns the member id the etcd member n reports on its own
+// address (not its proxy), within timeout. A member replaced after its
+// data was wiped comes back under a new id.
+func EtcdMemberID(ctx context.Context, n *Node, timeout time.Duration) (string, error) {
+	m, ok := n.Proc.(*etcdMember)
+	if !ok {
+		return "", fmt.Errorf("cluster: %s is not an etcd member", n.Name)
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	st, err := etcdStatusOf(ctx, m.Addr())
+	if err == nil && st.Header.MemberID == "" {
+		err = fmt.Errorf("cluster: %s's status has no member id", n.Name)
+	}
+	return st.Header.MemberID, err
 }

@@ -46,6 +46,10 @@ func TestEtcdMember_ProcessFaults(t *testing.T) {
 	if _, err := faults.Verify(ctx, &faults.KillFault{}, n); !errors.Is(err, faults.ErrNoEffect) {
 		t.Errorf("kill verified on a running member: err = %v, want ErrNoEffect", err)
 	}
+	// A wiped restart that never ran has no member id to compare with.
+	if _, err := faults.Verify(ctx, &faults.RestartFault{Wipe: true}, n); !errors.Is(err, faults.ErrNoEffect) {
+		t.Errorf("a wiped restart verified without one: err = %v, want ErrNoEffect", err)
+	}
 }
 
 // TestRestart_EtcdLeaderVerifiesOnceReelected restarts the leader at

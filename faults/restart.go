@@ -18,6 +18,8 @@ type RestartFault struct {
 	Delay time.Duration `json:"delay"`
 	// Wipe removes the node's RDB and AOF files before the restart.
 	Wipe bool `json:"wipe"`
+
+	idBefore string // a wiped etcd member's id before the crash, for Verify
 }
 
 var (
@@ -29,6 +31,9 @@ var (
 // answers PING, so it blocks for at least Delay. If ctx ends during the
 // delay it returns ctx's error and leaves the node down for Heal to start.
 func (f *RestartFault) Inject(ctx context.Context, n *cluster.Node) error {
+	if f.Wipe && cluster.IsEtcdMember(n) {
+		f.idBefore, _ = cluster.EtcdMemberID(ctx, n, 500*time.Millisecond) // "" fails Verify
+	}
 	return crashAndRestart(ctx, n, f.Delay, func(p cluster.Proc) error {
 		if !f.Wipe {
 			return nil
@@ -73,9 +78,11 @@ func startNode(ctx context.Context, n *cluster.Node) error {
 	return p.Start(ctx)
 }
 
-// Verify returns e.g. "back up (uptime 0s), wiped" if the process answers
-// PING on its own address, with the uptime its INFO reports (an etcd member:
-// if its /health says true), and an error wrapping [ErrNoEffect] if not.
+// Verify returns e.g. "back up (uptime 0s), wiped (…)" if the process
+// answers PING on its own address, with the uptime its INFO reports (an
+// etcd member: if its /health says true), and an error wrapping
+// [ErrNoEffect] if not. With Wipe it also checks the node lost its data:
+// see [RestartFault.verifyWiped].
 func (f *RestartFault) Verify(ctx context.Context, n *cluster.Node) (string, error) {
 	p, err := backUp(n)
 	if err != nil {
@@ -90,9 +97,40 @@ func (f *RestartFault) Verify(ctx context.Context, n *cluster.Node) (string, err
 		s += " (uptime " + m["uptime_in_seconds"] + "s)"
 	}
 	if f.Wipe {
-		s += ", wiped"
+		w, err := f.verifyWiped(ctx, n, p)
+		if err != nil {
+			return "", err
+		}
+		s += ", " + w
 	}
 	return s, nil
+}
+
+// verifyWiped checks, from the node itself, that it came back without its
+// data: a Redis node's log shows its last start loaded nothing from disk;
+// an etcd member reports another member id than before the crash (it was
+// replaced). It returns an error wrapping [ErrNoEffect] if not.
+func (f *RestartFault) verifyWiped(ctx context.Context, n *cluster.Node, p cluster.Proc) (string, error) {
+	if cluster.IsEtcdMember(n) {
+		id, err := cluster.EtcdMemberID(ctx, n, 500*time.Millisecond)
+		switch {
+		case err != nil:
+			return "", noEffect("%s: no member id after the restart: %v", n.Name, err)
+		case f.idBefore == "":
+			return "", noEffect("%s's member id before the crash is unknown: cannot tell it was replaced", n.Name)
+		case id == f.idBefore:
+			return "", noEffect("%s came back as member %s, its id before the wipe: not replaced", n.Name, id)
+		}
+		return "wiped (member " + id + ", was " + f.idBefore + ")", nil
+	}
+	loaded, line, err := cluster.LoadedFromDisk(p.LogPath())
+	switch {
+	case err != nil:
+		return "", noEffect("%s: %v", n.Name, err)
+	case loaded:
+		return "", noEffect("%s loaded data of its own at its restart: %q", n.Name, line)
+	}
+	return "wiped (its start loaded nothing from disk)", nil
 }
 
 // Describe returns e.g. "restart after 5s, wiped".

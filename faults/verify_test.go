@@ -59,8 +59,19 @@ func TestRestartFault_Verify(t *testing.T) {
 	testcluster.Inject(t, &faults.KillFault{}, n)
 	verifyAbsent(t, f, n) // still down
 	testcluster.Inject(t, f, n)
-	testcluster.VerifyOK(t, f, n, "back up", ", wiped")
+	testcluster.VerifyOK(t, f, n, "back up", ", wiped (its start loaded nothing from disk)")
 	testcluster.Heal(t, f, n)
+
+	// A restart that kept the node's RDB is no wiped restart.
+	rdb := testcluster.Client(t, n.Addr())
+	if err := rdb.Set(context.Background(), "kept", "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.Save(context.Background()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Inject(t, &faults.RestartFault{}, n)
+	verifyAbsent(t, f, n)
 }
 
 // hidePID hides a process's PID, as a container's would be.
