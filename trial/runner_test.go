@@ -39,6 +39,7 @@ func TestCatalogue(t *testing.T) {
 	testredis.Require(t, true)
 	for _, s := range scenario.All() {
 		t.Run(s.Name, func(t *testing.T) {
+			t.Parallel() // two at a time (go test -parallel, GOMAXPROCS): a verdict must not depend on an idle machine
 			if arm := plainArm(s); arm != "" && slices.ContainsFunc(everyArm, func(c armCount) bool { return c.name == s.Name }) {
 				t.Skipf("arm %s is this scenario unchanged, and TestCatalogue_EveryArm runs it with the same checks", arm)
 			}
@@ -138,6 +139,7 @@ func TestCatalogue_EveryArm(t *testing.T) {
 	testredis.Require(t, false)
 	for _, tc := range everyArm {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			s, err := scenario.Lookup(tc.name)
 			if err != nil {
 				t.Fatal(err)
