@@ -35,6 +35,22 @@ var builtEtcd = struct {
 	byBin map[string]string
 }{byBin: map[string]string{}}
 
+// etcdBin returns bin, or etcd from PATH for "", resolved through its
+// symbolic links; "" when there is none.
+func etcdBin(bin string) string {
+	if bin == "" {
+		bin, _ = exec.LookPath("etcd")
+	}
+	if bin == "" {
+		return ""
+	}
+	real, err := filepath.EvalSymlinks(bin)
+	if err != nil {
+		return ""
+	}
+	return real
+}
+
 // BuildEtcdImage builds a FROM scratch image holding the host's etcd
 // (bin; default: etcd from PATH) and its shared libraries, and returns its
 // reference, EtcdImageRepo:<hash of the build context>; an image with that

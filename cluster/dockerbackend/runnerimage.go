@@ -38,13 +38,17 @@ type RunnerImageOptions struct {
 	// FsyncShim is a fsync shim built by [cluster.BuildFsyncShim], copied the same
 	// way, so power-loss scenarios run without gcc. default: "".
 	FsyncShim string
+	// EtcdBin is the etcd server binary to copy into the image, for etcd
+	// topologies. default: etcd from PATH if there is one; without it the
+	// image has no etcd, and etcd scenarios fail in it with the reason.
+	EtcdBin string
 
 	_ struct{} // disallow positional literals, for extensibility
 }
 
 // BuildRunnerImage builds a FROM scratch image holding lockpick, the
-// host's redis-server and redis-sentinel with their shared libraries, and
-// the clock and fsync shims, and returns its reference, RunnerImageRepo:<hash>. Its
+// host's redis-server and redis-sentinel (and etcd, if it has one) with
+// their shared libraries, and the clock and fsync shims, and returns its reference, RunnerImageRepo:<hash>. Its
 // entrypoint is lockpick; the process backend runs the nodes inside the
 // container, on the container's own loopback. Results go to /work/results
 // (the working folder is /work), so a bind mount of a host folder there
@@ -72,6 +76,14 @@ func BuildRunnerImage(ctx context.Context, opt *RunnerImageOptions) (string, err
 	im.files[runnerBin] = o.Lockpick
 	im.bins = append(im.bins, o.Lockpick)
 	im.dirs = []string{"/tmp", runnerWorkDir}
+	etcd := etcdBin(o.EtcdBin)
+	if o.EtcdBin != "" && etcd == "" {
+		return "", fmt.Errorf("%w: etcd %s", cluster.ErrBinaryNotFound, o.EtcdBin)
+	}
+	if etcd != "" {
+		im.files[imageEtcdBin] = etcd
+		im.bins = append(im.bins, etcd)
+	}
 	for _, shim := range []string{o.ClockShim, o.FsyncShim} {
 		if shim != "" {
 			im.files[filepath.Join(runnerCacheDir, "lockpick", filepath.Base(shim))] = shim

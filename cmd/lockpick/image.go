@@ -18,8 +18,9 @@ func newImageCmd() *cobra.Command {
 		Use:   "image",
 		Short: "Build a container image of lockpick itself, to run shards on Kubernetes or CI runners",
 		Long: `Image builds a FROM scratch image from files on this host, with no registry:
-this lockpick binary, redis-server and redis-sentinel with their shared
-libraries, and the clock shim (built with gcc when it is there). Its
+this lockpick binary, redis-server and redis-sentinel (and etcd, when it is
+on PATH, for the etcd scenarios) with their shared libraries, and the clock
+and fsync shims (built with gcc when it is there). Its
 entrypoint is lockpick, which runs the nodes inside the container with the
 process backend; results go to /work/results, so mount a folder there.
 The image is named lockpick:<hash of its content> and tagged --tag.
