@@ -3,6 +3,7 @@ package faults_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -76,6 +77,51 @@ func TestRestart_EtcdLeaderVerifiesOnceReelected(t *testing.T) {
 	}
 }
 
+// TestPeerPartition_LeaderAloneStepsDown cuts the leader off from its
+// peers: the fault verifies only while the cut holds, the other two elect
+// a new leader, and after the heal the cluster is whole again.
+func TestPeerPartition_LeaderAloneStepsDown(t *testing.T) {
+	c := testetcd.Start(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	old, err := c.EtcdLeader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &faults.PeerPartitionFault{}
+	if _, err := faults.Verify(ctx, f, old); !errors.Is(err, faults.ErrNoEffect) {
+		t.Fatalf("verified before the inject: %v", err)
+	}
+	if err := f.Inject(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	effect, err := faults.Verify(ctx, f, old)
+	if err != nil || !strings.HasPrefix(effect, "peer traffic cut between "+old.Name+" and ") {
+		t.Fatalf("effect %q, %v", effect, err)
+	}
+	t.Log(effect)
+	elect, cancelElect := context.WithTimeout(ctx, 10*time.Second)
+	defer cancelElect()
+	err = cluster.Poll(elect, func() error {
+		if l, err := c.EtcdLeader(ctx); err != nil || l == old {
+			return fmt.Errorf("leader %v (%v), want another than %s", l, err, old.Name)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Heal(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := faults.Verify(ctx, f, old); !errors.Is(err, faults.ErrNoEffect) {
+		t.Errorf("verified after the heal: %v", err)
+	}
+	if err := c.WaitEtcdHealthy(ctx, 15*time.Second); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestPlace_EtcdMembers(t *testing.T) {
 	topo := cluster.Topology{Etcd: 3}
 	for _, tc := range []struct {
@@ -86,6 +132,7 @@ func TestPlace_EtcdMembers(t *testing.T) {
 		{"kill", "e4", false}, {"kill", "n1", false},
 		{"clock-jump", "e1", false}, {"clock-rate", "", false}, {"power-loss", "e2", false},
 		{"client-pause", "e1", false},
+		{"peer-partition", "e2", true}, {"peer-partition", "", true},
 	} {
 		f, err := faults.NewFault(tc.kind, nil)
 		if err != nil {

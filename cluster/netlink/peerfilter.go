@@ -37,6 +37,7 @@ type peerConn struct {
 	sender string // the dialling member's name, "" if not a member
 	down   net.Conn
 	up     net.Conn // nil while black-holed
+	closed bool     // closed by CloseCrossing, not yet gone from conns
 }
 
 // NewPeerFilter starts a filter on a loopback port forwarding to upstream,
@@ -104,12 +105,26 @@ func (f *PeerFilter) CloseCrossing(cut bool) {
 	for pc := range f.conns {
 		crossing := f.cut(pc.sender)
 		if (cut && crossing && pc.up != nil) || (!cut && pc.up == nil) {
+			pc.closed = true
 			_ = pc.down.Close()
 			if pc.up != nil {
 				_ = pc.up.Close()
 			}
 		}
 	}
+}
+
+// OpenAcross returns a connection into f's member from a member the
+// current cut separates it from that still forwards, as "e1->e2", or "".
+func (f *PeerFilter) OpenAcross() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for pc := range f.conns {
+		if pc.up != nil && !pc.closed && f.cut(pc.sender) {
+			return pc.sender + "->" + f.owner
+		}
+	}
+	return ""
 }
 
 // Close stops the filter and closes every connection through it.
