@@ -5,10 +5,29 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockpick/lockpick/evidence"
 	"github.com/lockpick/lockpick/internal/testetcd"
 	"github.com/lockpick/lockpick/scenario"
 	"github.com/lockpick/lockpick/trial"
 )
+
+// aimedFaults runs one trial of the scenario s (parsed with err) and
+// returns its two faults' evidence.
+func aimedFaults(t *testing.T, s scenario.Scenario, err error) []evidence.Fault {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := trial.RunTrial(context.Background(), s, 1, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := tr.Evidence.Faults
+	if len(fs) != 2 {
+		t.Fatalf("%d faults in the evidence, want 2", len(fs))
+	}
+	return fs
+}
 
 // TestAim_EtcdLeaderAndFollower pauses @follower briefly (shorter than an
 // election timeout, so the leader stays), then kills @leader: both resolve
@@ -29,17 +48,7 @@ faults:
 require:
   - {grants: 1}
 `))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := trial.RunTrial(context.Background(), s, 1, t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fs := tr.Evidence.Faults
-	if len(fs) != 2 {
-		t.Fatalf("%d faults in the evidence, want 2", len(fs))
-	}
+	fs := aimedFaults(t, s, err)
 	for i, aim := range []string{"@follower", "@leader"} {
 		f := fs[i]
 		if f.Aim != aim || !strings.HasPrefix(f.Target, "e") || f.Error != "" || f.Effect == "" {
@@ -73,17 +82,7 @@ faults:
 require:
   - {grants: 1}
 `))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := trial.RunTrial(context.Background(), s, 1, t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fs := tr.Evidence.Faults
-	if len(fs) != 2 {
-		t.Fatalf("%d faults in the evidence, want 2", len(fs))
-	}
+	fs := aimedFaults(t, s, err)
 	f := fs[1]
 	if !strings.HasPrefix(f.Target, "e") || f.Target == fs[0].Target || f.Error != "" || f.Effect == "" {
 		t.Errorf("@follower mid-election: %+v, want a running member with an effect (the leader %s was killed)", f, fs[0].Target)
