@@ -93,6 +93,7 @@ func TestNewGenerator_RejectsFaultsThatDoNotFit(t *testing.T) {
 		{"cluster-failover-lock-loss", "promote", "refuses REPLICAOF"},
 		{"redlock-baseline", "pause-client", "isolated"},
 		{"single-baseline", "sentinel-failover", "needs sentinels"},
+		{"single-baseline", "peer-partition", "needs an etcd topology"},
 		{"single-baseline", "teleport", "unknown fault"},
 	} {
 		_, err := explore.NewGenerator(lookup(t, c.scenario), []string{c.kind})
@@ -111,8 +112,8 @@ func TestGenerator_EtcdSchedulesOnMembers(t *testing.T) {
 		scenario string
 		kinds    []string // the vocabulary every fault that fits must give
 	}{
-		{"etcd-baseline", []string{"drop-replies", "kill", "latency", "partition", "pause", "reset", "restart"}},
-		{"etcd-pause-holder", []string{"drop-replies", "kill", "latency", "partition", "pause", "pause-client", "reset", "restart"}},
+		{"etcd-baseline", []string{"drop-replies", "kill", "latency", "partition", "pause", "peer-partition", "reset", "restart"}},
+		{"etcd-pause-holder", []string{"drop-replies", "kill", "latency", "partition", "pause", "pause-client", "peer-partition", "reset", "restart"}},
 	} {
 		base := lookup(t, c.scenario)
 		g, err := explore.NewGenerator(base, nil)

@@ -144,6 +144,15 @@ var vocabulary = map[string]kind{
 		}
 		return steps("bus-partition", []string{target}, d.at(), d.span(), nil)
 	}},
+	"peer-partition": {always, func(d *draw) []scenario.Step {
+		// The leader cut off alone half the time: the etcd side of a
+		// minority primary.
+		target := scenario.AimLeader
+		if d.chance(0.5) {
+			target = d.node()
+		}
+		return steps("peer-partition", []string{target}, d.at(), d.span(), nil)
+	}},
 	"pause-client": {func(s scenario.Scenario) string {
 		if len(s.Isolate) == 0 {
 			return "no client is isolated (isolate:), so none can be frozen"
