@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/lockpick/lockpick/checker"
+	"github.com/lockpick/lockpick/evidence"
 	"github.com/lockpick/lockpick/results"
 	"github.com/lockpick/lockpick/scenario"
 	"github.com/lockpick/lockpick/trial"
@@ -98,4 +99,27 @@ func readTrial(runDir string, s scenario.Scenario, t results.Trial) (trial.Trial
 	}
 	r := checker.CheckTimeout(h, trial.CheckOptions(s), trial.CheckTimeout)
 	return trial.TrialResult{Seed: t.Seed, History: h, Check: r, Evidence: t.Evidence, Observed: t.Observed, Reason: t.Reason}, nil
+}
+
+// RecordedEvidence returns the evidence the run recorded for the trial
+// whose history is at path (run/trial-NNN/history.jsonl): what the faults
+// did, the requirements, the harness's and the lock's problems, none of
+// which the history holds. ok is false when path is not a trial of a run
+// folder with a verdict.json that lists it.
+func RecordedEvidence(path string) (ev evidence.Evidence, ok bool, err error) {
+	trialDir := filepath.Dir(path)
+	runDir := filepath.Dir(trialDir)
+	if _, err := os.Stat(filepath.Join(runDir, "verdict.json")); err != nil {
+		return ev, false, nil
+	}
+	var v results.Verdict
+	if err := readRunFile(runDir, "verdict.json", &v); err != nil {
+		return ev, false, err
+	}
+	for _, t := range v.TrialResults {
+		if t.Dir != "" && t.Dir == filepath.Base(trialDir) {
+			return t.Evidence, true, nil
+		}
+	}
+	return ev, false, nil
 }

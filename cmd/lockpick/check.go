@@ -32,8 +32,9 @@ search to time out; one that is not (or one with a lost update to explain)
 is read whole and checked with linearizability searches bounded by
 --timeout.
 Exit 0: no anomaly; 1: anomalies, a search that timed out (verdict
-unknown), or a history that proves nothing (no lock was ever granted, or
-completions without their invoke); 2: a malformed file (with its line
+unknown), or a history that proves nothing (no lock was ever granted,
+completions without their invoke, or, in a run folder, a trial its run
+recorded inconclusive); 2: a malformed file (with its line
 number).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -60,6 +61,9 @@ number).`,
 				// The evidence a history carries alone: a lock was granted,
 				// and every completion has its invoke.
 				ev := evidence.Evaluate(evidence.Input{History: grants(sum), Result: r})
+				if err := withRecorded(&ev, p); err != nil {
+					return usageError(err.Error())
+				}
 				// The observation in run's words, then the checker's own verdict.
 				observed, _ := evidence.Observe(r, ev, nil)
 				fmt.Fprintf(out, "%s: %d events, observed %s (checker verdict %s; %s)\n", p, sum.Events, observed, r.Verdict, sum.Path())
@@ -88,6 +92,25 @@ number).`,
 // held: without faults or requirements, it looks in the history only for
 // a grant (an ok acquire at or after time 0), and the latest grant is at
 // or after time 0 if any is. The counts it also makes are not printed.
+// withRecorded adds to ev, the evidence of the history at path, what its
+// run recorded of the trial and the history does not hold (a fault that
+// never fired, a requirement not met, a lock program that stopped
+// answering): a trial its run found inconclusive is inconclusive here too.
+func withRecorded(ev *evidence.Evidence, path string) error {
+	rec, ok, err := campaign.RecordedEvidence(path)
+	if err != nil || !ok || rec.Conclusive {
+		return err
+	}
+	ev.Conclusive = false
+	for _, why := range rec.Reasons {
+		ev.Reasons = append(ev.Reasons, "recorded by the run: "+why)
+	}
+	if len(rec.Reasons) == 0 {
+		ev.Reasons = append(ev.Reasons, "recorded by the run as inconclusive")
+	}
+	return nil
+}
+
 func grants(sum checker.Summary) checker.History {
 	if sum.Grant == nil {
 		return nil

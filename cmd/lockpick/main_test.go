@@ -2,13 +2,17 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/lockpick/lockpick/evidence"
 	"github.com/lockpick/lockpick/internal/testredis"
+	"github.com/lockpick/lockpick/results"
+	"github.com/lockpick/lockpick/scenario"
 )
 
 // lockpick runs the CLI in-process and returns its exit code and output.
@@ -211,5 +215,55 @@ func TestList_SuiteAndSuggestions(t *testing.T) {
 		if code != exitUsage || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q, want exit 2 and %q", tc.args, code, stderr, tc.want)
 		}
+	}
+}
+
+// TestCheck_RunFolderKeepsRecordedEvidence: a trial its run recorded
+// inconclusive (a fault that never fired, a lock program that stopped
+// answering: nothing the history holds) is inconclusive to check too. check
+// used to judge the history alone and say "observed safe", exit 0, of a
+// run that run itself failed.
+func TestCheck_RunFolderKeepsRecordedEvidence(t *testing.T) {
+	history, err := os.ReadFile("../../checker/testdata/grant-after-deadline.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := scenario.Lookup("single-baseline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		ev   evidence.Evidence
+		code int
+		want string
+	}{
+		{"inconclusive", evidence.Evidence{Reasons: []string{"fault 1 (kill n1), due at +0.3s, never fired"}}, exitMismatch,
+			"inconclusive: recorded by the run: fault 1 (kill n1), due at +0.3s, never fired"},
+		{"conclusive", evidence.Evidence{Conclusive: true}, exitOK, "observed safe"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run := t.TempDir()
+			v := results.Verdict{Scenario: s.Name, Trials: 1, TrialResults: []results.Trial{{Trial: 1, Dir: "trial-001", Evidence: tc.ev}}}
+			for name, x := range map[string]any{"scenario.json": s, "verdict.json": v} {
+				b, err := json.Marshal(x)
+				if err == nil {
+					err = os.WriteFile(filepath.Join(run, name), b, 0o644)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.MkdirAll(filepath.Join(run, "trial-001"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(run, "trial-001", "history.jsonl"), history, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, out, errOut := lockpick(t, "check", run)
+			if code != tc.code || !strings.Contains(out, tc.want) {
+				t.Errorf("exit %d (want %d), output %q, want it to mention %q; stderr %q", code, tc.code, out, tc.want, errOut)
+			}
+		})
 	}
 }
