@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/evidence"
@@ -101,19 +102,23 @@ func readTrial(runDir string, s scenario.Scenario, t results.Trial) (trial.Trial
 	return trial.TrialResult{Seed: t.Seed, History: h, Check: r, Evidence: t.Evidence, Observed: t.Observed, Reason: t.Reason}, nil
 }
 
-// RecordedEvidence returns the evidence the run recorded for the trial
-// whose history is at path (run/trial-NNN/history.jsonl): what the faults
-// did, the requirements, the harness's and the lock's problems, none of
-// which the history holds. ok is false when path is not a trial of a run
-// folder with a verdict.json that lists it.
+// RecordedEvidence returns the evidence a run recorded for the history at
+// path: what the faults did, the requirements, the harness's and the
+// lock's problems, none of which the history holds. For a trial's history
+// (run/trial-NNN/history.jsonl, a soak's run/round-NNN/history.jsonl) it is
+// that trial's; for the run folder's own history, the shown trial's, and a
+// soak's whole history, every round's (inconclusive if one round is, with
+// each round's reasons). ok is false when path is not in a run folder with
+// a verdict.json that covers it.
 func RecordedEvidence(path string) (ev evidence.Evidence, ok bool, err error) {
-	trialDir := filepath.Dir(path)
-	runDir := filepath.Dir(trialDir)
-	if _, err := os.Stat(filepath.Join(runDir, "verdict.json")); err != nil {
-		return ev, false, nil
+	if base := filepath.Base(path); base == checker.HistoryFile || base == checker.HistoryFileGz {
+		if ev, ok, err := folderEvidence(filepath.Dir(path)); ok || err != nil {
+			return ev, ok, err
+		}
 	}
-	var v results.Verdict
-	if err := readRunFile(runDir, "verdict.json", &v); err != nil {
+	trialDir := filepath.Dir(path)
+	v, ok, err := recordedVerdict(filepath.Dir(trialDir))
+	if !ok {
 		return ev, false, err
 	}
 	for _, t := range v.TrialResults {
@@ -122,4 +127,35 @@ func RecordedEvidence(path string) (ev evidence.Evidence, ok bool, err error) {
 		}
 	}
 	return ev, false, nil
+}
+
+// folderEvidence is [RecordedEvidence] of run folder dir's own history.
+func folderEvidence(dir string) (ev evidence.Evidence, ok bool, err error) {
+	v, ok, err := recordedVerdict(dir)
+	if !ok || len(v.TrialResults) == 0 {
+		return ev, false, err
+	}
+	if v.Soak == nil {
+		return v.TrialResults[trial.ShownTrial(v.TrialResults)].Evidence, true, nil
+	}
+	ev.Conclusive = true
+	for _, t := range v.TrialResults {
+		if !t.Evidence.Conclusive {
+			ev.Conclusive = false
+			ev.Reasons = append(ev.Reasons, fmt.Sprintf("round %d: %s", t.Trial, strings.Join(t.Evidence.Reasons, "; ")))
+		}
+	}
+	return ev, true, nil
+}
+
+// recordedVerdict reads run folder dir's verdict.json; ok is false when it
+// has none.
+func recordedVerdict(dir string) (v results.Verdict, ok bool, err error) {
+	if _, err := os.Stat(filepath.Join(dir, "verdict.json")); err != nil {
+		return v, false, nil
+	}
+	if err := readRunFile(dir, "verdict.json", &v); err != nil {
+		return v, false, err
+	}
+	return v, true, nil
 }

@@ -267,3 +267,37 @@ func TestCheck_RunFolderKeepsRecordedEvidence(t *testing.T) {
 		})
 	}
 }
+
+// TestCheck_SoakFolderKeepsRecordedEvidence: the whole history of a soak
+// one of whose rounds was inconclusive is inconclusive to check.
+func TestCheck_SoakFolderKeepsRecordedEvidence(t *testing.T) {
+	history, err := os.ReadFile("../../checker/testdata/grant-after-deadline.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := scenario.Lookup("single-baseline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := t.TempDir()
+	v := results.Verdict{Scenario: s.Name, Trials: 2, Soak: &results.Soak{}, TrialResults: []results.Trial{
+		{Trial: 1, Evidence: evidence.Evidence{Conclusive: true}},
+		{Trial: 2, Evidence: evidence.Evidence{Reasons: []string{"required at least 10 grants; found 0 grants"}}},
+	}}
+	for name, x := range map[string]any{"scenario.json": s, "verdict.json": v} {
+		b, err := json.Marshal(x)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(run, name), b, 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(run, "history.jsonl"), history, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := "inconclusive: recorded by the run: round 2: required at least 10 grants; found 0 grants"
+	if code, out, errOut := lockpick(t, "check", run); code != exitMismatch || !strings.Contains(out, want) {
+		t.Errorf("exit %d (want %d), output %q, want it to mention %q; stderr %q", code, exitMismatch, out, want, errOut)
+	}
+}
