@@ -3,8 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -61,7 +64,7 @@ number).`,
 				// The evidence a history carries alone: a lock was granted,
 				// and every completion has its invoke.
 				ev := evidence.Evaluate(evidence.Input{History: grants(sum), Result: r})
-				if err := withRecorded(&ev, p); err != nil {
+				if err := withRecorded(&ev, p, r, maxTTL == 0); err != nil {
 					return usageError(err.Error())
 				}
 				// The observation in run's words, then the checker's own verdict.
@@ -92,23 +95,52 @@ number).`,
 // held: without faults or requirements, it looks in the history only for
 // a grant (an ok acquire at or after time 0), and the latest grant is at
 // or after time 0 if any is. The counts it also makes are not printed.
-// withRecorded adds to ev, the evidence of the history at path, what its
-// run recorded of the trial and the history does not hold (a fault that
-// never fired, a requirement not met, a lock program that stopped
-// answering): a trial its run found inconclusive is inconclusive here too.
-func withRecorded(ev *evidence.Evidence, path string) error {
-	rec, ok, err := campaign.RecordedEvidence(path)
-	if err != nil || !ok || rec.Conclusive {
+// withRecorded adds to ev, the evidence of the history at path checked
+// as r, what its run recorded of it and the history does not hold (a
+// fault that never fired, a requirement not met, a lock program that
+// stopped answering): a trial its run found inconclusive is inconclusive
+// here too. A history whose anomalies are not those its run recorded (cut
+// short, or changed) is not the one the run judged, and proves nothing;
+// counted says r was checked with the run's own options (no --max-ttl).
+func withRecorded(ev *evidence.Evidence, path string, r checker.Result, counted bool) error {
+	rec, ok, err := campaign.RecordedTrial(path)
+	if err != nil || !ok {
 		return err
 	}
-	ev.Conclusive = false
-	for _, why := range rec.Reasons {
-		ev.Reasons = append(ev.Reasons, "recorded by the run: "+why)
+	if !rec.Evidence.Conclusive {
+		ev.Conclusive = false
+		for _, why := range rec.Evidence.Reasons {
+			ev.Reasons = append(ev.Reasons, "recorded by the run: "+why)
+		}
+		if len(rec.Evidence.Reasons) == 0 {
+			ev.Reasons = append(ev.Reasons, "recorded by the run as inconclusive")
+		}
 	}
-	if len(rec.Reasons) == 0 {
-		ev.Reasons = append(ev.Reasons, "recorded by the run as inconclusive")
+	got := map[string]int{}
+	for k, n := range r.Counts() {
+		got[string(k)] += n
+	}
+	if counted && rec.Anomalies != nil && !maps.Equal(got, rec.Anomalies) {
+		ev.Conclusive = false
+		ev.Reasons = append(ev.Reasons, fmt.Sprintf("the run recorded %s in this trial, this history shows %s: it is not the history the run judged (cut short or changed)",
+			countsText(rec.Anomalies), countsText(got)))
 	}
 	return nil
+}
+
+// countsText writes anomaly counts as "lost-update 1, stale-write 1", or
+// "no anomaly".
+func countsText(m map[string]int) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if m[k] != 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+		}
+	}
+	if len(parts) == 0 {
+		return "no anomaly"
+	}
+	return strings.Join(parts, ", ")
 }
 
 func grants(sum checker.Summary) checker.History {

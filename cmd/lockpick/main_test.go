@@ -220,9 +220,10 @@ func TestList_SuiteAndSuggestions(t *testing.T) {
 
 // TestCheck_RunFolderKeepsRecordedEvidence: a trial its run recorded
 // inconclusive (a fault that never fired, a lock program that stopped
-// answering: nothing the history holds) is inconclusive to check too. check
-// used to judge the history alone and say "observed safe", exit 0, of a
-// run that run itself failed.
+// answering: nothing the history holds) is inconclusive to check too, and
+// so is a history without the anomalies its run recorded in it (cut
+// short). check used to judge the history alone and say "observed safe",
+// exit 0, of a run that run itself failed.
 func TestCheck_RunFolderKeepsRecordedEvidence(t *testing.T) {
 	history, err := os.ReadFile("../../checker/testdata/grant-after-deadline.jsonl")
 	if err != nil {
@@ -233,18 +234,22 @@ func TestCheck_RunFolderKeepsRecordedEvidence(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		name string
-		ev   evidence.Evidence
-		code int
-		want string
+		name      string
+		ev        evidence.Evidence
+		anomalies map[string]int // recorded
+		code      int
+		want      string
 	}{
-		{"inconclusive", evidence.Evidence{Reasons: []string{"fault 1 (kill n1), due at +0.3s, never fired"}}, exitMismatch,
+		{"inconclusive", evidence.Evidence{Reasons: []string{"fault 1 (kill n1), due at +0.3s, never fired"}}, nil, exitMismatch,
 			"inconclusive: recorded by the run: fault 1 (kill n1), due at +0.3s, never fired"},
-		{"conclusive", evidence.Evidence{Conclusive: true}, exitOK, "observed safe"},
+		{"conclusive", evidence.Evidence{Conclusive: true}, nil, exitOK, "observed safe"},
+		// a history cut short before its double grant
+		{"not the run's history", evidence.Evidence{Conclusive: true}, map[string]int{"double-grant": 1}, exitMismatch,
+			"inconclusive: the run recorded double-grant 1 in this trial, this history shows no anomaly"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			run := t.TempDir()
-			v := results.Verdict{Scenario: s.Name, Trials: 1, TrialResults: []results.Trial{{Trial: 1, Dir: "trial-001", Evidence: tc.ev}}}
+			v := results.Verdict{Scenario: s.Name, Trials: 1, TrialResults: []results.Trial{{Trial: 1, Dir: "trial-001", Evidence: tc.ev, Anomalies: tc.anomalies}}}
 			for name, x := range map[string]any{"scenario.json": s, "verdict.json": v} {
 				b, err := json.Marshal(x)
 				if err == nil {
