@@ -37,7 +37,7 @@ is read whole and checked with linearizability searches bounded by
 Exit 0: no anomaly; 1: anomalies, a search that timed out (verdict
 unknown), or a history that proves nothing (no lock was ever granted,
 completions without their invoke, or, in a run folder, a trial its run
-recorded inconclusive); 2: a malformed file (with its line
+recorded inconclusive or with anomalies this history lacks); 2: a malformed file (with its line
 number).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
