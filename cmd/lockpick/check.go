@@ -37,8 +37,8 @@ is read whole and checked with linearizability searches bounded by
 Exit 0: no anomaly; 1: anomalies, a search that timed out (verdict
 unknown), or a history that proves nothing (no lock was ever granted,
 completions without their invoke, or, in a run folder, a trial its run
-recorded inconclusive or with anomalies this history lacks); 2: a malformed file (with its line
-number).`,
+recorded inconclusive or with anomalies this history lacks); 2: a
+malformed file (with its line number).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			paths, err := historyPaths(args[0])
@@ -91,10 +91,6 @@ number).`,
 	return cmd
 }
 
-// grants returns what evidence.Evaluate asks of a history that is not
-// held: without faults or requirements, it looks in the history only for
-// a grant (an ok acquire at or after time 0), and the latest grant is at
-// or after time 0 if any is. The counts it also makes are not printed.
 // withRecorded adds to ev, the evidence of the history at path checked
 // as r, what its run recorded of it and the history does not hold (a
 // fault that never fired, a requirement not met, a lock program that
@@ -118,11 +114,13 @@ func withRecorded(ev *evidence.Evidence, path string, r checker.Result, counted 
 	}
 	got := map[string]int{}
 	for k, n := range r.Counts() {
-		got[string(k)] += n
+		if n != 0 {
+			got[string(k)] += n
+		}
 	}
 	if counted && rec.Anomalies != nil && !maps.Equal(got, rec.Anomalies) {
 		ev.Conclusive = false
-		ev.Reasons = append(ev.Reasons, fmt.Sprintf("the run recorded %s in this trial, this history shows %s: it is not the history the run judged (cut short or changed)",
+		ev.Reasons = append(ev.Reasons, fmt.Sprintf("the run recorded %s in this trial, this history shows %s: it is not the history the run judged (cut short or changed), or this lockpick checks it otherwise",
 			countsText(rec.Anomalies), countsText(got)))
 	}
 	return nil
@@ -143,6 +141,10 @@ func countsText(m map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
+// grants returns what evidence.Evaluate asks of a history that is not
+// held: without faults or requirements, it looks in the history only for
+// a grant (an ok acquire at or after time 0), and the latest grant is at
+// or after time 0 if any is. The counts it also makes are not printed.
 func grants(sum checker.Summary) checker.History {
 	if sum.Grant == nil {
 		return nil
