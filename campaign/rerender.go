@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/lockpick/lockpick/checker"
+	"github.com/lockpick/lockpick/evidence"
 	"github.com/lockpick/lockpick/results"
 	"github.com/lockpick/lockpick/scenario"
 	"github.com/lockpick/lockpick/trial"
@@ -98,4 +100,72 @@ func readTrial(runDir string, s scenario.Scenario, t results.Trial) (trial.Trial
 	}
 	r := checker.CheckTimeout(h, trial.CheckOptions(s), trial.CheckTimeout)
 	return trial.TrialResult{Seed: t.Seed, History: h, Check: r, Evidence: t.Evidence, Observed: t.Observed, Reason: t.Reason}, nil
+}
+
+// A Recorded is what a run recorded of the history at a path, for
+// [RecordedTrial].
+type Recorded struct {
+	// Evidence is what the faults did, the requirements, the harness's and
+	// the lock's problems: what the history does not hold.
+	Evidence evidence.Evidence
+	// Anomalies counts, by kind, the anomalies the run found in this very
+	// history; nil when it judged the history in pieces (a soak's rounds).
+	Anomalies map[string]int
+}
+
+// RecordedTrial returns what a run recorded of the history at path. For a
+// trial's history (run/trial-NNN/history.jsonl, a soak's
+// run/round-NNN/history.jsonl) it is that trial's; for the run folder's own
+// history, the shown trial's; for a soak's whole history, every round's
+// evidence (inconclusive if one round is, with each round's reasons). ok is
+// false when path is not in a run folder with a verdict.json that covers it.
+func RecordedTrial(path string) (rec Recorded, ok bool, err error) {
+	if base := filepath.Base(path); base == checker.HistoryFile || base == checker.HistoryFileGz {
+		if rec, ok, err := folderRecord(filepath.Dir(path)); ok || err != nil {
+			return rec, ok, err
+		}
+	}
+	trialDir := filepath.Dir(path)
+	v, ok, err := recordedVerdict(filepath.Dir(trialDir))
+	if !ok {
+		return rec, false, err
+	}
+	for _, t := range v.TrialResults {
+		if t.Dir != "" && t.Dir == filepath.Base(trialDir) {
+			return Recorded{t.Evidence, nonZero(t.Anomalies)}, true, nil
+		}
+	}
+	return rec, false, nil
+}
+
+// folderRecord is [RecordedTrial] of run folder dir's own history.
+func folderRecord(dir string) (rec Recorded, ok bool, err error) {
+	v, ok, err := recordedVerdict(dir)
+	if !ok || len(v.TrialResults) == 0 {
+		return rec, false, err
+	}
+	if v.Soak == nil {
+		t := v.TrialResults[trial.ShownTrial(v.TrialResults)]
+		return Recorded{t.Evidence, nonZero(t.Anomalies)}, true, nil
+	}
+	rec.Evidence.Conclusive = true
+	for _, t := range v.TrialResults {
+		if !t.Evidence.Conclusive {
+			rec.Evidence.Conclusive = false
+			rec.Evidence.Reasons = append(rec.Evidence.Reasons, fmt.Sprintf("round %d: %s", t.Trial, strings.Join(t.Evidence.Reasons, "; ")))
+		}
+	}
+	return rec, true, nil
+}
+
+// recordedVerdict reads run folder dir's verdict.json; ok is false when it
+// has none.
+func recordedVerdict(dir string) (v results.Verdict, ok bool, err error) {
+	if _, err := os.Stat(filepath.Join(dir, "verdict.json")); err != nil {
+		return v, false, nil
+	}
+	if err := readRunFile(dir, "verdict.json", &v); err != nil {
+		return v, false, err
+	}
+	return v, true, nil
 }

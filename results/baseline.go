@@ -1,6 +1,7 @@
 package results
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -72,11 +73,20 @@ func ReadBaseline(path string) (Baseline, error) {
 	if err != nil {
 		return b, err
 	}
-	if err := json.Unmarshal(data, &b); err != nil {
+	// Strictly: a misspelled field ("scenario") would leave every
+	// scenario out of the baseline, and a run worse than it would pass.
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&b); err != nil {
 		return b, fmt.Errorf("%s: %w", path, err)
 	}
 	if b.Version != baselineVersion {
 		return b, fmt.Errorf("%s: baseline version %d, this lockpick reads %d", path, b.Version, baselineVersion)
+	}
+	for name, e := range b.Scenarios {
+		if _, ok := severity[e.Observed]; !ok && e.Observed != evidence.Inconclusive {
+			return b, fmt.Errorf("%s: scenario %s: observed %q is not safe, starves, stuck, unsafe or inconclusive", path, name, e.Observed)
+		}
 	}
 	return b, nil
 }

@@ -3,6 +3,7 @@ package results_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/lockpick/lockpick/results"
@@ -69,5 +70,34 @@ func TestBaseline_WriteFileReplacesAtomically(t *testing.T) {
 	}
 	if err := b.WriteFile(filepath.Join(dir, "no-such-dir", "b.json")); err == nil {
 		t.Error("writing into a missing folder succeeded")
+	}
+}
+
+// TestReadBaseline_Strict: a baseline with a misspelled field or an
+// unknown verdict is refused. Read loosely, "scenario" for "scenarios"
+// left every scenario out of it, and a run unsafe where the file said safe
+// passed as "not in the baseline".
+func TestReadBaseline_Strict(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, file, want string }{
+		{"ok", `{"version": 1, "subject": "mylock", "scenarios": {"a": {"observed": "safe"}, "b": {"observed": "inconclusive"}}}`, ""},
+		{"misspelled field", `{"version": 1, "subject": "mylock", "scenario": {"a": {"observed": "safe"}}}`, `unknown field "scenario"`},
+		{"misspelled entry field", `{"version": 1, "subject": "mylock", "scenarios": {"a": {"observed": "safe", "anomaly": ["double-grant"]}}}`, `unknown field "anomaly"`},
+		{"unknown verdict", `{"version": 1, "subject": "mylock", "scenarios": {"a": {"observed": "sfae"}}}`, `scenario a: observed "sfae"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "baseline.json")
+			if err := os.WriteFile(path, []byte(tc.file), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := results.ReadBaseline(path)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("ReadBaseline: %v, want none", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("ReadBaseline: %v, want an error saying %s", err, tc.want)
+			}
+		})
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -164,6 +165,18 @@ type externalSubject struct {
 	noToken         int    // grants without a token
 	diedEarly       bool   // it exited before Close asked it to
 	stderr          tailWriter
+
+	// lines counts every line the program wrote on stdout, replies or
+	// not, late ones included; read's goroutine adds to it.
+	lines atomic.Int64
+	// hung is the last run of requests that got no reply in time: from
+	// its first, which went out when lines was hung.lines.
+	hung struct {
+		on    bool
+		lines int64 // lines when its first request went out
+		calls int   // calls before its first request
+		op    string
+	}
 }
 
 var (
@@ -334,6 +347,7 @@ func (s *externalSubject) exchange(ctx context.Context, req extRequest, timeout 
 		return &lockcore.OpError{Op: req.Op, Key: req.Key, Indeterminate: true, Err: err}
 	}
 	sent := s.cfg.Clock().Now()
+	heard := s.lines.Load()
 	s.calls++
 	if _, err := s.stdin.Write(append(line, '\n')); err != nil {
 		// The request never reached it: surely not applied.
@@ -353,8 +367,10 @@ func (s *externalSubject) exchange(ctx context.Context, req extRequest, timeout 
 				return extReply{}, sent, unknown(fmt.Errorf("%w (%v) before it replied", errExited, s.waitErr))
 			}
 		case <-ctx.Done():
+			s.noReply(req.Op, heard)
 			return extReply{}, sent, unknown(ctx.Err())
 		case <-timer.C:
+			s.noReply(req.Op, heard)
 			return extReply{}, sent, unknown(fmt.Errorf("external subject: no reply in %v", timeout))
 		}
 		if r.ID != req.ID {
@@ -372,6 +388,27 @@ func (s *externalSubject) exchange(ctx context.Context, req extRequest, timeout 
 			return extReply{}, sent, s.said(r.Error, lockcore.ErrNotHeld)
 		}
 	}
+}
+
+// noReply notes a request (op) that got no reply in time; heard is
+// s.lines when it went out. A run of such requests with no line from the
+// program since the first of them is where it stopped answering (Health).
+func (s *externalSubject) noReply(op string, heard int64) {
+	if s.hung.on && s.lines.Load() == s.hung.lines {
+		return // still the same silence
+	}
+	s.hung.on, s.hung.lines, s.hung.calls, s.hung.op = true, heard, s.calls-1, op
+}
+
+// stopped says how the program stopped answering for good: a request got
+// no reply in time, and it wrote nothing more, not even a late reply, up
+// to its end. "" when it did not. Call it after Close.
+func (s *externalSubject) stopped() string {
+	if !s.hung.on || s.lines.Load() != s.hung.lines {
+		return ""
+	}
+	return fmt.Sprintf("stopped answering: no reply to its %s request (request %d of %d) nor to any after it, "+
+		"and not a line more on stdout to the end of the trial", s.hung.op, s.hung.calls+1, s.calls)
 }
 
 // start runs the program on first use, in its own process group so Close
@@ -412,6 +449,7 @@ func (s *externalSubject) read(out io.Reader) {
 	sc := bufio.NewScanner(out)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
+		s.lines.Add(1)
 		var r extReply
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			if s.notReplies++; s.notReplies == 1 {
@@ -472,6 +510,11 @@ func (s *externalSubject) troubles() []string {
 	}
 	if s.diedEarly {
 		what = append(what, fmt.Sprintf("exited (%v) before the end of the trial", s.waitErr))
+	}
+	if s.answered > 0 {
+		if why := s.stopped(); why != "" {
+			what = append(what, why)
+		}
 	}
 	if s.notReplies > 0 {
 		what = append(what, fmt.Sprintf("wrote %d lines that are not replies, e.g. %q", s.notReplies, trim(s.notReply, 80)))

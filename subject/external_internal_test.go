@@ -264,3 +264,48 @@ func TestExternalSubject_SilentAfterWarmUp(t *testing.T) {
 		t.Errorf("health: %v, want ErrSilent", err)
 	}
 }
+
+// TestExternalSubject_StoppedAnswering: a program that answers its
+// first acquire and then reads on without ever replying again is not
+// healthy: its silence, not the lock, decided every later outcome (a trial
+// of it was observed safe under failover-lock-loss). One that answers the
+// same request late is alive: its late reply is dropped, but it is no
+// problem.
+func TestExternalSubject_StoppedAnswering(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, program string
+		want          string // in Health's error; "" for none
+	}{
+		{"hangs", `read -r l; printf '{"id":1,"ok":true,"token":"t1"}\n'; exec cat >/dev/null`, "stopped answering: no reply to its acquire request (request 2 of 2)"},
+		{"late", `read -r l; printf '{"id":1,"ok":true,"token":"t1"}\n'; read -r l; sleep 0.3; printf '{"id":2,"ok":true,"token":"t2"}\n'; exec cat >/dev/null`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := external(t, extConfig(t, noRedis, 1, "sh", "-c", tc.program))
+			if _, err := s.Acquire(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+			defer cancel()
+			if _, err := s.Acquire(ctx); Outcome(err) != checker.Info {
+				t.Fatalf("second acquire: %v, want an unknown outcome", err)
+			}
+			if tc.want == "" {
+				for deadline := time.Now().Add(10 * time.Second); s.lines.Load() < 2 && time.Now().Before(deadline); {
+					time.Sleep(10 * time.Millisecond) // until the late reply is written
+				}
+			}
+			_ = s.Close()
+			err := s.Health()
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("health: %v, want none", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("health: %v, want one saying %q", err, tc.want)
+			case errors.Is(err, ErrSilent) || errors.Is(err, ErrUnusable):
+				t.Errorf("health: %v: it answered, so it is neither silent nor unusable", err)
+			}
+		})
+	}
+}

@@ -3,8 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -32,9 +35,10 @@ search to time out; one that is not (or one with a lost update to explain)
 is read whole and checked with linearizability searches bounded by
 --timeout.
 Exit 0: no anomaly; 1: anomalies, a search that timed out (verdict
-unknown), or a history that proves nothing (no lock was ever granted, or
-completions without their invoke); 2: a malformed file (with its line
-number).`,
+unknown), or a history that proves nothing (no lock was ever granted,
+completions without their invoke, or, in a run folder, a trial its run
+recorded inconclusive or with anomalies this history lacks); 2: a
+malformed file (with its line number).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			paths, err := historyPaths(args[0])
@@ -60,6 +64,9 @@ number).`,
 				// The evidence a history carries alone: a lock was granted,
 				// and every completion has its invoke.
 				ev := evidence.Evaluate(evidence.Input{History: grants(sum), Result: r})
+				if err := withRecorded(&ev, p, r, maxTTL == 0); err != nil {
+					return usageError(err.Error())
+				}
 				// The observation in run's words, then the checker's own verdict.
 				observed, _ := evidence.Observe(r, ev, nil)
 				fmt.Fprintf(out, "%s: %d events, observed %s (checker verdict %s; %s)\n", p, sum.Events, observed, r.Verdict, sum.Path())
@@ -82,6 +89,56 @@ number).`,
 	cmd.Flags().DurationVar(&timeout, "timeout", time.Minute, "give up the linearizability searches of a history checked whole after this long (verdict unknown)")
 	cmd.Flags().DurationVar(&maxTTL, "max-ttl", 0, "longest lease an acquire with an unknown outcome may hold (default: the run's TTL, or the longest lease seen)")
 	return cmd
+}
+
+// withRecorded adds to ev, the evidence of the history at path checked
+// as r, what its run recorded of it and the history does not hold (a
+// fault that never fired, a requirement not met, a lock program that
+// stopped answering): a trial its run found inconclusive is inconclusive
+// here too. A history whose anomalies are not those its run recorded (cut
+// short, or changed) is not the one the run judged, and proves nothing;
+// counted says r was checked with the run's own options (no --max-ttl).
+func withRecorded(ev *evidence.Evidence, path string, r checker.Result, counted bool) error {
+	rec, ok, err := campaign.RecordedTrial(path)
+	if err != nil || !ok {
+		return err
+	}
+	if !rec.Evidence.Conclusive {
+		ev.Conclusive = false
+		for _, why := range rec.Evidence.Reasons {
+			ev.Reasons = append(ev.Reasons, "recorded by the run: "+why)
+		}
+		if len(rec.Evidence.Reasons) == 0 {
+			ev.Reasons = append(ev.Reasons, "recorded by the run as inconclusive")
+		}
+	}
+	got := map[string]int{}
+	for k, n := range r.Counts() {
+		if n != 0 {
+			got[string(k)] += n
+		}
+	}
+	if counted && rec.Anomalies != nil && !maps.Equal(got, rec.Anomalies) {
+		ev.Conclusive = false
+		ev.Reasons = append(ev.Reasons, fmt.Sprintf("the run recorded %s in this trial, this history shows %s: it is not the history the run judged (cut short or changed), or this lockpick checks it otherwise",
+			countsText(rec.Anomalies), countsText(got)))
+	}
+	return nil
+}
+
+// countsText writes anomaly counts as "lost-update 1, stale-write 1", or
+// "no anomaly".
+func countsText(m map[string]int) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if m[k] != 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+		}
+	}
+	if len(parts) == 0 {
+		return "no anomaly"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // grants returns what evidence.Evaluate asks of a history that is not

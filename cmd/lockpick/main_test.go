@@ -2,13 +2,17 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/lockpick/lockpick/evidence"
 	"github.com/lockpick/lockpick/internal/testredis"
+	"github.com/lockpick/lockpick/results"
+	"github.com/lockpick/lockpick/scenario"
 )
 
 // lockpick runs the CLI in-process and returns its exit code and output.
@@ -211,5 +215,94 @@ func TestList_SuiteAndSuggestions(t *testing.T) {
 		if code != exitUsage || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q, want exit 2 and %q", tc.args, code, stderr, tc.want)
 		}
+	}
+}
+
+// TestCheck_RunFolderKeepsRecordedEvidence: a trial its run recorded
+// inconclusive (a fault that never fired, a lock program that stopped
+// answering: nothing the history holds) is inconclusive to check too, and
+// so is a history without the anomalies its run recorded in it (cut
+// short). check used to judge the history alone and say "observed safe",
+// exit 0, of a run that run itself failed.
+func TestCheck_RunFolderKeepsRecordedEvidence(t *testing.T) {
+	history, err := os.ReadFile("../../checker/testdata/grant-after-deadline.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := scenario.Lookup("single-baseline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name      string
+		ev        evidence.Evidence
+		anomalies map[string]int // recorded
+		code      int
+		want      string
+	}{
+		{"inconclusive", evidence.Evidence{Reasons: []string{"fault 1 (kill n1), due at +0.3s, never fired"}}, nil, exitMismatch,
+			"inconclusive: recorded by the run: fault 1 (kill n1), due at +0.3s, never fired"},
+		{"conclusive", evidence.Evidence{Conclusive: true}, nil, exitOK, "observed safe"},
+		// a history cut short before its double grant
+		{"not the run's history", evidence.Evidence{Conclusive: true}, map[string]int{"double-grant": 1}, exitMismatch,
+			"inconclusive: the run recorded double-grant 1 in this trial, this history shows no anomaly"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run := t.TempDir()
+			v := results.Verdict{Scenario: s.Name, Trials: 1, TrialResults: []results.Trial{{Trial: 1, Dir: "trial-001", Evidence: tc.ev, Anomalies: tc.anomalies}}}
+			for name, x := range map[string]any{"scenario.json": s, "verdict.json": v} {
+				b, err := json.Marshal(x)
+				if err == nil {
+					err = os.WriteFile(filepath.Join(run, name), b, 0o644)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.MkdirAll(filepath.Join(run, "trial-001"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(run, "trial-001", "history.jsonl"), history, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, out, errOut := lockpick(t, "check", run)
+			if code != tc.code || !strings.Contains(out, tc.want) {
+				t.Errorf("exit %d (want %d), output %q, want it to mention %q; stderr %q", code, tc.code, out, tc.want, errOut)
+			}
+		})
+	}
+}
+
+// TestCheck_SoakFolderKeepsRecordedEvidence: the whole history of a soak
+// one of whose rounds was inconclusive is inconclusive to check.
+func TestCheck_SoakFolderKeepsRecordedEvidence(t *testing.T) {
+	history, err := os.ReadFile("../../checker/testdata/grant-after-deadline.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := scenario.Lookup("single-baseline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := t.TempDir()
+	v := results.Verdict{Scenario: s.Name, Trials: 2, Soak: &results.Soak{}, TrialResults: []results.Trial{
+		{Trial: 1, Evidence: evidence.Evidence{Conclusive: true}},
+		{Trial: 2, Evidence: evidence.Evidence{Reasons: []string{"required at least 10 grants; found 0 grants"}}},
+	}}
+	for name, x := range map[string]any{"scenario.json": s, "verdict.json": v} {
+		b, err := json.Marshal(x)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(run, name), b, 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(run, "history.jsonl"), history, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := "inconclusive: recorded by the run: round 2: required at least 10 grants; found 0 grants"
+	if code, out, errOut := lockpick(t, "check", run); code != exitMismatch || !strings.Contains(out, want) {
+		t.Errorf("exit %d (want %d), output %q, want it to mention %q; stderr %q", code, exitMismatch, out, want, errOut)
 	}
 }
