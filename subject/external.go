@@ -356,6 +356,7 @@ func (s *externalSubject) exchange(ctx context.Context, req extRequest, timeout 
 	}
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
+	began := time.Now()
 	for {
 		var r extReply
 		select {
@@ -367,7 +368,12 @@ func (s *externalSubject) exchange(ctx context.Context, req extRequest, timeout 
 				return extReply{}, sent, unknown(fmt.Errorf("%w (%v) before it replied", errExited, s.waitErr))
 			}
 		case <-ctx.Done():
-			s.noReply(req.Op, heard)
+			// A caller that gave up early (the trial ended while a lock
+			// wait was pending) says nothing of the program; one whose
+			// deadline was the request's own timeout does.
+			if time.Since(began) >= timeout {
+				s.noReply(req.Op, heard)
+			}
 			return extReply{}, sent, unknown(ctx.Err())
 		case <-timer.C:
 			s.noReply(req.Op, heard)
