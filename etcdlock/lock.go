@@ -86,6 +86,9 @@ func (l *Lock) acquire(ctx context.Context, wait bool) (*Grant, error) {
 	if busy {
 		return nil, ErrHeld
 	}
+	if l.opt.RequireLeader {
+		ctx = clientv3.WithRequireLeader(ctx)
+	}
 	start := time.Now()
 	s, err := l.open(ctx, start)
 	if err != nil {

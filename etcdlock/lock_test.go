@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -193,6 +194,45 @@ func TestEtcdLock_WaitEndsWithItsContext(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the waiter's Lock outlived its 2s context by more than 3s, its member frozen")
+	}
+}
+
+// TestEtcdLock_RequireLeaderRefusesWithoutALeader: through a member cut
+// off from the others, once it has lost its leader, an acquire with
+// RequireLeader fails at once with "no leader"; without it the acquire
+// waits until its context ends.
+func TestEtcdLock_RequireLeaderRefusesWithoutALeader(t *testing.T) {
+	c := testetcd.Start(t, 3)
+	ctx := lockCtx(t, 30*time.Second)
+	fs, err := c.EtcdFollowers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli := newClient(t, fs[0].Link.Addr())
+	if err := c.PartitionEtcd(fs[0].Name); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.HealEtcdPartition() })
+	eventually(t, 10*time.Second, func() error { // the precondition, read from the member
+		st, err := cli.Status(lockCtx(t, time.Second), fs[0].Link.Addr())
+		switch {
+		case err != nil:
+			return err
+		case st.Leader != 0:
+			return fmt.Errorf("%s: leader %x, want none", fs[0].Name, st.Leader)
+		}
+		return nil
+	})
+	for _, require := range []bool{true, false} {
+		l := etcdlock.New(cli, "lk", &etcdlock.Options{TTL: ttl, RequireLeader: require})
+		_, err := l.Lock(lockCtx(t, 3*time.Second))
+		want := "deadline exceeded"
+		if require {
+			want = "no leader"
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("RequireLeader %v: %v, want an error saying %q", require, err, want)
+		}
 	}
 }
 

@@ -31,6 +31,11 @@ type Options struct {
 	TTL time.Duration `json:"ttl"`
 	// Mode is how the lock is taken. default: ModeMutex.
 	Mode Mode `json:"mode"`
+	// RequireLeader sends the acquire's requests and watches with
+	// clientv3.WithRequireLeader: a member that has lost its leader fails
+	// them at once ("no leader"), where otherwise a waiter's watch on a
+	// member cut off from the quorum hears nothing until it rejoins.
+	RequireLeader bool `json:"require_leader"`
 
 	_ struct{} // disallow positional literals, for extensibility
 }

@@ -176,6 +176,10 @@ type Lock struct {
 	// ReleaseAcquiredOnly makes Redlock release only the nodes it believes
 	// granted the lock (Redisson issue 1606) instead of every node.
 	ReleaseAcquiredOnly bool `json:"release_acquired_only,omitempty" yaml:"release_acquired_only"`
+	// RequireLeader makes etcd-mutex wait with etcd's WithRequireLeader:
+	// a member that has lost its leader fails the wait at once instead of
+	// holding it until it hears from a quorum again (see docs/etcd.md).
+	RequireLeader bool `json:"require_leader,omitempty" yaml:"require_leader"`
 	// Acquire is how clients take the lock: "try" (one attempt, then the
 	// client's own fixed RetryDelay) or "block" (the lock's own waiting:
 	// Redlock's randomised retry, the reentrant lock's pub/sub wake-up).

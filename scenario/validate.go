@@ -197,8 +197,12 @@ func (s Scenario) validLockOptions() error {
 	return nil
 }
 
-// validSubject checks fencing and the external subject's command.
+// validSubject checks fencing, etcd's require_leader and the external
+// subject's command.
 func (s Scenario) validSubject() error {
+	if s.Lock.RequireLeader && s.Lock.Kind != "etcd-mutex" {
+		return bad("lock.require_leader", "only etcd-mutex waits through etcd's WithRequireLeader")
+	}
 	if s.Fenced && !slices.Contains([]string{"set-nx", "reentrant", "etcd-mutex", "external"}, s.Lock.Kind) {
 		return bad("fenced", "only the set-nx, reentrant and etcd-mutex locks and external subjects hand out fencing tokens")
 	}

@@ -52,6 +52,7 @@ func (s Scenario) settings() []string {
 	add(l.WaitTimeout != 0, "wait_timeout")
 	add(l.NodeTimeout != 0, "node_timeout")
 	add(l.ReleaseAcquiredOnly, "release_acquired_only")
+	add(l.RequireLeader, "require_leader")
 	add(l.NoWatchdog, "no_watchdog")
 	add(len(l.ClockSkew) > 0, "clock_skew")
 	add(l.CrashAfterSetNX != 0, "crash_after_setnx")

@@ -86,7 +86,7 @@ func (s *etcdSubject) client() (*clientv3.Client, error) {
 		return nil, err
 	}
 	s.cli = cli
-	s.lock = etcdlock.New(cli, s.cfg.Lock.Key, &etcdlock.Options{TTL: s.cfg.Lock.TTL.D(), Mode: s.mode})
+	s.lock = etcdlock.New(cli, s.cfg.Lock.Key, &etcdlock.Options{TTL: s.cfg.Lock.TTL.D(), Mode: s.mode, RequireLeader: s.cfg.Lock.RequireLeader})
 	return cli, nil
 }
 
