@@ -32,11 +32,13 @@ var traits = map[string]subjectTraits{
 	"getset":       {singleInstance, []string{"clock_skew", "acquire", "naive_recovery", "recovery_pause"}},
 	"redlock": {independent, []string{"node_timeout", "release_acquired_only", "clock_skew", "acquire", "sequential", "greedy",
 		"give_up_early", "rotate_order", "fixed_retry_delay", "drift_factor", "wait_all", "tries", "ignore_elapsed"}},
-	"multilock": {independent, []string{"no_watchdog", "clock_skew", "acquire", "rotate_order", "all_nodes"}},
-	"redislock": {singleInstance, nil},
-	"redsync":   {independent, []string{"node_timeout"}},
-	"external":  {anyShape, []string{"fenced", "node_timeout"}},
-	"none":      {anyShape, nil},
+	"multilock":   {independent, []string{"no_watchdog", "clock_skew", "acquire", "rotate_order", "all_nodes"}},
+	"redislock":   {singleInstance, nil},
+	"redsync":     {independent, []string{"node_timeout"}},
+	"external":    {anyShape, []string{"fenced", "node_timeout"}},
+	"etcd-mutex":  {anyShape, []string{"fenced", "acquire", "require_leader"}},
+	"etcd-v3lock": {anyShape, []string{"acquire"}},
+	"none":        {anyShape, nil},
 }
 
 // settings lists the lock settings s uses beyond key, ttl and retry_delay.

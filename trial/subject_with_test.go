@@ -31,7 +31,7 @@ func TestScenario_WithSubject(t *testing.T) {
 		{"failover-lock-loss", "redsync", nil, "replicas that sentinels promote"},
 		{"failover-lock-loss", "redlock", nil, "replicas that sentinels promote"},
 		{"failover-wait-replica", "redislock", nil, "sets wait_replicas, which only set-nx honours"},
-		{"gc-pause-fenced", "redislock", nil, "sets fenced, which only external and reentrant and set-nx honours"},
+		{"gc-pause-fenced", "redislock", nil, "sets fenced, which only etcd-mutex and external and reentrant and set-nx honours"},
 		{"legacy-getset-skew", "redsync", nil, "sets clock_skew"},
 		{"reply-loss", "redsync", nil, "sets release_acquired_only, which only redlock honours"},
 		{"naive-setnx-expire-crash", "external", []string{"x"}, "sets crash_after_setnx"},
