@@ -55,10 +55,13 @@ func NewBaseline(subject string, vs []*Verdict) Baseline {
 	return b
 }
 
+// entryOf is v as a baseline records it: its observation and the kinds of
+// anomaly it found, but for those its scenario tolerates, which may come
+// and go between runs without changing the verdict.
 func entryOf(v *Verdict) BaselineEntry {
 	var kinds []string
 	for k, n := range v.Anomalies {
-		if n > 0 {
+		if n > 0 && !slices.Contains(v.Tolerate, k) {
 			kinds = append(kinds, k)
 		}
 	}

@@ -45,6 +45,12 @@ func TestBaseline_Compare(t *testing.T) {
 	if got := b.Compare([]*results.Verdict{v("a", "safe"), v("b", "unsafe", "double-grant")}); len(got) != 0 {
 		t.Errorf("no change, yet %+v", got)
 	}
+	// A kind the scenario tolerates, seen in this run only, changes nothing.
+	tol := v("a", "safe", "starvation")
+	tol.Tolerate = []string{"starvation"}
+	if got := b.Compare([]*results.Verdict{tol}); len(got) != 0 {
+		t.Errorf("a tolerated starvation counted as a change: %+v", got)
+	}
 	if err := b.For("otherlock"); err == nil || b.For("mylock") != nil {
 		t.Errorf("For(otherlock) = %v, For(mylock) = %v; want the other lock's refused", err, b.For("mylock"))
 	}

@@ -26,6 +26,9 @@ type Verdict struct {
 	Matched bool `json:"matched"`
 	// Anomalies counts anomalies by kind over all trials.
 	Anomalies map[string]int `json:"anomalies"`
+	// Tolerate is the scenario's tolerate list: kinds counted in Anomalies
+	// but left out of Observed, and out of a baseline's comparison.
+	Tolerate []string `json:"tolerate,omitempty"`
 	// TrialsWithAnomaly counts trials observed unsafe, stuck or starves.
 	TrialsWithAnomaly int `json:"trials_with_anomaly"`
 	// TrialsInconclusive counts trials that prove nothing.

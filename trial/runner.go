@@ -199,7 +199,8 @@ func runTrials(ctx context.Context, s scenario.Scenario, o Options, dir *results
 
 // NewVerdict sums up a run's trials (in trial order) and their checks.
 func NewVerdict(s scenario.Scenario, seed uint64, trials []results.Trial, checks []checker.Result) *results.Verdict {
-	v := &results.Verdict{Scenario: s.Name, Seed: seed, Trials: len(trials), Expect: string(s.Expect), Anomalies: map[string]int{}}
+	v := &results.Verdict{Scenario: s.Name, Seed: seed, Trials: len(trials), Expect: string(s.Expect), Anomalies: map[string]int{},
+		Tolerate: slices.Clone(s.Tolerate)}
 	observed := make([]string, len(trials))
 	for i, t := range trials {
 		t.Anomalies = map[string]int{}
