@@ -14,7 +14,24 @@ const (
 	anyShape       shape = iota // the subject decides (external programs)
 	singleInstance              // one master, maybe with replicas and sentinels
 	independent                 // Redlock: independent masters, no replicas
+	onEtcd                      // etcd members
 )
+
+// The shapes a lock program can declare (`--subject-shape`), so that the
+// scenarios it cannot meet are skipped, as a built-in subject's are.
+const (
+	// ShapeSingle is a single-instance Redis lock: one master, maybe with
+	// replicas and sentinels, or the primary serving the key in a Redis
+	// Cluster.
+	ShapeSingle = "single"
+	// ShapeRedlock is a lock over independent Redis masters.
+	ShapeRedlock = "redlock"
+	// ShapeEtcd is a lock on etcd members.
+	ShapeEtcd = "etcd"
+)
+
+// shapes maps the declarable shapes to the ones the traits use.
+var shapes = map[string]shape{ShapeSingle: singleInstance, ShapeRedlock: independent, ShapeEtcd: onEtcd}
 
 // A subjectTraits says which scenarios a subject can be put through: its
 // shape, and the lock settings beyond key, ttl and retry_delay it honours.
@@ -36,8 +53,8 @@ var traits = map[string]subjectTraits{
 	"redislock":   {singleInstance, nil},
 	"redsync":     {independent, []string{"node_timeout"}},
 	"external":    {anyShape, []string{"fenced", "node_timeout"}},
-	"etcd-mutex":  {anyShape, []string{"fenced", "acquire", "require_leader"}},
-	"etcd-v3lock": {anyShape, []string{"acquire"}},
+	"etcd-mutex":  {onEtcd, []string{"fenced", "acquire", "require_leader"}},
+	"etcd-v3lock": {onEtcd, []string{"acquire"}},
 	"none":        {anyShape, nil},
 }
 
@@ -90,6 +107,15 @@ func (s Scenario) settings() []string {
 // the scenario's lock the subject does not honour. An unknown kind is a
 // plain error wrapping [ErrBadScenario].
 func (s Scenario) WithSubject(kind string, command []string) (Scenario, error) {
+	return s.WithSubjectShape(kind, command, "")
+}
+
+// WithSubjectShape is [Scenario.WithSubject] for a lock program (kind
+// "external") that declares its shape (ShapeSingle, ShapeRedlock or
+// ShapeEtcd; "" declares none): a scenario of another shape is a misfit,
+// as for a built-in subject. A shape given for another kind, or an
+// unknown one, is an error wrapping [ErrBadScenario].
+func (s Scenario) WithSubjectShape(kind string, command []string, declared string) (Scenario, error) {
 	s = s.WithDefaults()
 	if !knownLock(kind) {
 		return Scenario{}, fmt.Errorf("%w: unknown subject %q (known: %s)", ErrBadScenario, kind, lockKinds())
@@ -101,9 +127,22 @@ func (s Scenario) WithSubject(kind string, command []string) (Scenario, error) {
 	doesNotFit := func(format string, a ...any) error {
 		return &MisfitError{Subject: kind, Scenario: s.Name, Reason: fmt.Sprintf(format, a...)}
 	}
-	if tr, ok := traits[kind]; ok {
+	tr, ok := traits[kind]
+	if declared != "" {
+		sh, known := shapes[declared]
+		if kind != "external" || !known {
+			return Scenario{}, fmt.Errorf("%w: a shape (%s, %s or %s) is declared by a lock program (external), not %q for %s",
+				ErrBadScenario, ShapeSingle, ShapeRedlock, ShapeEtcd, declared, kind)
+		}
+		tr.shape = sh
+	}
+	if ok {
 		masters := max(s.Topology.Masters, 1)
 		switch {
+		case tr.shape == onEtcd && s.Topology.Etcd == 0:
+			return Scenario{}, doesNotFit("it is an etcd lock, and the scenario runs Redis nodes")
+		case tr.shape != onEtcd && tr.shape != anyShape && s.Topology.Etcd > 0:
+			return Scenario{}, doesNotFit("it is a Redis lock, and the scenario runs etcd members")
 		case tr.shape == singleInstance && masters > 1:
 			return Scenario{}, doesNotFit("it is a single-instance lock, and the scenario is a Redlock topology of %d independent masters", masters)
 		case tr.shape == independent && s.Topology.Shards > 0 && kind != "redlock":

@@ -67,6 +67,45 @@ func TestScenario_WithSubject(t *testing.T) {
 	}
 }
 
+// TestScenario_WithSubjectShape: a lock program that declares its shape
+// is skipped where a built-in subject of that shape would be.
+func TestScenario_WithSubjectShape(t *testing.T) {
+	t.Parallel()
+	ext := []string{"/bin/extlock"}
+	for _, tc := range []struct {
+		scenario, shape string
+		want            string // the new name, or a piece of the refusal
+	}{
+		{"failover-lock-loss", scenario.ShapeSingle, "failover-lock-loss@extlock"},
+		{"redlock-crash-restart", scenario.ShapeSingle, "single-instance lock, and the scenario is a Redlock topology of 5"},
+		{"redlock-crash-restart", scenario.ShapeRedlock, "redlock-crash-restart@extlock"},
+		{"failover-lock-loss", scenario.ShapeRedlock, "replicas that sentinels promote"},
+		{"etcd-baseline", scenario.ShapeSingle, "a Redis lock, and the scenario runs etcd members"},
+		{"etcd-baseline", scenario.ShapeEtcd, "etcd-baseline@extlock"},
+		{"single-baseline", scenario.ShapeEtcd, "an etcd lock, and the scenario runs Redis nodes"},
+		{"single-baseline", "", "single-baseline@extlock"},
+		{"single-baseline", "zookeeper", "a shape"},
+	} {
+		t.Run(tc.scenario+"@"+tc.shape, func(t *testing.T) {
+			s, err := scenario.Lookup(tc.scenario)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := s.WithSubjectShape("external", ext, tc.shape)
+			switch {
+			case err != nil && (!errors.Is(err, scenario.ErrBadScenario) || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("error %q, want one wrapping ErrBadScenario that says %q", err, tc.want)
+			case err == nil && v.Name != tc.want:
+				t.Fatalf("name %q, want %q", v.Name, tc.want)
+			}
+		})
+	}
+	s, _ := scenario.Lookup("single-baseline")
+	if _, err := s.WithSubjectShape("redsync", nil, scenario.ShapeSingle); err == nil {
+		t.Error("a shape declared for a built-in subject was taken")
+	}
+}
+
 // runWith plays one trial of the built-in scenario name with the subject
 // put through it; edit, if set, changes the scenario first.
 func runWith(t *testing.T, name, subject string, command []string, edit func(*scenario.Scenario)) trial.TrialResult {

@@ -26,6 +26,7 @@ type exploreFlags struct {
 	file      string
 	subject   string
 	subjCmd   string
+	shape     string // --subject-shape
 	faults    string
 	budget    string
 	seed      uint64
@@ -80,7 +81,7 @@ which every trial was inconclusive), 2 bad usage, 3 the harness failed.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&f.file, "file", "f", "", "explore the scenario in this YAML file (its explore: section sets the vocabulary)")
-	addSubjectFlags(cmd, &f.subject, &f.subjCmd, "the search instead of the scenario's own: redislock, redsync, ...")
+	addSubjectFlags(cmd, &f.subject, &f.subjCmd, &f.shape, "the search instead of the scenario's own: redislock, redsync, ...")
 	fl.StringVar(&f.faults, "faults", "", "the fault vocabulary, comma-separated (default: every fault that fits the topology): "+strings.Join(explore.Kinds(), ","))
 	fl.StringVar(&f.budget, "budget", "5m", "how long to search: a duration (10m) or a number of trials (500)")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the search: the same seed plays the same schedules")
@@ -136,7 +137,7 @@ func runExplore(ctx context.Context, out io.Writer, args []string, f exploreFlag
 	if err != nil {
 		return usageError(err.Error())
 	}
-	list, skipped, err := applySubject([]scenario.Scenario{s}, f.subject, f.subjCmd)
+	list, skipped, err := applySubject([]scenario.Scenario{s}, f.subject, f.subjCmd, f.shape)
 	if err != nil {
 		return err
 	}

@@ -14,11 +14,13 @@ import (
 	"github.com/lockpick/lockpick/scenario"
 )
 
-// addSubjectFlags adds --subject and --subject-cmd, which [applySubject]
-// reads; what says what the lock is put through instead.
-func addSubjectFlags(cmd *cobra.Command, subject, command *string, what string) {
+// addSubjectFlags adds --subject, --subject-cmd and --subject-shape,
+// which [applySubject] reads; what says what the lock is put through
+// instead.
+func addSubjectFlags(cmd *cobra.Command, subject, command, shape *string, what string) {
 	cmd.Flags().StringVar(subject, "subject", "", "put this lock through "+what)
 	cmd.Flags().StringVar(command, "subject-cmd", "", `the lock is this program, speaking the worker protocol (docs/worker-protocol.md)`)
+	cmd.Flags().StringVar(shape, "subject-shape", "", `with --subject-cmd: the program's lock is "single" (one Redis master), "redlock" (independent masters) or "etcd"; scenarios of another shape are skipped, as for a built-in subject (default: run it everywhere)`)
 }
 
 // applySubject puts the lock named by --subject through every scenario of
@@ -27,8 +29,13 @@ func addSubjectFlags(cmd *cobra.Command, subject, command *string, what string) 
 // --subject external. A scenario the subject does not fit (a Redlock
 // topology for a single-instance lock, a failover topology for Redlock, a
 // lock setting the subject ignores) is skipped: it comes back as a verdict
-// that says why (results.Verdict.Skipped). Bad flags are usage errors.
-func applySubject(list []scenario.Scenario, subject string, external string) ([]scenario.Scenario, []*results.Verdict, error) {
+// that says why (results.Verdict.Skipped); shape is --subject-shape, the
+// shape a program declares (see [scenario.Scenario.WithSubjectShape]).
+// Bad flags are usage errors.
+func applySubject(list []scenario.Scenario, subject, external, shape string) ([]scenario.Scenario, []*results.Verdict, error) {
+	if shape != "" && external == "" {
+		return nil, nil, usageError("run: --subject-shape declares the shape of a --subject-cmd program")
+	}
 	if subject == "" && external == "" {
 		return list, nil, nil
 	}
@@ -58,7 +65,7 @@ func applySubject(list []scenario.Scenario, subject string, external string) ([]
 	out := make([]scenario.Scenario, 0, len(list))
 	var skipped []*results.Verdict
 	for _, s := range list {
-		v, err := s.WithSubject(subject, command)
+		v, err := s.WithSubjectShape(subject, command, shape)
 		var misfit *scenario.MisfitError
 		switch {
 		case errors.As(err, &misfit):

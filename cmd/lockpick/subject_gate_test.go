@@ -109,7 +109,7 @@ func TestApplySubject_SkipsWhatDoesNotFit(t *testing.T) {
 		}
 		list = append(list, s)
 	}
-	run, skipped, err := applySubject(list, "", "true")
+	run, skipped, err := applySubject(list, "", "true", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,6 +118,17 @@ func TestApplySubject_SkipsWhatDoesNotFit(t *testing.T) {
 	}
 	if len(skipped) != 1 || skipped[0].Scenario != "failover-wait-replica@true" || !strings.Contains(skipped[0].Skipped, "wait_replicas") {
 		t.Fatalf("skipped %+v, want failover-wait-replica, for its wait_replicas", skipped)
+	}
+	// A program declared a Redlock is skipped on a master with replicas
+	// for its shape, before its settings are looked at.
+	if run, skipped, err := applySubject(list, "", "true", scenario.ShapeRedlock); err != nil || len(run) != 1 || len(skipped) != 1 ||
+		!strings.Contains(skipped[0].Skipped, "replicas that sentinels promote") {
+		t.Errorf("--subject-shape redlock: ran %d, skipped %+v, %v; want failover-wait-replica skipped for its replicas", len(run), skipped, err)
+	}
+	for _, bad := range [][2]string{{"", scenario.ShapeSingle}, {"true", "zookeeper"}} {
+		if _, _, err := applySubject(list, "", bad[0], bad[1]); err == nil {
+			t.Errorf("--subject-cmd %q --subject-shape %q accepted", bad[0], bad[1])
+		}
 	}
 	var buf bytes.Buffer
 	if err := results.WriteSummary(&buf, skipped); err != nil || !strings.Contains(buf.String(), "| failover-wait-replica@true | — | skipped: ") {
