@@ -250,26 +250,33 @@ func TestCheck_RunFolderKeepsRecordedEvidence(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			run := t.TempDir()
 			v := results.Verdict{Scenario: s.Name, Trials: 1, TrialResults: []results.Trial{{Trial: 1, Dir: "trial-001", Evidence: tc.ev, Anomalies: tc.anomalies}}}
-			for name, x := range map[string]any{"scenario.json": s, "verdict.json": v} {
-				b, err := json.Marshal(x)
-				if err == nil {
-					err = os.WriteFile(filepath.Join(run, name), b, 0o644)
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := os.MkdirAll(filepath.Join(run, "trial-001"), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(run, "trial-001", "history.jsonl"), history, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			writeRunFolder(t, run, s, v, "trial-001", history)
 			code, out, errOut := lockpick(t, "check", run)
 			if code != tc.code || !strings.Contains(out, tc.want) {
 				t.Errorf("exit %d (want %d), output %q, want it to mention %q; stderr %q", code, tc.code, out, tc.want, errOut)
 			}
 		})
+	}
+}
+
+// writeRunFolder writes a run folder by hand: scenario.json, verdict.json
+// and history in its sub-folder trial ("" for the folder itself).
+func writeRunFolder(t *testing.T, run string, s scenario.Scenario, v results.Verdict, trial string, history []byte) {
+	t.Helper()
+	for name, x := range map[string]any{"scenario.json": s, "verdict.json": v} {
+		b, err := json.Marshal(x)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(run, name), b, 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(run, trial), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(run, trial, "history.jsonl"), history, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -289,18 +296,7 @@ func TestCheck_SoakFolderKeepsRecordedEvidence(t *testing.T) {
 		{Trial: 1, Evidence: evidence.Evidence{Conclusive: true}},
 		{Trial: 2, Evidence: evidence.Evidence{Reasons: []string{"required at least 10 grants; found 0 grants"}}},
 	}}
-	for name, x := range map[string]any{"scenario.json": s, "verdict.json": v} {
-		b, err := json.Marshal(x)
-		if err == nil {
-			err = os.WriteFile(filepath.Join(run, name), b, 0o644)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(run, "history.jsonl"), history, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeRunFolder(t, run, s, v, "", history)
 	want := "inconclusive: recorded by the run: round 2: required at least 10 grants; found 0 grants"
 	if code, out, errOut := lockpick(t, "check", run); code != exitMismatch || !strings.Contains(out, want) {
 		t.Errorf("exit %d (want %d), output %q, want it to mention %q; stderr %q", code, exitMismatch, out, want, errOut)
