@@ -385,7 +385,7 @@ func recheckTrial(dir string, s scenario.Scenario, t results.Trial) (checker.Res
 	}
 	obs, _ := evidence.Observe(r, t.Evidence, s.Tolerate)
 	if got := anomalyCounts(r); obs != t.Observed || !maps.Equal(got, nonZero(t.Anomalies)) {
-		return r, fmt.Errorf("%w: %s is recorded %s (%s) in verdict.json; its history checks %s (%s)", ErrRecordDiffers, where, t.Observed, countsText(t.Anomalies), obs, countsText(got))
+		return r, fmt.Errorf("%w: %s is recorded %s (%s) in verdict.json; its history checks %s (%s)", ErrRecordDiffers, where, t.Observed, results.CountsText(t.Anomalies), obs, results.CountsText(got))
 	}
 	return r, nil
 }
@@ -410,19 +410,6 @@ func nonZero(m map[string]int) map[string]int {
 	return out
 }
 
-// countsText writes anomaly counts as "lost-update 1, stale-write 1", or
-// "no anomaly".
-func countsText(m map[string]int) string {
-	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(nonZero(m))) {
-		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
-	}
-	if len(parts) == 0 {
-		return "no anomaly"
-	}
-	return strings.Join(parts, ", ")
-}
-
 // verdictDiff names the first field in which recorded differs from want;
 // "" when they agree.
 func verdictDiff(recorded, want *results.Verdict) string {
@@ -436,7 +423,7 @@ func verdictDiff(recorded, want *results.Verdict) string {
 		{"trials", recorded.Trials, want.Trials},
 		{"trials_with_anomaly", recorded.TrialsWithAnomaly, want.TrialsWithAnomaly},
 		{"trials_inconclusive", recorded.TrialsInconclusive, want.TrialsInconclusive},
-		{"anomalies", countsText(recorded.Anomalies), countsText(want.Anomalies)},
+		{"anomalies", results.CountsText(recorded.Anomalies), results.CountsText(want.Anomalies)},
 	} {
 		if f.r != f.w {
 			return fmt.Sprintf("%s is %v; its trials give %v", f.name, f.r, f.w)

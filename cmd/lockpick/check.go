@@ -6,8 +6,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,6 +13,7 @@ import (
 	"github.com/lockpick/lockpick/campaign"
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/evidence"
+	"github.com/lockpick/lockpick/results"
 	"github.com/lockpick/lockpick/trial"
 )
 
@@ -121,24 +120,9 @@ func withRecorded(ev *evidence.Evidence, path string, r checker.Result, counted 
 	if counted && rec.Anomalies != nil && !maps.Equal(got, rec.Anomalies) {
 		ev.Conclusive = false
 		ev.Reasons = append(ev.Reasons, fmt.Sprintf("the run recorded %s in this trial, this history shows %s: it is not the history the run judged (cut short or changed), or this lockpick checks it otherwise",
-			countsText(rec.Anomalies), countsText(got)))
+			results.CountsText(rec.Anomalies), results.CountsText(got)))
 	}
 	return nil
-}
-
-// countsText writes anomaly counts as "lost-update 1, stale-write 1", or
-// "no anomaly".
-func countsText(m map[string]int) string {
-	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		if m[k] != 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
-		}
-	}
-	if len(parts) == 0 {
-		return "no anomaly"
-	}
-	return strings.Join(parts, ", ")
 }
 
 // grants returns what evidence.Evaluate asks of a history that is not
