@@ -277,6 +277,7 @@ func replaceVia(ctx context.Context, addr, name, peerURL string) error {
 	if err != nil {
 		return err
 	}
+	deadline := time.Now().Add(7 * time.Second)
 	for _, m := range ms {
 		if m.Name != name && !slices.Contains(m.PeerURLs, peerURL) {
 			continue
@@ -284,16 +285,23 @@ func replaceVia(ctx context.Context, addr, name, peerURL string) error {
 		if m.Name == "" {
 			return nil
 		}
-		if err := etcdRemoveMember(ctx, addr, m.ID); err != nil {
+		if err := whileUnhealthy(ctx, deadline, func() error { return etcdRemoveMember(ctx, addr, m.ID) }); err != nil {
 			return err
 		}
 	}
-	// etcd refuses to add a voting member ("unhealthy cluster") until
-	// every member has been connected for 5s (its HealthInterval), as
-	// after a start or a partition: retry a little past that.
-	deadline := time.Now().Add(7 * time.Second)
+	return whileUnhealthy(ctx, deadline, func() error { return etcdAddMember(ctx, addr, peerURL) })
+}
+
+// whileUnhealthy runs the membership change fn until etcd stops refusing
+// it with "unhealthy cluster", or deadline passes. etcd refuses to add a
+// voting member until every member has been connected for 5s (its
+// HealthInterval), as after a start or a partition; and to remove one it
+// still counts as connected (a member killed a moment ago) while fewer than
+// a quorum of the others have been connected that long (one restarted
+// within 5s).
+func whileUnhealthy(ctx context.Context, deadline time.Time, fn func() error) error {
 	for {
-		err := etcdAddMember(ctx, addr, peerURL)
+		err := fn()
 		var ae *etcdAPIError
 		if !errors.As(err, &ae) || ae.Message != errEtcdUnhealthy || time.Now().After(deadline) {
 			return err
