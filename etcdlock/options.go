@@ -33,8 +33,8 @@ type Options struct {
 	Mode Mode `json:"mode"`
 	// RequireLeader sends the acquire's requests and watches with
 	// clientv3.WithRequireLeader: a member that has lost its leader fails
-	// them at once ("no leader"), where otherwise a waiter's watch on a
-	// member cut off from the quorum hears nothing until it rejoins.
+	// them with "no leader" (requests at once, watches after a few election
+	// timeouts), where otherwise they wait until it hears from a quorum.
 	RequireLeader bool `json:"require_leader"`
 
 	_ struct{} // disallow positional literals, for extensibility
