@@ -384,14 +384,15 @@ func recheckTrial(dir string, s scenario.Scenario, t results.Trial) (checker.Res
 		return r, fmt.Errorf("%w: %s could not be checked again: the linearizability search timed out (%s)", ErrRecordDiffers, where, strings.Join(r.TimedOut, ", "))
 	}
 	obs, _ := evidence.Observe(r, t.Evidence, s.Tolerate)
-	if got := anomalyCounts(r); obs != t.Observed || !maps.Equal(got, nonZero(t.Anomalies)) {
+	if got := AnomalyCounts(r); obs != t.Observed || !maps.Equal(got, nonZero(t.Anomalies)) {
 		return r, fmt.Errorf("%w: %s is recorded %s (%s) in verdict.json; its history checks %s (%s)", ErrRecordDiffers, where, t.Observed, results.CountsText(t.Anomalies), obs, results.CountsText(got))
 	}
 	return r, nil
 }
 
-// anomalyCounts returns r's anomaly counts keyed as verdict.json keys them.
-func anomalyCounts(r checker.Result) map[string]int {
+// AnomalyCounts returns r's anomaly counts keyed as verdict.json keys them
+// (only kinds found), to compare a history checked again with its record.
+func AnomalyCounts(r checker.Result) map[string]int {
 	m := map[string]int{}
 	for k, n := range r.Counts() {
 		m[string(k)] += n

@@ -105,7 +105,7 @@ func (c *Cluster) newEtcdNode(ctx context.Context, eb EtcdBackend, name string, 
 		return nil, err
 	}
 	f, err := netlink.NewPeerFilter(name, n.Peer.Addr(), c.etcdDialer,
-		func(sender string) bool { return c.etcdCut(sender, name) })
+		func(sender string) bool { return c.EtcdCut(sender, name) })
 	if err != nil {
 		m.releasePort()
 		return nil, err

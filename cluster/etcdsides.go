@@ -50,27 +50,19 @@ func (c *Cluster) HealEtcdPartition() error {
 	return nil
 }
 
-// EtcdCut reports whether a partition made by [Cluster.PartitionEtcd]
-// separates the members named a and b now.
-func (c *Cluster) EtcdCut(a, b string) bool { return a != "" && c.etcdCut(a, b) }
-
 // OpenAcrossEtcd returns a peer connection across the current partition
 // that still forwards, as "e1->e2", or "".
 func (c *Cluster) OpenAcrossEtcd() string {
 	c.mu.Lock()
 	filters := c.peerFilters
 	c.mu.Unlock()
-	for _, f := range filters {
-		if open := f.OpenAcross(); open != "" {
-			return open
-		}
-	}
-	return ""
+	return firstOpenAcross(filters)
 }
 
-// etcdCut reports whether a partition separates members a and b; a
-// connection of an unknown dialler ("") is never cut.
-func (c *Cluster) etcdCut(a, b string) bool {
+// EtcdCut reports whether a partition made by [Cluster.PartitionEtcd]
+// separates members a and b now; a connection of an unknown dialler ("")
+// is never cut.
+func (c *Cluster) EtcdCut(a, b string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.etcdSides == nil || a == "" {

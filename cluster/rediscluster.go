@@ -148,6 +148,12 @@ func (c *Cluster) OpenAcrossBus() string {
 	c.mu.Lock()
 	filters := c.filters
 	c.mu.Unlock()
+	return firstOpenAcross(filters)
+}
+
+// firstOpenAcross returns the first connection across a cut that one of
+// filters (bus or peer filters) still forwards, or "".
+func firstOpenAcross[F interface{ OpenAcross() string }](filters []F) string {
 	for _, f := range filters {
 		if open := f.OpenAcross(); open != "" {
 			return open

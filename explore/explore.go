@@ -2,6 +2,7 @@ package explore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -470,19 +471,25 @@ func stepBacks(chain []scenario.Scenario, refused func(scenario.Scenario) bool) 
 // lostFaults returns the indexes of the faults of before that after has
 // not, matching equal faults one to one.
 func lostFaults(before, after []scenario.Step) []int {
-	left := slices.Clone(after)
+	left := map[string]int{}
+	for _, g := range after {
+		left[stepKey(g)]++
+	}
 	var gone []int
 	for i, f := range before {
-		j := slices.IndexFunc(left, func(g scenario.Step) bool {
-			return fingerprint(scenario.Scenario{Faults: []scenario.Step{g}}) == fingerprint(scenario.Scenario{Faults: []scenario.Step{f}})
-		})
-		if j < 0 {
-			gone = append(gone, i)
+		if k := stepKey(f); left[k] > 0 {
+			left[k]--
 			continue
 		}
-		left = slices.Delete(left, j, j+1)
+		gone = append(gone, i)
 	}
 	return gone
+}
+
+// stepKey names a step by everything in it, so equal steps match.
+func stepKey(f scenario.Step) string {
+	b, _ := json.Marshal(f)
+	return string(b)
 }
 
 // needed is how many of o.Measure replays must reproduce to meet o.Target.

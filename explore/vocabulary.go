@@ -137,22 +137,10 @@ var vocabulary = map[string]kind{
 		modes := []string{"", "force", "takeover"}
 		return steps("cluster-failover", []string{scenario.AimReplica}, d.at(), 0, map[string]any{"mode": modes[d.rng.IntN(len(modes))]})
 	}},
-	"bus-partition": {always, func(d *draw) []scenario.Step {
-		target := scenario.AimMaster
-		if d.chance(0.5) {
-			target = d.node()
-		}
-		return steps("bus-partition", []string{target}, d.at(), d.span(), nil)
-	}},
-	"peer-partition": {always, func(d *draw) []scenario.Step {
-		// The leader cut off alone half the time: the etcd side of a
-		// minority primary.
-		target := scenario.AimLeader
-		if d.chance(0.5) {
-			target = d.node()
-		}
-		return steps("peer-partition", []string{target}, d.at(), d.span(), nil)
-	}},
+	"bus-partition": {always, cutOff("bus-partition", scenario.AimMaster)},
+	// The leader cut off alone half the time: the etcd side of a minority
+	// primary.
+	"peer-partition": {always, cutOff("peer-partition", scenario.AimLeader)},
 	"pause-client": {func(s scenario.Scenario) string {
 		if len(s.Isolate) == 0 {
 			return "no client is isolated (isolate:), so none can be frozen"
@@ -167,6 +155,18 @@ var vocabulary = map[string]kind{
 		}
 		return []scenario.Step{st}
 	}},
+}
+
+// cutOff draws a partition of kind that cuts one node off from the rest:
+// the node aim names half the time, else any node (see draw.node).
+func cutOff(kind, aim string) func(d *draw) []scenario.Step {
+	return func(d *draw) []scenario.Step {
+		target := aim
+		if d.chance(0.5) {
+			target = d.node()
+		}
+		return steps(kind, []string{target}, d.at(), d.span(), nil)
+	}
 }
 
 // Kinds returns every fault explore can draw, sorted.

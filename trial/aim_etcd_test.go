@@ -1,33 +1,11 @@
 package trial_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
-	"github.com/lockpick/lockpick/evidence"
 	"github.com/lockpick/lockpick/internal/testetcd"
-	"github.com/lockpick/lockpick/scenario"
-	"github.com/lockpick/lockpick/trial"
 )
-
-// aimedFaults runs one trial of the scenario s (parsed with err) and
-// returns its two faults' evidence.
-func aimedFaults(t *testing.T, s scenario.Scenario, err error) []evidence.Fault {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := trial.RunTrial(context.Background(), s, 1, t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fs := tr.Evidence.Faults
-	if len(fs) != 2 {
-		t.Fatalf("%d faults in the evidence, want 2", len(fs))
-	}
-	return fs
-}
 
 // TestAim_EtcdLeaderAndFollower pauses @follower briefly (shorter than an
 // election timeout, so the leader stays), then kills @leader: both resolve
@@ -35,7 +13,7 @@ func aimedFaults(t *testing.T, s scenario.Scenario, err error) []evidence.Fault 
 // and both take effect.
 func TestAim_EtcdLeaderAndFollower(t *testing.T) {
 	testetcd.Require(t)
-	s, err := scenario.Parse("aim.yaml", []byte(`name: aim-etcd
+	fs := aimedTrial(t, `name: aim-etcd
 expect: safe
 topology: {etcd: 3}
 lock: {kind: etcd-mutex, ttl: 2s, acquire: block}
@@ -47,8 +25,7 @@ faults:
   - {at: 1200ms, fault: kill, node: '@leader', for: 1s}
 require:
   - {grants: 1}
-`))
-	fs := aimedFaults(t, s, err)
+`).Faults
 	for i, aim := range []string{"@follower", "@leader"} {
 		f := fs[i]
 		if f.Aim != aim || !strings.HasPrefix(f.Target, "e") || f.Error != "" || f.Effect == "" {
@@ -69,7 +46,7 @@ require:
 // rather than finding no target.
 func TestAim_EtcdFollowerMidElection(t *testing.T) {
 	testetcd.Require(t)
-	s, err := scenario.Parse("aim.yaml", []byte(`name: aim-etcd-no-leader
+	fs := aimedTrial(t, `name: aim-etcd-no-leader
 expect: safe
 topology: {etcd: 3}
 lock: {kind: etcd-mutex, ttl: 2s, acquire: block}
@@ -81,8 +58,7 @@ faults:
   - {at: 500ms, fault: pause, node: '@follower', for: 300ms}
 require:
   - {grants: 1}
-`))
-	fs := aimedFaults(t, s, err)
+`).Faults
 	f := fs[1]
 	if !strings.HasPrefix(f.Target, "e") || f.Target == fs[0].Target || f.Error != "" || f.Effect == "" {
 		t.Errorf("@follower mid-election: %+v, want a running member with an effect (the leader %s was killed)", f, fs[0].Target)

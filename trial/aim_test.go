@@ -5,10 +5,29 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockpick/lockpick/evidence"
 	"github.com/lockpick/lockpick/internal/testredis"
 	"github.com/lockpick/lockpick/scenario"
 	"github.com/lockpick/lockpick/trial"
 )
+
+// aimedTrial runs one trial of the scenario file yaml, whose two faults
+// are aimed, and returns its evidence.
+func aimedTrial(t *testing.T, yaml string) evidence.Evidence {
+	t.Helper()
+	s, err := scenario.Parse("aim.yaml", []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := trial.RunTrial(context.Background(), s, 1, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Evidence.Faults) != 2 {
+		t.Fatalf("%d faults in the evidence, want 2", len(tr.Evidence.Faults))
+	}
+	return tr.Evidence
+}
 
 // TestAim_FollowsFailover aims at the master, fails it over, then aims at
 // the replica: the targets follow the sentinels, and a fault on the
@@ -17,7 +36,7 @@ import (
 // replicates through nothing, its effect check says so.
 func TestAim_FollowsFailover(t *testing.T) {
 	testredis.Require(t, true)
-	s, err := scenario.Parse("aim.yaml", []byte(`name: aim
+	ev := aimedTrial(t, `name: aim
 expect: safe
 topology: {masters: 1, replicas: 1, sentinels: 3, down_after: 400ms}
 lock: {kind: set-nx, ttl: 2s, retry_delay: 50ms}
@@ -30,18 +49,8 @@ faults:
 require:
   - {grants: 0}
   - {fault: sentinel-failover, node: '@master', key_before: held}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := trial.RunTrial(context.Background(), s, 1, t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fs := tr.Evidence.Faults
-	if len(fs) != 2 {
-		t.Fatalf("%d faults in the evidence, want 2", len(fs))
-	}
+`)
+	fs := ev.Faults
 	if fs[0].Target != "n1" || fs[0].Error != "" || fs[0].Effect == "" || fs[0].Effective == nil {
 		t.Fatalf("failover of @master: %+v, want n1 failed over with an effect", fs[0])
 	}
@@ -51,7 +60,7 @@ require:
 	if fs[0].Aim != "@master" || fs[0].KeyBefore == "" || fs[1].KeyBefore == "" {
 		t.Fatalf("key before the failover %q (aimed %q) and the cut %q, want both read", fs[0].KeyBefore, fs[0].Aim, fs[1].KeyBefore)
 	}
-	req := tr.Evidence.Required[1]
+	req := ev.Required[1]
 	if want := "key " + fs[0].KeyBefore + " when it hit"; !strings.HasPrefix(req.Found, want) || req.Met != (fs[0].KeyBefore == "held") {
 		t.Fatalf("requirement on @master: %+v, want found %q", req, want)
 	}

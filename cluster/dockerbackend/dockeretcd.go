@@ -36,19 +36,19 @@ var builtEtcd = struct {
 }{byBin: map[string]string{}}
 
 // etcdBin returns bin, or etcd from PATH for "", resolved through its
-// symbolic links; "" when there is none.
-func etcdBin(bin string) string {
+// symbolic links, or an error wrapping [cluster.ErrBinaryNotFound].
+func etcdBin(bin string) (string, error) {
 	if bin == "" {
-		bin, _ = exec.LookPath("etcd")
-	}
-	if bin == "" {
-		return ""
+		var err error
+		if bin, err = exec.LookPath("etcd"); err != nil {
+			return "", fmt.Errorf("%w: etcd (apt-get install etcd-server)", cluster.ErrBinaryNotFound)
+		}
 	}
 	real, err := filepath.EvalSymlinks(bin)
 	if err != nil {
-		return ""
+		return "", fmt.Errorf("%w: %v", cluster.ErrBinaryNotFound, err)
 	}
-	return real
+	return real, nil
 }
 
 // BuildEtcdImage builds a FROM scratch image holding the host's etcd
@@ -58,14 +58,9 @@ func etcdBin(bin string) string {
 // [cluster.ErrBinaryNotFound] when etcd or ldd is missing and an error
 // wrapping [ErrNoDocker] when no engine answers.
 func BuildEtcdImage(ctx context.Context, bin string) (string, error) {
-	var err error
-	if bin == "" {
-		if bin, err = exec.LookPath("etcd"); err != nil {
-			return "", fmt.Errorf("%w: etcd (apt-get install etcd-server)", cluster.ErrBinaryNotFound)
-		}
-	}
-	if bin, err = filepath.EvalSymlinks(bin); err != nil {
-		return "", fmt.Errorf("%w: %v", cluster.ErrBinaryNotFound, err)
+	bin, err := etcdBin(bin)
+	if err != nil {
+		return "", err
 	}
 	p, err := dockerProvider(ctx)
 	if err != nil {

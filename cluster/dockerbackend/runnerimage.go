@@ -76,13 +76,12 @@ func BuildRunnerImage(ctx context.Context, opt *RunnerImageOptions) (string, err
 	im.files[runnerBin] = o.Lockpick
 	im.bins = append(im.bins, o.Lockpick)
 	im.dirs = []string{"/tmp", runnerWorkDir}
-	etcd := etcdBin(o.EtcdBin)
-	if o.EtcdBin != "" && etcd == "" {
-		return "", fmt.Errorf("%w: etcd %s", cluster.ErrBinaryNotFound, o.EtcdBin)
-	}
-	if etcd != "" {
+	switch etcd, err := etcdBin(o.EtcdBin); {
+	case err == nil:
 		im.files[imageEtcdBin] = etcd
 		im.bins = append(im.bins, etcd)
+	case o.EtcdBin != "":
+		return "", err // one asked for and missing; none on PATH leaves it out
 	}
 	for _, shim := range []string{o.ClockShim, o.FsyncShim} {
 		if shim != "" {

@@ -111,12 +111,7 @@ func withRecorded(ev *evidence.Evidence, path string, r checker.Result, counted 
 			ev.Reasons = append(ev.Reasons, "recorded by the run as inconclusive")
 		}
 	}
-	got := map[string]int{}
-	for k, n := range r.Counts() {
-		if n != 0 {
-			got[string(k)] += n
-		}
-	}
+	got := campaign.AnomalyCounts(r)
 	if counted && rec.Anomalies != nil && !maps.Equal(got, rec.Anomalies) {
 		ev.Conclusive = false
 		ev.Reasons = append(ev.Reasons, fmt.Sprintf("the run recorded %s in this trial, this history shows %s: it is not the history the run judged (cut short or changed), or this lockpick checks it otherwise",

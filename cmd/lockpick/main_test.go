@@ -225,14 +225,7 @@ func TestList_SuiteAndSuggestions(t *testing.T) {
 // short). check used to judge the history alone and say "observed safe",
 // exit 0, of a run that run itself failed.
 func TestCheck_RunFolderKeepsRecordedEvidence(t *testing.T) {
-	history, err := os.ReadFile("../../checker/testdata/grant-after-deadline.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := scenario.Lookup("single-baseline")
-	if err != nil {
-		t.Fatal(err)
-	}
+	history, s := recordedFixture(t)
 	for _, tc := range []struct {
 		name      string
 		ev        evidence.Evidence
@@ -259,6 +252,21 @@ func TestCheck_RunFolderKeepsRecordedEvidence(t *testing.T) {
 	}
 }
 
+// recordedFixture returns a history with a grant, and the scenario the
+// check tests write its run folder for.
+func recordedFixture(t *testing.T) ([]byte, scenario.Scenario) {
+	t.Helper()
+	history, err := os.ReadFile("../../checker/testdata/grant-after-deadline.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := scenario.Lookup("single-baseline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return history, s
+}
+
 // writeRunFolder writes a run folder by hand: scenario.json, verdict.json
 // and history in its sub-folder trial ("" for the folder itself).
 func writeRunFolder(t *testing.T, run string, s scenario.Scenario, v results.Verdict, trial string, history []byte) {
@@ -283,14 +291,7 @@ func writeRunFolder(t *testing.T, run string, s scenario.Scenario, v results.Ver
 // TestCheck_SoakFolderKeepsRecordedEvidence: the whole history of a soak
 // one of whose rounds was inconclusive is inconclusive to check.
 func TestCheck_SoakFolderKeepsRecordedEvidence(t *testing.T) {
-	history, err := os.ReadFile("../../checker/testdata/grant-after-deadline.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := scenario.Lookup("single-baseline")
-	if err != nil {
-		t.Fatal(err)
-	}
+	history, s := recordedFixture(t)
 	run := t.TempDir()
 	v := results.Verdict{Scenario: s.Name, Trials: 2, Soak: &results.Soak{}, TrialResults: []results.Trial{
 		{Trial: 1, Evidence: evidence.Evidence{Conclusive: true}},
