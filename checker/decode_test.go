@@ -179,6 +179,11 @@ func TestReadJSONL_SameAsStd_Tricky(t *testing.T) {
 		{"fence string", with("fence", `"7"`), false},
 		{"fence exponent", with("fence", `7e0`), false},
 		{"fence null", with("fence", `null`), true},
+		{"grant", with("grant", `2`), true},
+		{"grant null", with("grant", `null`), true},
+		{"grant string", with("grant", `"2"`), false},
+		{"grant fraction", with("grant", `2.5`), false},
+		{"upper grant", with("Grant", `2`), false},
 		{"valid_until negative", with("valid_until", `-99`), true},
 		{"process minus", with("process", `-`), false},
 		{"key number", with("key", `5`), false},
@@ -318,6 +323,7 @@ func render(rng *rand.Rand, e checker.Event) string {
 	}
 	opt("key", q(e.Key), e.Key == "")
 	opt("token", q(e.Token), e.Token == "")
+	opt("grant", strconv.Itoa(e.Grant), e.Grant == 0)
 	opt("fence", strconv.FormatInt(e.Fence, 10), e.Fence == 0)
 	opt("valid_until", strconv.FormatInt(e.ValidUntil, 10), e.ValidUntil == 0)
 	opt("value", string(e.Value), len(e.Value) == 0)
@@ -350,7 +356,7 @@ func TestReadJSONL_SameAsStd_Generated(t *testing.T) {
 	for seed := range uint64(40) {
 		opt := checkertest.Options{Processes: 1 + int(seed%7), Keys: 1 + int(seed%3), Events: 500, Seed: seed,
 			TTL: time.Duration(1+seed%5) * time.Millisecond, UnknownRate: 0.05 * float64(seed%3),
-			BrokenRate: 0.05 * float64(seed%2), PauseRate: 0.1 * float64(seed%2), Fenced: seed%4 == 0}
+			BrokenRate: 0.05 * float64(seed%2), PauseRate: 0.1 * float64(seed%2), Fenced: seed%4 == 0, Grants: seed%3 == 1}
 		h := checkertest.Generate(&opt)
 		var buf bytes.Buffer
 		if err := h.WriteJSONL(&buf); err != nil {

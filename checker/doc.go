@@ -1,7 +1,7 @@
 // Package checker reads, writes and checks lockpick histories: the events a
 // trial recorded while clients acquired, extended and released Redis locks
 // and read and wrote the counter the locks protect. [Check] reports every
-// violation it can prove as an [Anomaly] of one of five kinds, with a
+// violation it can prove as an [Anomaly] of one of six kinds, with a
 // [Verdict] in the style of porcupine: [Ok], [Illegal], or [Unknown] when a
 // linearizability search timed out (never a guess).
 //
@@ -31,15 +31,26 @@
 // acquire's ok until the lease's end: the earliest of the holder's own
 // deadline (ValidUntil) and the invoke of the holder's release of the key,
 // whatever the release's outcome. An ok extend, or an ok re-acquire by the
-// holder with the same token (a reentrant lock), adds a window from its own
+// holder under the same lease (a reentrant lock), adds a window from its own
 // ok to its ValidUntil. A lease without a ValidUntil lasts until the release
 // invoke or, if there is none, until the holder's last completed operation.
 // Info and fail acquires grant no lease.
 //
+// A lease is its process's, never the lock's to name: lockpick numbers each
+// process's grants ([Event].Grant), and the acquire, extends, lost
+// notification, release, reads and writes of a lease carry its number. With
+// numbers, an event belongs to the lease of its process with its number,
+// and an ok acquire with the number of the lease its process holds is a
+// re-entry. In a history without them, an event belongs to the lease its
+// process holds on the key (a write: see Stale write), and an ok acquire or
+// a lost notification only if its token is the lease's or either is
+// missing. Either way tokens are compared within one process only: two
+// processes handed one token hold two leases.
+//
 // # Double grant
 //
-// Two leases on one key, held by different processes with different
-// tokens, are a double grant when their windows overlap by more than zero.
+// Two leases on one key, held by different processes, are a double grant
+// when their windows overlap by more than zero, whatever their tokens.
 // Each grant happened at an unknown instant no later than its ok, so the
 // windows [ok, end] are the shortest the leases can have been; if even those
 // overlap, one lease was granted while the other was valid by its holder's
@@ -49,19 +60,28 @@
 // The porcupine lease model checks the same rule as linearizability: each
 // window is a grant operation, from the invoke to the ok of the acquire or
 // extend that opened it, followed by an end operation at the window's end,
-// on a mutex whose state is its holder. Its grants can be ordered exactly
-// when no two windows overlap, since each window's end is fixed and the
-// latest grant instant is the best one. [Check] runs the model on every key
-// where the interval check found nothing, as a cross-check.
+// on a mutex whose state is its holder (a process, whatever its token). Its
+// grants can be ordered exactly when no two windows overlap, since each
+// window's end is fixed and the latest grant instant is the best one.
+// [Check] runs the model on every key where the interval check found
+// nothing, as a cross-check.
+//
+// # Shared token
+//
+// Two leases of a double grant with the same token, not empty, are also a
+// shared token, one anomaly per pair of leases beside their double grant:
+// the lock handed one token to two holders at once ("SET lock 1 NX"), so
+// a release or an extend by token cannot tell whose lease it acts on, and
+// one holder's release can free the other's lock.
 //
 // # Stale write
 //
 // An ok write is stale when it was invoked after the writer's lease had
 // expired by the writer's own deadline and after another process was
 // granted the same lock (its ok came before the write's invoke). The write
-// belongs to the latest lease its process was granted and had not released
-// when invoking it (the one with the write's token or fence, if it carries
-// one). A write invoked in time but delayed past the deadline is not
+// belongs to the lease its grant number names or, without one, to the
+// latest lease its process was granted and had not released when invoking
+// it (the one with the write's token or fence, if it carries one). A write invoked in time but delayed past the deadline is not
 // certainly stale; the counter model reports the update it loses. A write
 // that failed with an error containing "fenced" was rejected by the
 // resource's fencing token: it is reported as a prevented stale write, in

@@ -7,9 +7,10 @@ import (
 )
 
 // doubleGrants returns a double-grant anomaly for every pair of leases on
-// one key, held by different processes with different tokens, whose certain
-// windows overlap by more than zero. It sweeps the windows of each key in
-// order of start, so a history without overlaps costs O(n log n).
+// one key, held by different processes, whose certain windows overlap by
+// more than zero, and a shared-token one beside it if both leases have one
+// token. It sweeps the windows of each key in order of start, so a history
+// without overlaps costs O(n log n).
 func doubleGrants(ls []*lease, c clock) []Anomaly {
 	byKey := make(map[string][]win)
 	for _, l := range ls {
@@ -31,7 +32,7 @@ func doubleGrants(ls []*lease, c clock) []Anomaly {
 			}
 			active = live
 			for _, a := range active {
-				if a.l.process == w.l.process || (a.l.token != "" && a.l.token == w.l.token) {
+				if a.l.process == w.l.process {
 					continue
 				}
 				pair := [2]int{min(a.l.id, w.l.id), max(a.l.id, w.l.id)}
@@ -39,12 +40,23 @@ func doubleGrants(ls []*lease, c clock) []Anomaly {
 					continue
 				}
 				seen[pair] = true
-				out = append(out, doubleGrant(a.l, a.span, w.l, w.span, c))
+				out = append(out, overlap(a.l, a.span, w.l, w.span, c)...)
 			}
 			active = append(active, w)
 		}
 	}
 	slices.SortFunc(out, byFirstOp)
+	return out
+}
+
+// overlap returns the anomalies of the overlap of window aw of lease a with
+// window bw of lease b, of another process, where aw starts first: a double
+// grant, and a shared token if a and b have one.
+func overlap(a *lease, aw span, b *lease, bw span, c clock) []Anomaly {
+	out := []Anomaly{doubleGrant(a, aw, b, bw, c)}
+	if a.token != "" && a.token == b.token {
+		out = append(out, sharedToken(a, b, bw, c))
+	}
 	return out
 }
 
@@ -74,6 +86,26 @@ func doubleGrant(a *lease, aw span, b *lease, bw span, c clock) Anomaly {
 		Windows:   append(a.spans(), b.spans()...),
 		Nodes:     nodes(a.node, b.node),
 		Message:   msg,
+	}
+}
+
+// sharedToken describes leases a and b, of two processes, that were valid
+// at once with one token, where window bw of b starts inside one of a.
+func sharedToken(a, b *lease, bw span, c clock) Anomaly {
+	what := ""
+	if bw.by != b.acquire {
+		what = " by a renewal"
+	}
+	return Anomaly{
+		Kind:      SharedToken,
+		Key:       a.key,
+		Processes: []int{a.process, b.process},
+		Ops:       append(a.indexes(), b.indexes()...),
+		Windows:   append(a.spans(), b.spans()...),
+		Nodes:     nodes(a.node, b.node),
+		Message: fmt.Sprintf("processes %d and %d were both handed token %q for lock %q (process %d%s at %s while process %d held it): "+
+			"a lock that cannot tell its holders apart lets one holder's release free the other's lock",
+			a.process, b.process, a.token, a.key, b.process, what, c.at(bw.start), a.process),
 	}
 }
 

@@ -46,6 +46,7 @@ type Event struct {
 	F          string          `json:"f"`                     // acquire, release, extend, read, write, nemesis or lost
 	Key        string          `json:"key,omitempty"`         // lock key, or resource key for read and write
 	Token      string          `json:"token,omitempty"`       // random token of the lease
+	Grant      int             `json:"grant,omitempty"`       // the process's grant number, from 1; with Process it names the lease
 	Fence      int64           `json:"fence,omitempty"`       // fencing token, 0 if none
 	ValidUntil int64           `json:"valid_until,omitempty"` // monotonic ns deadline the client computed for its lease
 	Value      json.RawMessage `json:"value,omitempty"`       // an int for read and write, a string for nemesis

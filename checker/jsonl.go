@@ -23,6 +23,7 @@ type wireEvent struct {
 	F          string          `json:"f"`
 	Key        string          `json:"key"`
 	Token      string          `json:"token"`
+	Grant      int             `json:"grant"`
 	Fence      int64           `json:"fence"`
 	ValidUntil int64           `json:"valid_until"`
 	Value      json.RawMessage `json:"value"`
@@ -144,7 +145,7 @@ func parseEvent(b []byte) (Event, error) {
 	}
 	return Event{
 		Index: *w.Index, Process: *w.Process, Type: w.Type, F: w.F, Key: w.Key,
-		Token: w.Token, Fence: w.Fence, ValidUntil: w.ValidUntil, Value: w.Value,
+		Token: w.Token, Grant: w.Grant, Fence: w.Fence, ValidUntil: w.ValidUntil, Value: w.Value,
 		Node: w.Node, Error: w.Error, Time: *w.Time,
 	}, nil
 }
@@ -243,7 +244,7 @@ func (d *decoder) fast(b []byte, e *Event) (ok bool) {
 		return false
 	}
 	e.Index, e.Process, e.Time = l.Index, l.Process, l.Time
-	e.Fence, e.ValidUntil = l.Fence, l.ValidUntil
+	e.Grant, e.Fence, e.ValidUntil = l.Grant, l.Fence, l.ValidUntil
 	e.Key, e.Token, e.Node, e.Error = l.Key, l.Token, l.Node, l.Error
 	e.Value = l.Value
 	return true

@@ -19,6 +19,7 @@ type lease struct {
 	process  int
 	key      string
 	token    string
+	grant    int // the process's grant number, 0 if the history has none
 	fence    int64
 	node     string
 	acquire  *op
@@ -103,9 +104,9 @@ func (l *lease) cut(t int64) {
 }
 
 // leases returns the leases granted in list, in order of their acquire's
-// invoke. A process holds at most one lease per key: an ok acquire with the
-// same token (or without tokens) while it holds one re-enters and extends
-// it, and one with another token ends the old lease at its invoke.
+// invoke. A process holds at most one lease per key: an ok acquire under
+// the lease it holds (see under) re-enters and extends it, and any other
+// ends the old lease at its invoke.
 func leases(list []op) []*lease {
 	b := newLeaseBuilder()
 	var all []*lease
@@ -150,7 +151,7 @@ func (b *leaseBuilder) add(o *op) (created, closed *lease) {
 	l := b.held[k]
 	switch {
 	case o.f == FAcquire && o.typ == OK:
-		if l != nil && sameOwner(l.token, o.token) {
+		if l != nil && l.under(o, true) {
 			l.extends = append(l.extends, o)
 			l.addWindow(o)
 			return nil, nil
@@ -161,23 +162,23 @@ func (b *leaseBuilder) add(o *op) (created, closed *lease) {
 			b.holding[o.process] = without(b.holding[o.process], l)
 			closed = l
 		}
-		l = &lease{id: o.seq, process: o.process, key: o.key, token: o.token,
+		l = &lease{id: o.seq, process: o.process, key: o.key, token: o.token, grant: o.grant,
 			fence: o.fence, node: o.node, acquire: o, start: o.ret,
 			deadline: math.MaxInt64, lastSeen: o.ret, closedAt: math.MaxInt64}
 		l.addWindow(o)
 		b.held[k] = l
 		b.holding[o.process] = append(b.holding[o.process], l)
 		return l, closed
-	case o.f == FLost && l != nil && sameOwner(l.token, o.token):
+	case o.f == FLost && l != nil && l.under(o, true):
 		// The holder was told its lease is gone: its certain ownership ends
 		// here. The lease stays its process's, so a later write under it
 		// is judged stale (see judgeWrite), not ignored as after a release.
 		l.cut(o.call)
 		l.lost = o
-	case o.f == FExtend && o.typ == OK && l != nil:
+	case o.f == FExtend && o.typ == OK && l != nil && l.under(o, false):
 		l.extends = append(l.extends, o)
 		l.addWindow(o)
-	case o.f == FRelease && l != nil:
+	case o.f == FRelease && l != nil && l.under(o, false):
 		l.release = o
 		l.cut(o.call)
 		l.closedAt = o.call
@@ -196,6 +197,17 @@ func (b *leaseBuilder) finish() {
 			l.cut(l.lastSeen)
 		}
 	}
+}
+
+// under reports whether o, an operation of l's process on l's key, was
+// made under l: by grant number when both carry one (lockpick's harness
+// numbers each process's grants), else by token when byToken (an empty one
+// matches any), else always. Tokens are compared within one process only.
+func (l *lease) under(o *op, byToken bool) bool {
+	if l.grant != 0 && o.grant != 0 {
+		return l.grant == o.grant
+	}
+	return !byToken || sameOwner(l.token, o.token)
 }
 
 func sameOwner(a, b string) bool { return a == "" || b == "" || a == b }

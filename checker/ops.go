@@ -13,6 +13,7 @@ type op struct {
 	ret        int64 // completion time; math.MaxInt64 if it never completed
 	inv, done  int   // Event.Index of invoke and completion; done is -1 if none
 	token      string
+	grant      int // the process's grant number of the lease it is under, 0 if unknown
 	fence      int64
 	validUntil int64
 	node       string
@@ -106,6 +107,9 @@ func (o *op) merge(e *Event) {
 	}
 	if e.Token != "" {
 		o.token = e.Token
+	}
+	if e.Grant != 0 {
+		o.grant = e.Grant
 	}
 	if e.Fence != 0 {
 		o.fence = e.Fence

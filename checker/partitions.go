@@ -49,7 +49,7 @@ func (r *run) parts() []*model.Part {
 	}
 	for _, l := range r.leases {
 		p := get(true, l.key)
-		in := model.LeaseInput{Owner: owner(l)}
+		in := model.LeaseInput{Owner: owner(l), Token: l.token}
 		for _, w := range l.windows {
 			p.Ops = append(p.Ops, porcupine.Operation{
 				ClientId: clients[l.process], Input: in, Call: w.by.call, Return: w.start,
@@ -104,11 +104,6 @@ func (r *run) parts() []*model.Part {
 	return out
 }
 
-// owner names the holder of l for the lease model: its token, or its
-// process if it has none.
-func owner(l *lease) string {
-	if l.token != "" {
-		return l.token
-	}
-	return fmt.Sprintf("process %d", l.process)
-}
+// owner names the holder of l for the lease model: its process, whatever
+// its token, as the interval check does.
+func owner(l *lease) string { return fmt.Sprintf("process %d", l.process) }

@@ -63,7 +63,10 @@ func TestStream_SameAsCheckShuffled(t *testing.T) {
 		case 1:
 			w.TTL, w.PauseRate, w.Fenced = time.Duration(2+seed%3)*time.Millisecond, 0.1, seed%8 == 1
 		case 2:
-			w.BrokenRate = 0.02
+			w.BrokenRate, w.Grants = 0.02, seed%3 != 0
+			if seed%3 == 1 { // every holder has one token
+				w.Token = "1"
+			}
 		case 3: // long leases, released after an unknown acquire; holders that crash
 			w.TTL, w.CleanUp, w.UnknownRate, w.Crash = time.Minute, true, 0.02, int(seed%3)
 		default: // holders that crash, their leases expiring unreleased

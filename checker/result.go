@@ -5,13 +5,15 @@ import "time"
 // A Kind names a class of anomaly.
 type Kind string
 
-// The anomaly kinds; see the package comment for their rules.
+// The anomaly kinds; see the package comment for their rules. A shared
+// token is always reported beside the double grant of the same leases.
 const (
 	DoubleGrant Kind = "double-grant" // a lock granted while another process's lease was valid
 	StaleWrite  Kind = "stale-write"  // a write by a holder whose lease had expired after someone else was granted
 	LostUpdate  Kind = "lost-update"  // the resource's reads and writes are not linearizable as increments
 	StuckLock   Kind = "stuck-lock"   // the lock stayed unavailable well past every lease
 	Starvation  Kind = "starvation"   // a process never acquired although others did
+	SharedToken Kind = "shared-token" // one token handed to two processes whose leases overlapped
 )
 
 // A Verdict is the outcome of a check. It prints and serializes as is.
@@ -94,11 +96,12 @@ func count(as []Anomaly) map[Kind]int {
 	return m
 }
 
-// ObservedAt returns when anomaly a happened in h: for a double grant, the
-// start of the first overlap of its leases' windows; otherwise the latest
-// time among the events it names. False when it names none of h's events.
+// ObservedAt returns when anomaly a happened in h: for a double grant or a
+// shared token, the start of the first overlap of its leases' windows;
+// otherwise the latest time among the events it names. False when it names
+// none of h's events.
 func ObservedAt(h History, a Anomaly) (int64, bool) {
-	if at, ok := firstOverlap(a.Windows); a.Kind == DoubleGrant && ok {
+	if at, ok := firstOverlap(a.Windows); (a.Kind == DoubleGrant || a.Kind == SharedToken) && ok {
 		return at, true
 	}
 	var at int64

@@ -13,9 +13,9 @@ import (
 // every write the resource rejected by its fencing token (a fail whose error
 // contains "fenced").
 //
-// A write belongs to the latest lease its process was granted before
-// invoking it and had not released; a write carrying a token belongs to the
-// lease with that token. Only the invoke time is certain to precede the
+// A write belongs to the lease of its process with its grant number; in a
+// history without grant numbers, to the latest lease its process was granted
+// before invoking it and had not released, or the one with its token. Only the invoke time is certain to precede the
 // write's effect, so a write invoked in time but delayed past the deadline is
 // not reported here; the counter model reports the update it loses. Nor
 // is a late write presenting a fence before any newer fence reached the
@@ -107,14 +107,21 @@ func (r *run) newerFenceBefore(w *op) bool {
 }
 
 // holding returns the lease of ls (one process's leases, by start) that w
-// was written under, or nil: the one with w's token or fence if w carries
-// one, else the latest not yet released or superseded when w was invoked.
+// was written under, or nil, of those not yet released or superseded when
+// w was invoked: the one with w's grant number if w carries one; else the
+// one with w's token or fence if w carries one, else the latest.
 func holding(ls []*lease, w *op) *lease {
 	n, _ := slices.BinarySearchFunc(ls, w.call+1, func(l *lease, t int64) int { return cmp.Compare(l.start, t) })
 	var best *lease
 	for i := n - 1; i >= 0; i-- {
 		l := ls[i]
 		if l.closedAt <= w.call {
+			continue
+		}
+		if w.grant != 0 {
+			if l.grant == w.grant {
+				return l
+			}
 			continue
 		}
 		if (w.token != "" && l.token == w.token) || (w.fence != 0 && l.fence == w.fence) {
@@ -147,14 +154,15 @@ func (l *lease) expiry(t int64) (end int64, held bool) {
 }
 
 // successor returns the first lease of ls (one key's leases, by start) held
-// by another owner and granted after l, before t, preferring one granted
-// after l expired at expiredAt.
+// by another process and granted after l, before t, preferring one granted
+// after l expired at expiredAt. Its token does not matter: a process given
+// l's token is another holder all the same.
 func successor(ls []*lease, l *lease, expiredAt, t int64) *lease {
 	i, _ := slices.BinarySearchFunc(ls, l.start, func(x *lease, s int64) int { return cmp.Compare(x.start, s) })
 	var first *lease
 	for ; i < len(ls) && ls[i].start <= t; i++ {
 		m := ls[i]
-		if m.start <= l.start || m.process == l.process || (m.token != "" && m.token == l.token) {
+		if m.start <= l.start || m.process == l.process {
 			continue
 		}
 		if m.start >= expiredAt {

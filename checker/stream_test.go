@@ -156,8 +156,9 @@ func TestStream_SameAsCheckOnTestdata(t *testing.T) {
 // generated histories with every fault of checkertest, and on the same
 // histories mutated: events dropped (operations that never complete,
 // completions without invoke), deadlines and tokens removed, watchdog
-// renewals added, values changed, and two events swapped out of time
-// order.
+// renewals added, values changed, grant numbers removed, and two events
+// swapped out of time order. Some number their grants, and some hand every
+// holder one token.
 func TestStream_SameAsCheckOnGenerated(t *testing.T) {
 	seeds := 150
 	if testing.Short() {
@@ -174,7 +175,11 @@ func TestStream_SameAsCheckOnGenerated(t *testing.T) {
 			w.TTL, w.PauseRate, w.Fenced = time.Duration(2+seed%3)*time.Millisecond, 0.1, seed%8 == 1
 		case 2:
 			w.BrokenRate = 0.02
+			if seed%3 == 0 { // a lock handing every holder one token
+				w.Token = "1"
+			}
 		}
+		w.Grants = seed%5 < 3
 		h := checkertest.Generate(&w)
 		rng := rand.New(rand.NewPCG(seed, 7))
 		checker.SetAdvanceEvery([]int{1, 7, 512}[seed%3]) // decide at every event, or seldom
@@ -195,7 +200,7 @@ func TestStream_SameAsCheckOnGenerated(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d histories streamed alone, with anomalies %v and %d prevented", streamed, total, kinds, prevented)
-	for _, k := range []checker.Kind{checker.DoubleGrant, checker.StaleWrite, checker.StuckLock, checker.Starvation} {
+	for _, k := range []checker.Kind{checker.DoubleGrant, checker.SharedToken, checker.StaleWrite, checker.StuckLock, checker.Starvation} {
 		if kinds[k] == 0 {
 			t.Errorf("no %s in the histories the stream checked alone: the comparison proves little", k)
 		}
@@ -218,12 +223,14 @@ func mutate(h checker.History, rng *rand.Rand, swap bool) checker.History {
 			e.ValidUntil = 0
 		case r < 0.04 && e.F == checker.FAcquire && e.Type == checker.OK:
 			e.Token = ""
+		case r < 0.042 && e.Grant != 0:
+			e.Grant = 0 // a history from elsewhere may number some events only
 		case r < 0.045 && e.F == checker.FWrite && values:
 			e.Value = checker.IntValue(rng.Int64N(5))
 		case r < 0.08 && e.F == checker.FAcquire && e.Type == checker.OK:
 			// a renewal, maybe after the lease expired, maybe failed
 			out = append(out, e)
-			e = checker.Event{Process: e.Process, Type: checker.Invoke, F: checker.FExtend, Key: e.Key, Token: e.Token, Time: e.Time}
+			e = checker.Event{Process: e.Process, Type: checker.Invoke, F: checker.FExtend, Key: e.Key, Token: e.Token, Grant: e.Grant, Time: e.Time}
 			out = append(out, e)
 			e.Type = []checker.Type{checker.OK, checker.OK, checker.Fail, checker.Info}[rng.IntN(4)]
 			if e.Type == checker.OK {

@@ -79,7 +79,7 @@ func (s *Stream) sweep(k *lockKey, h int64) {
 		clear(k.active[len(live):])
 		k.active = live
 		for _, a := range k.active {
-			if a.l.process == w.l.process || (a.l.token != "" && a.l.token == w.l.token) || slices.Contains(a.l.pairs, w.l.id) {
+			if a.l.process == w.l.process || slices.Contains(a.l.pairs, w.l.id) {
 				continue
 			}
 			a.l.pairs = append(a.l.pairs, w.l.id)
@@ -271,7 +271,8 @@ func (s *Stream) judge(h int64) {
 	s.writes = keep
 }
 
-// emit reports the double grants and stale writes whose leases have ended.
+// emit reports the double grants (and shared tokens) and stale writes
+// whose leases have ended.
 func (s *Stream) emit() {
 	ended := func(l *lease) bool { return l == nil || s.ended || l.closedAt != math.MaxInt64 }
 	pairs := s.pairs[:0]
@@ -280,7 +281,7 @@ func (s *Stream) emit() {
 			pairs = append(pairs, p)
 			continue
 		}
-		s.found = append(s.found, doubleGrant(p.a.l, p.a.l.windows[p.a.i], p.b.l, p.b.l.windows[p.b.i], s.clock()))
+		s.found = append(s.found, overlap(p.a.l, p.a.l.windows[p.a.i], p.b.l, p.b.l.windows[p.b.i], s.clock())...)
 	}
 	clear(s.pairs[len(pairs):])
 	s.pairs = pairs
@@ -351,14 +352,14 @@ func (s *Stream) forget(h int64) {
 
 // pin adds to pins the leases of l's key that start before h and that
 // successor may return for l, whatever the write: the first of another
-// owner granted after l, and the first granted at or after the end of each
+// process granted after l, and the first granted at or after the end of each
 // window of l that ends before h (l's expiry for a write to come is one of
 // those ends, or later than h).
 func (s *Stream) pin(pins []*lease, l *lease, h int64) []*lease {
 	ls := s.keys[l.key].byStart
 	first := func(i int) []*lease {
 		for ; i < len(ls) && ls[i].start < h; i++ {
-			if m := ls[i]; m.process != l.process && (m.token == "" || m.token != l.token) {
+			if m := ls[i]; m.process != l.process {
 				return append(pins, m)
 			}
 		}

@@ -68,6 +68,16 @@ type Options struct {
 	// LateBy is how far before its predecessor a late event is written.
 	// default: 5ns
 	LateBy time.Duration
+	// Grants numbers each process's grants, as lockpick's harness does: an
+	// ok acquire and the reads, writes and release under its lease carry
+	// the number in Grant.
+	// default: false
+	Grants bool
+	// Token, if set, is the token of every grant, as a lock that cannot
+	// tell its holders apart (SET key 1 NX) hands out; with BrokenRate, the
+	// double grants are also shared tokens.
+	// default: "" (a token of its own per grant)
+	Token string
 	// Seed seeds the simulation: the same options give the same history.
 	// default: 0
 	Seed uint64
@@ -165,6 +175,8 @@ func generate(opt *Options, emit func(checker.Event)) {
 		token string
 		fence int64
 		read  int64
+		grant int // the grant number of its lease, 0 if none
+		n     int // its grants so far
 	}
 	type lock struct {
 		holder  int
@@ -225,7 +237,10 @@ func generate(opt *Options, emit func(checker.Event)) {
 			lost := rng.Float64() < w.UnknownRate
 			if free && !(lost && rng.IntN(2) == 0) {
 				fence++
-				p.token, p.fence = fmt.Sprintf("t%d", fence), fence
+				p.token, p.fence, p.grant = fmt.Sprintf("t%d", fence), fence, 0
+				if w.Token != "" {
+					p.token = w.Token
+				}
 				l.holder, l.expires = s.process, s.at+ttl
 				if lost {
 					add(checker.Event{Process: s.process, Type: checker.Info, F: checker.FAcquire, Key: key, Error: "timeout", Time: done})
@@ -236,8 +251,12 @@ func generate(opt *Options, emit func(checker.Event)) {
 					p.key = rng.IntN(w.Keys)
 					break
 				}
+				if w.Grants {
+					p.n++
+					p.grant = p.n
+				}
 				add(checker.Event{Process: s.process, Type: checker.OK, F: checker.FAcquire, Key: key, Token: p.token,
-					Fence: fence, ValidUntil: inv + ttl - ttl/100, Node: "n1", Time: done})
+					Grant: p.grant, Fence: fence, ValidUntil: inv + ttl - ttl/100, Node: "n1", Time: done})
 				p.phase = 1
 				if rng.Float64() < w.PauseRate {
 					next += 2 * ttl
@@ -249,7 +268,7 @@ func generate(opt *Options, emit func(checker.Event)) {
 			} else if lost {
 				add(checker.Event{Process: s.process, Type: checker.Info, F: checker.FAcquire, Key: key, Error: "timeout", Time: done})
 				if w.CleanUp {
-					p.phase, p.token = 3, ""
+					p.phase, p.token, p.grant = 3, "", 0
 					break
 				}
 				p.key = rng.IntN(w.Keys)
@@ -259,12 +278,12 @@ func generate(opt *Options, emit func(checker.Event)) {
 			}
 		case 1:
 			p.read = counters[p.key]
-			add(checker.Event{Process: s.process, Type: checker.Invoke, F: checker.FRead, Key: ctr, Time: inv})
-			add(checker.Event{Process: s.process, Type: checker.OK, F: checker.FRead, Key: ctr, Value: checker.IntValue(p.read), Time: done})
+			add(checker.Event{Process: s.process, Type: checker.Invoke, F: checker.FRead, Key: ctr, Grant: p.grant, Time: inv})
+			add(checker.Event{Process: s.process, Type: checker.OK, F: checker.FRead, Key: ctr, Grant: p.grant, Value: checker.IntValue(p.read), Time: done})
 			p.phase = 2
 		case 2:
 			v := checker.IntValue(p.read + 1)
-			add(checker.Event{Process: s.process, Type: checker.Invoke, F: checker.FWrite, Key: ctr, Value: v, Fence: p.fence, Time: inv})
+			add(checker.Event{Process: s.process, Type: checker.Invoke, F: checker.FWrite, Key: ctr, Value: v, Fence: p.fence, Grant: p.grant, Time: inv})
 			lost := rng.Float64() < w.UnknownRate
 			switch {
 			case w.Fenced && p.fence < maxFence[p.key]:
@@ -282,7 +301,7 @@ func generate(opt *Options, emit func(checker.Event)) {
 			}
 			p.phase = 3
 		case 3:
-			add(checker.Event{Process: s.process, Type: checker.Invoke, F: checker.FRelease, Key: key, Token: p.token, Time: inv})
+			add(checker.Event{Process: s.process, Type: checker.Invoke, F: checker.FRelease, Key: key, Token: p.token, Grant: p.grant, Time: inv})
 			l := &locks[p.key]
 			if l.holder == s.process && l.expires > s.at {
 				l.expires = 0

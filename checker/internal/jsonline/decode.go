@@ -5,7 +5,7 @@ package jsonline
 // most of its time finding out what to do with them. The fast path only
 // accepts a line it understands completely:
 //
-//   - the twelve field names spelled exactly, and other names in plain
+//   - the thirteen field names spelled exactly, and other names in plain
 //     ASCII that no field matches case-insensitively (encoding/json matches
 //     names case-insensitively and we do not want to redo that);
 //   - strings without escapes, control or non-ASCII bytes;
@@ -26,6 +26,7 @@ package jsonline
 // against its vocabulary; the other strings and Value are the Decoder's.
 type Line struct {
 	Index, Process    int
+	Grant             int // 0 if absent or null
 	Time              int64
 	Fence, ValidUntil int64 // 0 if absent or null
 	Type, F           []byte
@@ -48,7 +49,7 @@ type Decoder struct {
 // when it does not, l holds garbage.
 func (d *Decoder) Decode(b []byte, l *Line) (ok bool) {
 	var (
-		index, process, tm       int64
+		index, process, tm, grnt int64
 		hasIndex, hasProc, hasTm bool
 		typ, f, value            []byte
 		key, token, node, errTxt []byte
@@ -75,6 +76,8 @@ func (d *Decoder) Decode(b []byte, l *Line) (ok bool) {
 			process, hasProc, i, ok = nullableInt(b, i, process, hasProc, true)
 		case "time":
 			tm, hasTm, i, ok = nullableInt(b, i, tm, hasTm, true)
+		case "grant":
+			grnt, _, i, ok = nullableInt(b, i, grnt, false, false)
 		case "fence":
 			l.Fence, _, i, ok = nullableInt(b, i, l.Fence, false, false)
 		case "valid_until":
@@ -119,11 +122,11 @@ func (d *Decoder) Decode(b []byte, l *Line) (ok bool) {
 	if skipSpace(b, i+1) != len(b) || !hasIndex || !hasProc || !hasTm {
 		return false
 	}
-	if int64(int(index)) != index || int64(int(process)) != process {
+	if int64(int(index)) != index || int64(int(process)) != process || int64(int(grnt)) != grnt {
 		return false
 	}
 	l.Type, l.F = typ, f
-	l.Index, l.Process, l.Time = int(index), int(process), tm
+	l.Index, l.Process, l.Grant, l.Time = int(index), int(process), int(grnt), tm
 	l.Key, l.Token, l.Node, l.Error = d.intern(key), d.intern(token), d.intern(node), d.intern(errTxt)
 	if value != nil && string(value) != "null" {
 		l.Value = d.keep(value)
@@ -161,7 +164,7 @@ func (d *Decoder) keep(v []byte) []byte {
 }
 
 // fieldNames are the JSON names of a history line's fields.
-var fieldNames = [...]string{"index", "process", "type", "f", "key", "token", "fence", "valid_until", "value", "node", "error", "time"}
+var fieldNames = [...]string{"index", "process", "type", "f", "key", "token", "grant", "fence", "valid_until", "value", "node", "error", "time"}
 
 // matchesField reports whether encoding/json would decode the ASCII name
 // into one of the fields, which it matches case-insensitively.

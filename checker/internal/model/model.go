@@ -12,11 +12,21 @@ import (
 // of the window, a point at its end time.
 type LeaseInput struct {
 	End   bool
-	Owner string // token, or "process N" without one
+	Owner string // the holder's process, "process N", whatever its token
+	Token string // the lease's token, for the visualization only
+}
+
+// name is how the visualization shows the lease: by its token, if any.
+func (in LeaseInput) name() string {
+	if in.Token != "" {
+		return in.Token
+	}
+	return in.Owner
 }
 
 // A leaseState is the holder of a lock and how many windows it holds
-// (more than one only for a token shared by several processes).
+// (more than one only while a new lease of the holder starts where its old
+// one is cut).
 type leaseState struct {
 	owner string
 	depth int
@@ -83,9 +93,9 @@ func describeOperation(input, output any) string {
 	switch in := input.(type) {
 	case LeaseInput:
 		if in.End {
-			return "end " + in.Owner
+			return "end " + in.name()
 		}
-		return "grant " + in.Owner
+		return "grant " + in.name()
 	case CounterInput:
 		switch {
 		case !in.Write:
