@@ -4,14 +4,13 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/lockpick/lockpick/checker"
-	"github.com/lockpick/lockpick/evidence"
+	"github.com/lockpick/lockpick/judge"
 	"github.com/lockpick/lockpick/results"
 	"github.com/lockpick/lockpick/scenario"
 	"github.com/lockpick/lockpick/trial"
@@ -309,7 +308,7 @@ func mergeRun(shards []shardDir, dir *results.RunDir) (*results.Verdict, error) 
 	for i, c := range all {
 		trials[i], checks[i] = c.t, c.r
 	}
-	v := trial.NewVerdict(s, shards[0].m.Seed, trials, checks)
+	v := judge.Run(s.Name, s.Rules(), shards[0].m.Seed, trials, checks)
 	shown := trial.ShownTrial(trials)
 	tr, err := readTrial(dir.Path(""), s, trials[shown])
 	if err != nil {
@@ -341,7 +340,7 @@ func (g *shardGroup) recheck() error {
 // recheck reads the run shard's verdict.json and checks each trial's
 // history again: the observation it gives (with the trial's recorded
 // evidence of what the faults did) and its anomaly counts must be the
-// trial's, and the verdict must sum up its trials as [trial.NewVerdict] does.
+// trial's, and the verdict must sum up its trials as [judge.Run] does.
 func (sd *shardDir) recheck() error {
 	s, err := RunScenario(sd.path)
 	if err != nil {
@@ -363,7 +362,7 @@ func (sd *shardDir) recheck() error {
 			return err
 		}
 	}
-	want := trial.NewVerdict(s, v.Seed, v.TrialResults, checks)
+	want := judge.Run(s.Name, s.Rules(), v.Seed, v.TrialResults, checks)
 	if d := verdictDiff(&v, want); d != "" {
 		return fmt.Errorf("%w: %s says %s", ErrRecordDiffers, filepath.Join(sd.path, "verdict.json"), d)
 	}
@@ -383,32 +382,10 @@ func recheckTrial(dir string, s scenario.Scenario, t results.Trial) (checker.Res
 	if len(r.TimedOut) > 0 {
 		return r, fmt.Errorf("%w: %s could not be checked again: the linearizability search timed out (%s)", ErrRecordDiffers, where, strings.Join(r.TimedOut, ", "))
 	}
-	obs, _ := evidence.Observe(r, t.Evidence, s.Tolerate)
-	if got := AnomalyCounts(r); obs != t.Observed || !maps.Equal(got, nonZero(t.Anomalies)) {
-		return r, fmt.Errorf("%w: %s is recorded %s (%s) in verdict.json; its history checks %s (%s)", ErrRecordDiffers, where, t.Observed, results.CountsText(t.Anomalies), obs, results.CountsText(got))
+	if o := judge.Again(s.Rules(), r, judge.RecordOf(t)); o.Observed != t.Observed {
+		return r, fmt.Errorf("%w: %s is recorded %s (%s) in verdict.json; its history checks %s (%s)", ErrRecordDiffers, where, t.Observed, results.CountsText(t.Anomalies), o.Observed, results.CountsText(judge.Counts(r)))
 	}
 	return r, nil
-}
-
-// AnomalyCounts returns r's anomaly counts keyed as verdict.json keys them
-// (only kinds found), to compare a history checked again with its record.
-func AnomalyCounts(r checker.Result) map[string]int {
-	m := map[string]int{}
-	for k, n := range r.Counts() {
-		m[string(k)] += n
-	}
-	return m
-}
-
-// nonZero returns m without its zero counts (a nil map as an empty one).
-func nonZero(m map[string]int) map[string]int {
-	out := map[string]int{}
-	for k, n := range m {
-		if n != 0 {
-			out[k] = n
-		}
-	}
-	return out
 }
 
 // verdictDiff names the first field in which recorded differs from want;
@@ -423,6 +400,7 @@ func verdictDiff(recorded, want *results.Verdict) string {
 		{"matched", recorded.Matched, want.Matched},
 		{"trials", recorded.Trials, want.Trials},
 		{"trials_with_anomaly", recorded.TrialsWithAnomaly, want.TrialsWithAnomaly},
+		{"trials_violated", recorded.TrialsViolated, want.TrialsViolated},
 		{"trials_inconclusive", recorded.TrialsInconclusive, want.TrialsInconclusive},
 		{"anomalies", results.CountsText(recorded.Anomalies), results.CountsText(want.Anomalies)},
 	} {

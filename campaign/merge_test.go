@@ -85,8 +85,8 @@ func TestMerge_EqualsUnshardedRun(t *testing.T) {
 	for _, arm := range s.ArmNames() {
 		w := readVerdict(t, filepath.Dir(filepath.Dir(wholeArm(t, out))), arm)
 		g := readVerdict(t, merged[0].Dir, arm)
-		if w.Observed != g.Observed || w.Matched != g.Matched || w.TrialsWithAnomaly != g.TrialsWithAnomaly || w.Trials != g.Trials {
-			t.Errorf("arm %s: whole observed %s (%d/%d), merged %s (%d/%d)", arm, w.Observed, w.TrialsWithAnomaly, w.Trials, g.Observed, g.TrialsWithAnomaly, g.Trials)
+		if w.Observed != g.Observed || w.Matched != g.Matched || w.TrialsViolated != g.TrialsViolated || w.Trials != g.Trials {
+			t.Errorf("arm %s: whole observed %s (%d/%d), merged %s (%d/%d)", arm, w.Observed, w.TrialsViolated, w.Trials, g.Observed, g.TrialsViolated, g.Trials)
 		}
 		for j, wt := range w.TrialResults {
 			gt := g.TrialResults[j]
@@ -119,7 +119,7 @@ func TestMerge_EqualsUnshardedRun(t *testing.T) {
 	safeTrial := editedVerdict(t, shards[2], "overrun", func(v *results.Verdict) { edTrial = unsafeTrial(v) })
 	safeVerdict := editedVerdict(t, shards[2], "overrun", func(v *results.Verdict) {
 		unsafeTrial(v)
-		v.Observed, v.Matched, v.TrialsWithAnomaly, v.Anomalies = "safe", false, 0, nil
+		v.Observed, v.Matched, v.TrialsViolated, v.Anomalies = "safe", false, 0, nil
 	})
 	safeSum := editedVerdict(t, shards[2], "overrun", func(v *results.Verdict) { v.Observed = "safe" })
 	for _, tc := range []struct {

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/lockpick/lockpick/checker"
-	"github.com/lockpick/lockpick/evidence"
+	"github.com/lockpick/lockpick/judge"
 	"github.com/lockpick/lockpick/results"
 	"github.com/lockpick/lockpick/scenario"
 	"github.com/lockpick/lockpick/trial"
@@ -102,24 +102,14 @@ func readTrial(runDir string, s scenario.Scenario, t results.Trial) (trial.Trial
 	return trial.TrialResult{Seed: t.Seed, History: h, Check: r, Evidence: t.Evidence, Observed: t.Observed, Reason: t.Reason}, nil
 }
 
-// A Recorded is what a run recorded of the history at a path, for
-// [RecordedTrial].
-type Recorded struct {
-	// Evidence is what the faults did, the requirements, the harness's and
-	// the lock's problems: what the history does not hold.
-	Evidence evidence.Evidence
-	// Anomalies counts, by kind, the anomalies the run found in this very
-	// history; nil when it judged the history in pieces (a soak's rounds).
-	Anomalies map[string]int
-}
-
 // RecordedTrial returns what a run recorded of the history at path. For a
 // trial's history (run/trial-NNN/history.jsonl, a soak's
 // run/round-NNN/history.jsonl) it is that trial's; for the run folder's own
 // history, the shown trial's; for a soak's whole history, every round's
-// evidence (inconclusive if one round is, with each round's reasons). ok is
-// false when path is not in a run folder with a verdict.json that covers it.
-func RecordedTrial(path string) (rec Recorded, ok bool, err error) {
+// evidence (inconclusive if one round is, with each round's reasons) and
+// no counts, since it was judged round by round. ok is false when path is
+// not in a run folder with a verdict.json that covers it.
+func RecordedTrial(path string) (rec judge.Record, ok bool, err error) {
 	if base := filepath.Base(path); base == checker.HistoryFile || base == checker.HistoryFileGz {
 		if rec, ok, err := folderRecord(filepath.Dir(path)); ok || err != nil {
 			return rec, ok, err
@@ -132,21 +122,21 @@ func RecordedTrial(path string) (rec Recorded, ok bool, err error) {
 	}
 	for _, t := range v.TrialResults {
 		if t.Dir != "" && t.Dir == filepath.Base(trialDir) {
-			return Recorded{t.Evidence, nonZero(t.Anomalies)}, true, nil
+			return judge.RecordOf(t), true, nil
 		}
 	}
 	return rec, false, nil
 }
 
 // folderRecord is [RecordedTrial] of run folder dir's own history.
-func folderRecord(dir string) (rec Recorded, ok bool, err error) {
+func folderRecord(dir string) (rec judge.Record, ok bool, err error) {
 	v, ok, err := recordedVerdict(dir)
 	if !ok || len(v.TrialResults) == 0 {
 		return rec, false, err
 	}
 	if v.Soak == nil {
 		t := v.TrialResults[trial.ShownTrial(v.TrialResults)]
-		return Recorded{t.Evidence, nonZero(t.Anomalies)}, true, nil
+		return judge.RecordOf(t), true, nil
 	}
 	rec.Evidence.Conclusive = true
 	for _, t := range v.TrialResults {
@@ -156,6 +146,26 @@ func folderRecord(dir string) (rec Recorded, ok bool, err error) {
 		}
 	}
 	return rec, true, nil
+}
+
+// A Run is what a run folder recorded: its scenario and its verdict.
+type Run struct {
+	Scenario scenario.Scenario
+	Verdict  results.Verdict
+}
+
+// ReadRun reads run folder dir's scenario.json and verdict.json; nil when
+// dir has no verdict.json (not a run folder, or a comparison's).
+func ReadRun(dir string) (*Run, error) {
+	v, ok, err := recordedVerdict(dir)
+	if !ok || err != nil {
+		return nil, err
+	}
+	s, err := RunScenario(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &Run{s, v}, nil
 }
 
 // recordedVerdict reads run folder dir's verdict.json; ok is false when it

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/evidence"
+	"github.com/lockpick/lockpick/judge"
 	"github.com/lockpick/lockpick/results"
 	"github.com/lockpick/lockpick/scenario"
 	"github.com/lockpick/lockpick/trial"
@@ -190,7 +191,7 @@ func tried(sc Schedule, tr trial.TrialResult, at time.Duration) (Tried, string) 
 	// The example is the first safety anomaly, else the first of any kind.
 	kind := ""
 	for _, a := range tr.Check.Anomalies {
-		if kind == "" && evidence.BreaksSafety(a.Kind) {
+		if kind == "" && judge.BreaksSafety(a.Kind) {
 			kind, t.Example = string(a.Kind), string(a.Kind)+": "+a.Message
 		}
 	}

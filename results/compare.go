@@ -63,10 +63,10 @@ type FisherTest struct {
 // NewArmResult computes an arm's rate and interval from its verdict.
 func NewArmResult(arm, summary string, v *Verdict, dir string) ArmResult {
 	n := v.Trials - v.TrialsInconclusive
-	lo, hi := Wilson(v.TrialsWithAnomaly, n)
+	lo, hi := Wilson(v.TrialsViolated, n)
 	return ArmResult{Arm: arm, Summary: summary, Expect: v.Expect, Observed: v.Observed, Matched: v.Matched,
 		Trials: v.Trials, Conclusive: n, Inconclusive: v.TrialsInconclusive,
-		Violations: v.TrialsWithAnomaly, Rate: float64(v.TrialsWithAnomaly) / float64(max(n, 1)), Low: lo, High: hi,
+		Violations: v.TrialsViolated, Rate: float64(v.TrialsViolated) / float64(max(n, 1)), Low: lo, High: hi,
 		FirstViolationMedian: firstViolationMedian(v.TrialResults), Dir: dir}
 }
 

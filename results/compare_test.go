@@ -12,7 +12,7 @@ import (
 // Inconclusive trials are counted apart: never as violations, never as
 // clean trials, and out of the rate's denominator.
 func TestNewArmResult_InconclusiveApart(t *testing.T) {
-	v := &results.Verdict{Trials: 10, TrialsWithAnomaly: 3, TrialsInconclusive: 4}
+	v := &results.Verdict{Trials: 10, TrialsViolated: 3, TrialsInconclusive: 4}
 	a := results.NewArmResult("a", "", v, "a")
 	if a.Conclusive != 6 || a.Inconclusive != 4 || a.Violations != 3 || a.Rate != 0.5 {
 		t.Errorf("arm = %+v, want 3 violations of 6 conclusive, 4 inconclusive, rate 0.5", a)
@@ -45,7 +45,7 @@ func TestNewArmResult_InconclusiveApart(t *testing.T) {
 // 2 trials per arm are not a conclusion.
 func TestComparison_ShardIsPartial(t *testing.T) {
 	c := &results.Comparison{Scenario: "s", Trials: 8, Shard: "1/4", Arms: []results.ArmResult{
-		results.NewArmResult("a", "", &results.Verdict{Trials: 2, TrialsWithAnomaly: 2, Expect: "unsafe", Observed: "unsafe", Matched: true}, "a"),
+		results.NewArmResult("a", "", &results.Verdict{Trials: 2, TrialsViolated: 2, Expect: "unsafe", Observed: "unsafe", Matched: true}, "a"),
 		results.NewArmResult("b", "", &results.Verdict{Trials: 2, Expect: "safe", Observed: "safe", Matched: true}, "b")}}
 	c.AddTests()
 	if len(c.Tests) != 0 {
@@ -73,7 +73,7 @@ func TestComparison_ShardIsPartial(t *testing.T) {
 func TestComparison_UnmatchedArm(t *testing.T) {
 	c := &results.Comparison{Scenario: "s", Trials: 2, Arms: []results.ArmResult{
 		results.NewArmResult("fix", "", &results.Verdict{Trials: 2, Expect: "unsafe", Observed: "safe"}, "fix"),
-		results.NewArmResult("bug", "", &results.Verdict{Trials: 2, TrialsWithAnomaly: 2, Expect: "unsafe", Observed: "unsafe", Matched: true}, "bug")}}
+		results.NewArmResult("bug", "", &results.Verdict{Trials: 2, TrialsViolated: 2, Expect: "unsafe", Observed: "unsafe", Matched: true}, "bug")}}
 	c.AddTests()
 	if got := c.Unmatched(); len(got) != 1 || got[0] != "fix (expect unsafe, observed safe)" {
 		t.Errorf("Unmatched() = %q", got)
@@ -110,7 +110,7 @@ func TestBuild_IsTheExecutablesHash(t *testing.T) {
 // each compares, the threshold, and the correction it does not make.
 func TestWriteTable_ExplainsArmsAndTests(t *testing.T) {
 	arm := func(name, summary string, bad int) results.ArmResult {
-		return results.NewArmResult(name, summary, &results.Verdict{Trials: 20, TrialsWithAnomaly: bad}, name)
+		return results.NewArmResult(name, summary, &results.Verdict{Trials: 20, TrialsViolated: bad}, name)
 	}
 	c := &results.Comparison{Scenario: "s", Trials: 20, Arms: []results.ArmResult{
 		arm("no-delay", "", 20), arm("delayed-restart", "n3 stays down past the TTL", 0), arm("fsync-always", "every write fsynced", 0)}}

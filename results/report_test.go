@@ -97,8 +97,8 @@ func TestRunDir_CommitAndAbort(t *testing.T) {
 func TestComparison_WriteHTML(t *testing.T) {
 	c := &results.Comparison{Scenario: "s", Trials: 10}
 	c.Arms = append(c.Arms,
-		results.NewArmResult("a", "", &results.Verdict{Trials: 10, TrialsWithAnomaly: 9}, "a"),
-		results.NewArmResult("b", "", &results.Verdict{Trials: 10, TrialsWithAnomaly: 0}, "b"))
+		results.NewArmResult("a", "", &results.Verdict{Trials: 10, TrialsViolated: 9}, "a"),
+		results.NewArmResult("b", "", &results.Verdict{Trials: 10, TrialsViolated: 0}, "b"))
 	c.AddTests()
 	if c.Tests[0].P >= 0.01 {
 		t.Errorf("9/10 vs 0/10: p = %g, want < 0.01", c.Tests[0].P)

@@ -12,22 +12,49 @@ import (
 // skipped scenario's row gives the reason in place of the observation.
 func WriteSummary(w io.Writer, vs []*Verdict) error {
 	var b strings.Builder
-	b.WriteString("| scenario | expect | observed | matched | trials with anomaly | inconclusive | s per trial |\n")
-	b.WriteString("|---|---|---|---|---|---|---|\n")
+	b.WriteString("| scenario | expect | observed | matched | trials | s per trial |\n")
+	b.WriteString("|---|---|---|---|---|---|\n")
+	var why []string
 	for _, v := range vs {
 		if v.Skipped != "" {
-			fmt.Fprintf(&b, "| %s | — | skipped: %s | — | — | — | — |\n", v.Scenario, strings.ReplaceAll(v.Skipped, "|", "\\|"))
+			fmt.Fprintf(&b, "| %s | — | skipped: %s | — | — | — |\n", v.Scenario, cell(v.Skipped))
 			continue
 		}
 		m := "yes"
 		if !v.Matched {
 			m = "**no**"
+			why = append(why, "- **"+v.Scenario+"**: "+v.Failure())
+			for _, e := range v.ExampleLines() {
+				why = append(why, "  - "+e)
+			}
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d/%d | %d | %.2f |\n", v.Scenario, v.Expect, v.Observed, m,
-			v.TrialsWithAnomaly, v.Trials, v.TrialsInconclusive, v.WallSecondsPerTrial)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.2f |\n", v.Scenario, cell(v.Expect), v.Observed, m,
+			v.Tally(v.Unit()), v.WallSecondsPerTrial)
+	}
+	if len(why) > 0 {
+		b.WriteString("\nWhy the scenarios that did not match failed:\n\n" + strings.Join(why, "\n") + "\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// cell escapes s for a Markdown table cell.
+func cell(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
+
+// Failure says in one line why a verdict did not match: what got worse
+// than the baseline, or the expectation and observation, with the first
+// inconclusive trial's reason.
+func (v *Verdict) Failure() string {
+	msg := fmt.Sprintf("expected %s, observed %s", v.Expect, v.Observed)
+	if v.Gate != "" {
+		msg = v.Gate
+	}
+	for _, t := range v.TrialResults {
+		if t.Reason != "" {
+			return fmt.Sprintf("%s; %s %d inconclusive: %s", msg, v.Unit(), t.Trial, t.Reason)
+		}
+	}
+	return msg
 }
 
 // WriteJUnit writes verdicts as a JUnit XML report: one test case per
@@ -67,23 +94,25 @@ func WriteJUnit(w io.Writer, vs []*Verdict, dirs []string) error {
 			s.Cases = append(s.Cases, c)
 			continue
 		}
-		out := fmt.Sprintf("expect %s, observed %s, %d/%d trials with an anomaly, %d inconclusive", v.Expect, v.Observed,
-			v.TrialsWithAnomaly, v.Trials, v.TrialsInconclusive)
+		out := fmt.Sprintf("expect %s, observed %s, %s", v.Expect, v.Observed, v.Tally(v.Unit()))
+		if v.Gate != "" {
+			out += "\n" + v.Gate
+		}
 		for _, t := range v.TrialResults {
 			if t.Reason != "" {
-				out += fmt.Sprintf("\ntrial %d inconclusive: %s", t.Trial, t.Reason)
+				out += fmt.Sprintf("\n%s %d inconclusive: %s", v.Unit(), t.Trial, t.Reason)
 			}
 		}
 		if i < len(dirs) {
 			out += "\nresults: " + dirs[i]
 		}
-		if len(v.Examples) > 0 {
-			out += "\n" + strings.Join(v.Examples, "\n")
+		if lines := v.ExampleLines(); len(lines) > 0 {
+			out += "\n" + strings.Join(lines, "\n")
 		}
 		c.SystemOut = out
 		if !v.Matched {
 			s.Failures++
-			c.Failure = &failure{Message: fmt.Sprintf("expected %s, observed %s", v.Expect, v.Observed), Text: out}
+			c.Failure = &failure{Message: v.Failure(), Text: out}
 		}
 		s.Time += v.WallSeconds
 		s.Cases = append(s.Cases, c)

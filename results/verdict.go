@@ -20,24 +20,33 @@ type Verdict struct {
 	Expect string `json:"expect"`
 	// Observed is what the trials showed: inconclusive if any trial proves
 	// nothing (see its evidence), else unsafe if any trial had a safety
-	// anomaly, else stuck if any had a stuck lock, else safe.
+	// anomaly, else stuck if any had a stuck lock, else safe. Package judge
+	// decides it, Matched and every count below.
 	Observed string `json:"observed"`
 	// Matched reports whether Observed meets Expect.
 	Matched bool `json:"matched"`
-	// Anomalies counts anomalies by kind over all trials.
+	// Gate says why a run of the user's own lock failed its baseline, e.g.
+	// "worse than the baseline: safe → unsafe (new: double-grant)".
+	Gate string `json:"gate,omitempty"`
+	// Anomalies counts anomalies by kind over all trials, inconclusive ones
+	// and tolerated kinds included.
 	Anomalies map[string]int `json:"anomalies"`
 	// Tolerate is the scenario's tolerate list: kinds counted in Anomalies
 	// but left out of Observed, and out of a baseline's comparison.
 	Tolerate []string `json:"tolerate,omitempty"`
-	// TrialsWithAnomaly counts trials observed unsafe, stuck or starves.
-	TrialsWithAnomaly int `json:"trials_with_anomaly"`
-	// TrialsInconclusive counts trials that prove nothing.
+	// TrialsWithAnomaly counts trials whose history shows any anomaly
+	// (those in Anomalies); TrialsViolated the trials observed unsafe,
+	// stuck or starves; TrialsInconclusive the trials that prove nothing.
+	TrialsWithAnomaly  int `json:"trials_with_anomaly"`
+	TrialsViolated     int `json:"trials_violated"`
 	TrialsInconclusive int `json:"trials_inconclusive"`
 	// WallSeconds is the wall time of all trials; WallSecondsPerTrial the mean.
 	WallSeconds         float64 `json:"wall_seconds"`
 	WallSecondsPerTrial float64 `json:"wall_seconds_per_trial"`
-	// Examples holds the first anomalies' messages, in plain words.
-	Examples []string `json:"examples,omitempty"`
+	// Examples holds the first anomaly of every kind, in plain words, and
+	// ExamplesLeft counts the anomalies not among them.
+	Examples     []string `json:"examples,omitempty"`
+	ExamplesLeft int      `json:"examples_left,omitempty"`
 	// TrialResults has one entry per trial (per round, for a soak).
 	TrialResults []Trial `json:"trial_results"`
 	// Skipped, when set, says why the scenario was not run (it does not

@@ -16,6 +16,7 @@ import (
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/evidence"
+	"github.com/lockpick/lockpick/judge"
 	"github.com/lockpick/lockpick/results"
 	"github.com/lockpick/lockpick/scenario"
 	"github.com/lockpick/lockpick/subject"
@@ -178,7 +179,7 @@ func runTrials(ctx context.Context, s scenario.Scenario, o Options, dir *results
 			FirstViolationSeconds: tr.FirstViolation.Seconds()}
 		checks[i] = tr.Check
 	}
-	v := NewVerdict(s, o.Seed, trials, checks)
+	v := judge.Run(s.Name, s.Rules(), o.Seed, trials, checks)
 	if !o.Shard.Whole() {
 		v.Shard = o.Shard.String()
 	}
@@ -195,38 +196,6 @@ func runTrials(ctx context.Context, s scenario.Scenario, o Options, dir *results
 		}
 	}
 	return v, nil
-}
-
-// NewVerdict sums up a run's trials (in trial order) and their checks.
-func NewVerdict(s scenario.Scenario, seed uint64, trials []results.Trial, checks []checker.Result) *results.Verdict {
-	v := &results.Verdict{Scenario: s.Name, Seed: seed, Trials: len(trials), Expect: string(s.Expect), Anomalies: map[string]int{},
-		Tolerate: slices.Clone(s.Tolerate)}
-	observed := make([]string, len(trials))
-	for i, t := range trials {
-		t.Anomalies = map[string]int{}
-		for k, n := range checks[i].Counts() {
-			t.Anomalies[string(k)] += n
-			v.Anomalies[string(k)] += n
-		}
-		switch {
-		case evidence.IsViolation(t.Observed):
-			v.TrialsWithAnomaly++
-		case t.Observed == evidence.Inconclusive:
-			v.TrialsInconclusive++
-		}
-		for _, a := range checks[i].Anomalies {
-			if len(v.Examples) < 3 {
-				v.Examples = append(v.Examples, fmt.Sprintf("trial %d: %s: %s", t.Trial, a.Kind, a.Message))
-			}
-		}
-		v.WallSeconds += t.WallSeconds
-		v.TrialResults = append(v.TrialResults, t)
-		observed[i] = t.Observed
-	}
-	v.WallSecondsPerTrial = v.WallSeconds / float64(max(len(trials), 1))
-	v.Observed = evidence.Overall(observed)
-	v.Matched = evidence.Matches(string(s.Expect), v.Observed)
-	return v
 }
 
 // ShownTrial is the position of the trial a run's report shows: the first
@@ -513,27 +482,9 @@ func judgeTrial(s scenario.Scenario, h checker.History, startMono int64, faults 
 	r := checker.CheckTimeout(h, copt, CheckTimeout)
 	ev := evidence.Evaluate(evidence.Input{History: h, Result: r, Start: startMono, Faults: faults,
 		Require: s.Require, Notes: notes, Problems: problems.all()})
-	obs, why := evidence.Observe(r, ev, s.Tolerate)
-	return TrialResult{History: h, Check: r, Evidence: ev, Observed: obs, Reason: why, checkOptions: copt,
-		FirstViolation: firstViolation(h, r, obs, s.Tolerate, startMono)}
-}
-
-// firstViolation is when, after startMono, the first anomaly of r that
-// counts against the lock happened, if obs is a violation.
-func firstViolation(h checker.History, r checker.Result, obs string, tolerate []string, startMono int64) time.Duration {
-	if !evidence.IsViolation(obs) {
-		return 0
-	}
-	var first int64
-	for _, a := range r.Anomalies {
-		if at, ok := checker.ObservedAt(h, a); ok && !evidence.Tolerated(a.Kind, tolerate) && (first == 0 || at < first) {
-			first = at
-		}
-	}
-	if first == 0 {
-		return 0
-	}
-	return time.Duration(max(first-startMono, 1))
+	o := judge.Trial(s.Rules(), r, ev)
+	return TrialResult{History: h, Check: r, Evidence: ev, Observed: o.Observed, Reason: o.Reason, checkOptions: copt,
+		FirstViolation: judge.FirstViolation(h, r, o, s.Rules(), startMono)}
 }
 
 // clientView returns what client p of s dials on c: the nodes, the

@@ -23,6 +23,7 @@ import (
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/evidence"
+	"github.com/lockpick/lockpick/judge"
 	"github.com/lockpick/lockpick/results"
 	"github.com/lockpick/lockpick/scenario"
 	"github.com/lockpick/lockpick/subject"
@@ -413,7 +414,7 @@ func writeSoak(dir *results.RunDir, s scenario.Scenario, seed uint64, out []*soa
 			shown = i // the first anomalous round kept, else the last kept
 		}
 	}
-	v := NewVerdict(s, seed, trials, checks)
+	v := judge.Run(s.Name, s.Rules(), seed, trials, checks)
 	for i, e := range v.Examples {
 		v.Examples[i] = "round" + strings.TrimPrefix(e, "trial")
 	}
@@ -457,7 +458,7 @@ type soakStop struct {
 
 // found stops the soak if a is an anomaly to stop on.
 func (st *soakStop) found(a checker.Anomaly) {
-	if st.on && !evidence.Tolerated(a.Kind, st.tolerate) {
+	if st.on && !judge.Tolerated(a.Kind, st.tolerate) {
 		st.once.Do(func() { st.why = "anomaly"; st.stop() })
 	}
 }
@@ -573,7 +574,7 @@ type soakLog struct {
 	fresh    []SoakAnomaly // found, not yet reported
 	findings int
 	require  []evidence.Requirement
-	tolerate []string
+	rules    judge.Rules
 
 	// With isolated clients, whose events come late, events wait in
 	// pending until their round is flushed (ordered).
@@ -599,7 +600,7 @@ func newSoakLog(dir *results.RunDir, s scenario.Scenario) (*soakLog, error) {
 	bw := bufio.NewWriterSize(zw, 64<<10)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
-	return &soakLog{f: f, zw: zw, bw: bw, enc: enc, opt: CheckOptions(s), require: s.Require, tolerate: s.Tolerate,
+	return &soakLog{f: f, zw: zw, bw: bw, enc: enc, opt: CheckOptions(s), require: s.Require, rules: s.Rules(),
 		dir: dir, ordered: len(s.Isolate) > 0}, nil
 }
 
@@ -860,7 +861,8 @@ func (l *soakLog) evaluate(r *soakRound) {
 	res := r.check
 	r.ev = evidence.Evaluate(evidence.Input{History: r.history, Result: res, Start: r.startMono,
 		Faults: r.faults, Require: l.require, Notes: r.notes, Problems: r.problems})
-	r.observed, r.reason = evidence.Observe(res, r.ev, l.tolerate)
+	o := judge.Trial(l.rules, res, r.ev)
+	r.observed, r.reason = o.Observed, o.Reason
 	if len(res.Anomalies) > 0 {
 		// A round starts with no lease held and no operation open, so its
 		// events alone reproduce its anomalies. The file is written once

@@ -9,6 +9,7 @@ import (
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/evidence"
 	"github.com/lockpick/lockpick/internal/testredis"
+	"github.com/lockpick/lockpick/judge"
 	"github.com/lockpick/lockpick/scenario"
 	"github.com/lockpick/lockpick/trial"
 )
@@ -217,7 +218,8 @@ func TestCatalogue_AttackMustMeetTheLock(t *testing.T) {
 			}
 			r := checker.Check(h, trial.CheckOptions(s))
 			ev := evidence.Evaluate(evidence.Input{History: h, Result: r, Faults: faults, Require: s.Require})
-			obs, why := evidence.Observe(r, ev, s.Tolerate)
+			o := judge.Trial(s.Rules(), r, ev)
+			obs, why := o.Observed, o.Reason
 			want := "key held when it hit"
 			if tc.after {
 				want = "key held after it"

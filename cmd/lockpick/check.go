@@ -3,9 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
-	"maps"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -13,7 +14,9 @@ import (
 	"github.com/lockpick/lockpick/campaign"
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/evidence"
+	"github.com/lockpick/lockpick/judge"
 	"github.com/lockpick/lockpick/results"
+	"github.com/lockpick/lockpick/scenario"
 	"github.com/lockpick/lockpick/trial"
 )
 
@@ -45,41 +48,26 @@ malformed file (with its line number).`,
 				return usageError(err.Error())
 			}
 			out := cmd.OutOrStdout()
-			found := 0
+			run, err := recordedRun(args[0])
+			if err != nil {
+				return usageError(err.Error())
+			}
+			failed := 0
+			byTrial := map[string]checkedTrial{} // by trial folder
 			for _, p := range paths {
-				opt, err := checkOptions(p, maxTTL)
+				r, o, err := checkHistory(out, p, timeout, maxTTL)
 				if err != nil {
-					if err := validHistory(p); err != nil {
-						return usageError(err.Error()) // the history's own error comes first
-					}
-					return usageError(err.Error())
+					return err
 				}
-				// Streamed in flat memory; read whole only if the stream
-				// cannot give Check's exact result (docs/history.md).
-				r, sum, err := checker.CheckFile(p, opt, timeout)
-				if err != nil {
-					return usageError(err.Error()) // it names the file
-				}
-				// The evidence a history carries alone: a lock was granted,
-				// and every completion has its invoke.
-				ev := evidence.Evaluate(evidence.Input{History: grants(sum), Result: r})
-				if err := withRecorded(&ev, p, r, maxTTL == 0); err != nil {
-					return usageError(err.Error())
-				}
-				// The observation in run's words, then the checker's own verdict.
-				observed, _ := evidence.Observe(r, ev, nil)
-				fmt.Fprintf(out, "%s: %d events, observed %s (checker verdict %s; %s)\n", p, sum.Events, observed, r.Verdict, sum.Path())
-				for _, a := range r.Anomalies {
-					fmt.Fprintf(out, "  %s: %s\n", a.Kind, wrap(a.Message, 96, "    "))
-				}
-				for _, why := range ev.Reasons {
-					fmt.Fprintf(out, "  inconclusive: %s\n", wrap(why, 96, "    "))
-				}
-				if r.Verdict != checker.Ok || !ev.Conclusive {
-					found++
+				byTrial[filepath.Base(filepath.Dir(p))] = checkedTrial{r, o}
+				if r.Verdict != checker.Ok || o.Observed == judge.Inconclusive {
+					failed++
 				}
 			}
-			if found > 0 {
+			if run != nil {
+				return run.verdict(out, byTrial)
+			}
+			if failed > 0 {
 				return &exitError{code: exitMismatch}
 			}
 			return nil
@@ -90,32 +78,103 @@ malformed file (with its line number).`,
 	return cmd
 }
 
-// withRecorded adds to ev, the evidence of the history at path checked
-// as r, what its run recorded of it and the history does not hold (a
-// fault that never fired, a requirement not met, a lock program that
-// stopped answering): a trial its run found inconclusive is inconclusive
-// here too. A history whose anomalies are not those its run recorded (cut
-// short, or changed) is not the one the run judged, and proves nothing;
-// counted says r was checked with the run's own options (no --max-ttl).
-func withRecorded(ev *evidence.Evidence, path string, r checker.Result, counted bool) error {
-	rec, ok, err := campaign.RecordedTrial(path)
-	if err != nil || !ok {
-		return err
-	}
-	if !rec.Evidence.Conclusive {
-		ev.Conclusive = false
-		for _, why := range rec.Evidence.Reasons {
-			ev.Reasons = append(ev.Reasons, "recorded by the run: "+why)
+// checkHistory checks the history at path, prints what it shows, and
+// returns the check and the observation: by what the history's run
+// recorded of it (its evidence, its scenario's rules, its anomaly counts)
+// when it is in a run folder, so it is the run's own; else by the history
+// alone, which proves only that a lock was granted.
+func checkHistory(out io.Writer, path string, timeout, maxTTL time.Duration) (checker.Result, judge.Observation, error) {
+	opt, rules, err := checkOptions(path, maxTTL)
+	if err != nil {
+		if err := validHistory(path); err != nil {
+			return checker.Result{}, judge.Observation{}, usageError(err.Error()) // the history's own error comes first
 		}
-		if len(rec.Evidence.Reasons) == 0 {
-			ev.Reasons = append(ev.Reasons, "recorded by the run as inconclusive")
-		}
+		return checker.Result{}, judge.Observation{}, usageError(err.Error())
 	}
-	got := campaign.AnomalyCounts(r)
-	if counted && rec.Anomalies != nil && !maps.Equal(got, rec.Anomalies) {
-		ev.Conclusive = false
-		ev.Reasons = append(ev.Reasons, fmt.Sprintf("the run recorded %s in this trial, this history shows %s: it is not the history the run judged (cut short or changed), or this lockpick checks it otherwise",
-			results.CountsText(rec.Anomalies), results.CountsText(got)))
+	// Streamed in flat memory; read whole only if the stream cannot give
+	// Check's exact result (docs/history.md).
+	r, sum, err := checker.CheckFile(path, opt, timeout)
+	if err != nil {
+		return r, judge.Observation{}, usageError(err.Error()) // it names the file
+	}
+	rec, recorded, err := campaign.RecordedTrial(path)
+	if err != nil {
+		return r, judge.Observation{}, usageError(err.Error())
+	}
+	var o judge.Observation
+	if recorded {
+		rec.Counted = rec.Counted && maxTTL == 0 // checked with the run's own options
+		o = judge.Again(rules, r, rec)
+	} else {
+		o = judge.Trial(rules, r, evidence.Evaluate(evidence.Input{History: grants(sum), Result: r}))
+	}
+	// The observation in run's words, then the checker's own verdict.
+	fmt.Fprintf(out, "%s: %d events, observed %s (checker verdict %s; %s)\n", path, sum.Events, o.Observed, r.Verdict, sum.Path())
+	for _, a := range r.Anomalies {
+		fmt.Fprintf(out, "  %s: %s\n", a.Kind, wrap(a.Message, 96, "    "))
+	}
+	if o.Reason != "" {
+		fmt.Fprintf(out, "  inconclusive: %s\n", wrap(o.Reason, 96, "    "))
+	}
+	return r, o, nil
+}
+
+// A checkedRun is the run folder `lockpick check` was given, with what it
+// recorded: check gives that run's verdict again from its histories.
+type checkedRun struct {
+	dir string
+	s   scenario.Scenario
+	v   results.Verdict
+}
+
+// recordedRun returns the run folder at path, or nil when path is a
+// history file, a soak's folder (judged round by round, as one history
+// here) or not a run folder.
+func recordedRun(path string) (*checkedRun, error) {
+	if st, err := os.Stat(path); err != nil || !st.IsDir() {
+		return nil, nil
+	}
+	rec, err := campaign.ReadRun(path)
+	if err != nil || rec == nil || rec.Verdict.Soak != nil {
+		return nil, err
+	}
+	return &checkedRun{path, rec.Scenario, rec.Verdict}, nil
+}
+
+// A checkedTrial is a trial's history checked again, and what it shows.
+type checkedTrial struct {
+	r checker.Result
+	o judge.Observation
+}
+
+// verdict prints the run's verdict from its trials checked again, by
+// trial folder, and returns its exit: 0 when it matches, as run's was.
+func (c *checkedRun) verdict(out io.Writer, byTrial map[string]checkedTrial) error {
+	trials := slices.Clone(c.v.TrialResults)
+	checks := make([]checker.Result, len(trials))
+	for i, t := range trials {
+		ct, ok := byTrial[t.Dir]
+		if !ok || len(byTrial) != len(trials) {
+			fmt.Fprintf(out, "%s: verdict.json lists %d trials, the folder holds %d of their histories: not the run's verdict\n", c.dir, len(trials), len(byTrial))
+			return &exitError{code: exitMismatch}
+		}
+		trials[i].Observed, trials[i].Reason, checks[i] = ct.o.Observed, ct.o.Reason, ct.r
+	}
+	v := judge.Run(c.s.Name, c.s.Rules(), c.v.Seed, trials, checks)
+	if c.v.Gate != "" { // judged by a baseline this folder does not hold
+		v.Expect, v.Matched, v.Gate = c.v.Expect, false, c.v.Gate
+	}
+	head := "MATCHED"
+	if !v.Matched {
+		head = "NOT MATCHED"
+	}
+	fmt.Fprintf(out, "run %s: expect %s, observed %s — %s (%s)\n", c.s.Name, v.Expect, v.Observed, head, v.Tally(v.Unit()))
+	if v.Observed != c.v.Observed {
+		fmt.Fprintf(out, "  the run recorded it %s\n", c.v.Observed)
+	}
+	if !v.Matched {
+		fmt.Fprintf(out, "  %s\n", wrap(v.Failure(), 96, "    "))
+		return &exitError{code: exitMismatch}
 	}
 	return nil
 }
@@ -145,13 +204,11 @@ func validHistory(path string) error {
 	return nil
 }
 
-// checkOptions returns the checker options `lockpick run` used for the
-// history at path: from the scenario.json of its run folder (the folder of
-// the history, or its parent for a trial's), unless maxTTL overrides them.
-func checkOptions(path string, maxTTL time.Duration) (*checker.Options, error) {
-	if maxTTL > 0 {
-		return &checker.Options{MaxTTL: maxTTL}, nil
-	}
+// checkOptions returns the checker options and the judging rules `lockpick
+// run` used for the history at path: from the scenario.json of its run
+// folder (the folder of the history, or its parent for a trial's); maxTTL
+// overrides the options. Outside a run folder the rules are the empty ones.
+func checkOptions(path string, maxTTL time.Duration) (*checker.Options, judge.Rules, error) {
 	dir := filepath.Dir(path)
 	for _, d := range []string{dir, filepath.Dir(dir)} {
 		if _, err := os.Stat(filepath.Join(d, "scenario.json")); err != nil {
@@ -159,11 +216,17 @@ func checkOptions(path string, maxTTL time.Duration) (*checker.Options, error) {
 		}
 		s, err := campaign.RunScenario(d)
 		if err != nil {
-			return nil, err
+			return nil, judge.Rules{}, err
 		}
-		return trial.CheckOptions(s), nil
+		if maxTTL > 0 {
+			return &checker.Options{MaxTTL: maxTTL}, s.Rules(), nil
+		}
+		return trial.CheckOptions(s), s.Rules(), nil
 	}
-	return nil, nil
+	if maxTTL > 0 {
+		return &checker.Options{MaxTTL: maxTTL}, judge.Rules{}, nil
+	}
+	return nil, judge.Rules{}, nil
 }
 
 // historyPaths returns path itself for a file, or every trial's history in

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/judge"
 	"github.com/lockpick/lockpick/results"
 	"github.com/lockpick/lockpick/scenario"
 	"github.com/lockpick/lockpick/trial"
@@ -143,17 +144,17 @@ func runScenarios(ctx context.Context, out io.Writer, names []string, f runFlags
 		}
 		return usageError("run: " + subjectFlag(f.subjCmd) + ": no scenario fits the subject: " + strings.Join(why, "; "))
 	}
-	var base *results.Baseline
-	var judge func(*results.Verdict)
+	var base *judge.Baseline
+	var gate func(*results.Verdict)
 	if f.baseline != "" {
-		b, err := results.ReadBaseline(f.baseline)
+		b, err := judge.ReadBaseline(f.baseline)
 		if err == nil {
 			err = b.For(subject)
 		}
 		if err != nil {
 			return usageError("run: --baseline: " + err.Error())
 		}
-		base, judge = &b, b.Judge
+		base, gate = &b, b.Judge
 	}
 	if ctx == nil {
 		ctx = context.Background()
@@ -175,7 +176,7 @@ func runScenarios(ctx context.Context, out io.Writer, names []string, f runFlags
 	for _, s := range list {
 		bar := newBar(s.Name, f, len(shard.Trials(f.trials)))
 		v, dir, err := trial.Run(ctx, s, &trial.Options{Trials: f.trials, Seed: f.seed, Out: f.out,
-			Parallel: f.parallel, Backend: nb, Shard: shard, Judge: judge, Progress: func(done, _ int) { _ = bar.Set(done) }})
+			Parallel: f.parallel, Backend: nb, Shard: shard, Judge: gate, Progress: func(done, _ int) { _ = bar.Set(done) }})
 		_ = bar.Finish()
 		switch {
 		case ctx.Err() != nil:
@@ -205,16 +206,21 @@ func runScenarios(ctx context.Context, out io.Writer, names []string, f runFlags
 
 // finishSubjectRun judges a run of the user's own lock (see gateSubject),
 // writes the reports (skipped scenarios last) and the baseline if asked.
-func finishSubjectRun(out io.Writer, f runFlags, subject string, base *results.Baseline, vs []*results.Verdict, dirs []string, skipped []*results.Verdict) error {
+func finishSubjectRun(out io.Writer, f runFlags, subject string, base *judge.Baseline, vs []*results.Verdict, dirs []string, skipped []*results.Verdict) error {
 	failed := gateSubject(out, vs, base, f.baseline)
 	if err := writeReports(f.junit, f.summary, append(vs, skipped...), dirs, ""); err != nil {
 		return err
 	}
 	if f.update != "" {
-		if err := results.NewBaseline(subject, vs).WriteFile(f.update); err != nil {
+		b, unproven := judge.NewBaseline(subject, vs)
+		if err := b.WriteFile(f.update); err != nil {
 			return infraError(fmt.Errorf("run: --update-baseline: %w", err))
 		}
 		fmt.Fprintf(out, "baseline written: %s\n", f.update)
+		if len(unproven) > 0 {
+			fmt.Fprintf(out, "baseline: not recorded, inconclusive (it proves nothing; a later run must be no worse than safe there): %s\n",
+				strings.Join(unproven, ", "))
+		}
 	}
 	switch {
 	case failed > 0 && base != nil:
@@ -253,26 +259,24 @@ func printVerdict(w io.Writer, v *results.Verdict, dir string, subject bool) {
 	case !v.Matched:
 		head = fmt.Sprintf("expect %s, observed %s — NOT MATCHED", v.Expect, v.Observed)
 	}
-	inconclusive := ""
-	if v.TrialsInconclusive > 0 {
-		inconclusive = fmt.Sprintf(", %d inconclusive", v.TrialsInconclusive)
-	}
 	shard := ""
 	if v.Shard != "" {
 		shard = ", shard " + v.Shard
 	}
-	unit, each := "trial", fmt.Sprintf(", %.2f s per trial", v.WallSecondsPerTrial)
+	unit, each := v.Unit(), fmt.Sprintf(", %.2f s per trial", v.WallSecondsPerTrial)
 	if v.Soak != nil {
-		unit, each = "round", fmt.Sprintf(", one every %.0f s", v.Soak.EverySeconds)
+		each = fmt.Sprintf(", one every %.0f s", v.Soak.EverySeconds)
 	}
-	fmt.Fprintf(w, "%s: %s (%d/%d %ss with an anomaly%s%s%s)\n",
-		v.Scenario, head, v.TrialsWithAnomaly, v.Trials, unit, inconclusive, each, shard)
+	fmt.Fprintf(w, "%s: %s (%s%s%s)\n", v.Scenario, head, v.Tally(unit), each, shard)
+	if v.Gate != "" {
+		fmt.Fprintf(w, "  %s\n", wrap(v.Gate, 96, "    "))
+	}
 	for _, t := range v.TrialResults {
 		if t.Reason != "" {
 			fmt.Fprintf(w, "  %s %d inconclusive: %s\n", unit, t.Trial, wrap(t.Reason, 96, "    "))
 		}
 	}
-	for _, e := range v.Examples {
+	for _, e := range v.ExampleLines() {
 		fmt.Fprintf(w, "  %s\n", wrap(e, 96, "    "))
 	}
 	fmt.Fprintf(w, "  results: %s\n", dir)

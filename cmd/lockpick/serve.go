@@ -62,7 +62,7 @@ var indexTmpl = template.Must(template.New("index").Parse(`<!DOCTYPE html>
 .no{color:#c0392b;font-weight:600}</style></head><body><h1>lockpick runs</h1>
 <table><tr><th>run</th><th>scenario</th><th>expect</th><th>observed</th><th>matched</th><th>trials with an anomaly</th></tr>
 {{range .}}<tr><td><a href="{{.Name}}/report.html">{{.Name}}</a></td>
-<td>{{.V.Scenario}}</td><td>{{.V.Expect}}</td><td>{{.V.Observed}}</td><td{{if not .V.Matched}} class="no"{{end}}>{{if .Compare}}compare{{else if .V.Matched}}yes{{else}}NOT matched{{end}}</td><td>{{if not .Compare}}{{.V.TrialsWithAnomaly}} of {{.V.Trials}}{{end}}</td></tr>
+<td>{{.V.Scenario}}</td><td>{{.V.Expect}}</td><td>{{.V.Observed}}</td><td{{if not .V.Matched}} class="no"{{end}}>{{if .Compare}}compare{{else if .V.Matched}}yes{{else}}NOT matched{{end}}</td><td>{{if not .Compare}}{{.V.Tally "trial"}}{{end}}</td></tr>
 {{else}}<tr><td colspan="6">no runs yet: lockpick run SCENARIO</td></tr>{{end}}</table></body></html>`))
 
 type runRow struct {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lockpick/lockpick/judge"
 	"github.com/lockpick/lockpick/results"
 	"github.com/lockpick/lockpick/scenario"
 )
@@ -116,11 +117,11 @@ func printSkipped(w io.Writer, skipped []*results.Verdict) {
 // lock of your own"): never by the scenarios' expectations, which are
 // about lockpick's locks. A verdict fails when it is inconclusive, or,
 // with a baseline, when it is worse than the baseline's: the run judged
-// each verdict so ([scenario.Conclusive], [results.Baseline.Judge]) before
+// each verdict so ([scenario.Conclusive], [judge.Baseline.Judge]) before
 // writing its folder, so verdict.json, the report, the JUnit file and the
 // summary say the same. It prints each change from the baseline and
 // returns how many verdicts failed.
-func gateSubject(w io.Writer, vs []*results.Verdict, base *results.Baseline, from string) int {
+func gateSubject(w io.Writer, vs []*results.Verdict, base *judge.Baseline, from string) int {
 	if base != nil {
 		changes := base.Compare(vs)
 		if len(changes) == 0 {

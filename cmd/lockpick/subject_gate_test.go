@@ -13,15 +13,16 @@ import (
 
 	"github.com/lockpick/lockpick/evidence"
 	"github.com/lockpick/lockpick/internal/testredis"
+	"github.com/lockpick/lockpick/judge"
 	"github.com/lockpick/lockpick/results"
 	"github.com/lockpick/lockpick/scenario"
 )
 
 // verdict is a run's verdict of the subject extlock, judged as the run
 // judges it: expecting a conclusive verdict, and by base if it is set.
-func verdict(base *results.Baseline, name, observed string, anomalies ...string) *results.Verdict {
+func verdict(base *judge.Baseline, name, observed string, anomalies ...string) *results.Verdict {
 	v := &results.Verdict{Scenario: name + "@extlock", Expect: evidence.Conclusive, Trials: 1, Anomalies: map[string]int{}}
-	v.Observed, v.Matched = observed, evidence.Matches(evidence.Conclusive, observed)
+	v.Observed, v.Matched = observed, judge.Matches(judge.Conclusive, observed)
 	for _, a := range anomalies {
 		v.Anomalies[a]++
 	}
@@ -59,7 +60,7 @@ func TestSubjectRun_Baseline(t *testing.T) {
 	if exitCode(err) != exitOK || !strings.Contains(out.String(), "baseline written: "+file) {
 		t.Fatalf("writing the baseline: %v; %q", err, out.String())
 	}
-	b, err := results.ReadBaseline(file)
+	b, err := judge.ReadBaseline(file)
 	if err != nil || len(b.Scenarios) != 2 || b.Scenarios["failover-lock-loss"].Observed != "unsafe" || b.Subject != "extlock" {
 		t.Fatalf("baseline %+v, %v", b, err)
 	}
@@ -170,8 +171,8 @@ func TestRun_SubjectSkipsWhatDoesNotFit(t *testing.T) {
 func TestSubjectRun_BaselineOfAnotherLock(t *testing.T) {
 	t.Parallel()
 	file := filepath.Join(t.TempDir(), "baseline.json")
-	if err := results.NewBaseline("otherlock", nil).WriteFile(file); err != nil {
-		t.Fatal(err)
+	if b, _ := judge.NewBaseline("otherlock", nil); b.WriteFile(file) != nil {
+		t.Fatal("write the baseline")
 	}
 	f := runFlags{trials: 1, parallel: 1, backend: "process", out: t.TempDir(), subject: "redislock", baseline: file}
 	err := runScenarios(context.Background(), io.Discard, []string{"single-baseline"}, f)

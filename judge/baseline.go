@@ -1,4 +1,4 @@
-package results
+package judge
 
 import (
 	"bytes"
@@ -9,12 +9,14 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/lockpick/lockpick/evidence"
+	"github.com/lockpick/lockpick/results"
 )
 
-// A Baseline is what a lock under test (`lockpick run --subject`) showed,
-// scenario by scenario: `--update-baseline FILE` writes it, `--baseline
-// FILE` compares a later run with it, as snapshot tests do.
+// A Baseline is what a lock under test (`lockpick run --subject`) was
+// proven to show, scenario by scenario: `--update-baseline FILE` writes it,
+// `--baseline FILE` compares a later run with it, as snapshot tests do. An
+// inconclusive verdict proves nothing, so it whitelists nothing: a later
+// unsafe, stuck or starving verdict of that scenario is worse than it.
 // docs/verdicts.md documents the file.
 type Baseline struct {
 	// Version is the file format's version, 1.
@@ -29,9 +31,11 @@ type Baseline struct {
 
 // A BaselineEntry is one scenario's verdict in a [Baseline].
 type BaselineEntry struct {
-	// Observed is safe, unsafe, stuck, starves or inconclusive.
+	// Observed is safe, unsafe, stuck, starves or inconclusive (nothing
+	// proven: judged as if safe).
 	Observed string `json:"observed"`
-	// Anomalies lists the kinds of anomaly found, sorted.
+	// Anomalies lists the kinds of anomaly found, sorted; always empty for
+	// an inconclusive entry.
 	Anomalies []string `json:"anomalies,omitempty"`
 }
 
@@ -45,20 +49,32 @@ func BaseName(scenario string) string {
 }
 
 // NewBaseline records the verdicts vs of subject; skipped ones are left out.
-func NewBaseline(subject string, vs []*Verdict) Baseline {
-	b := Baseline{Version: baselineVersion, Subject: subject, Scenarios: map[string]BaselineEntry{}}
+// It returns the names of the scenarios whose verdict it could not record
+// because they proved nothing (inconclusive): their entry says so, and
+// whitelists no anomaly.
+func NewBaseline(subject string, vs []*results.Verdict) (b Baseline, unproven []string) {
+	b = Baseline{Version: baselineVersion, Subject: subject, Scenarios: map[string]BaselineEntry{}}
 	for _, v := range vs {
-		if v.Skipped == "" {
-			b.Scenarios[BaseName(v.Scenario)] = entryOf(v)
+		if v.Skipped != "" {
+			continue
+		}
+		e := entryOf(v)
+		b.Scenarios[BaseName(v.Scenario)] = e
+		if e.Observed == Inconclusive {
+			unproven = append(unproven, BaseName(v.Scenario))
 		}
 	}
-	return b
+	return b, unproven
 }
 
 // entryOf is v as a baseline records it: its observation and the kinds of
 // anomaly it found, but for those its scenario tolerates, which may come
-// and go between runs without changing the verdict.
-func entryOf(v *Verdict) BaselineEntry {
+// and go between runs without changing the verdict. An inconclusive
+// verdict's anomalies are not recorded: they prove nothing.
+func entryOf(v *results.Verdict) BaselineEntry {
+	if v.Observed == Inconclusive {
+		return BaselineEntry{Observed: Inconclusive}
+	}
 	var kinds []string
 	for k, n := range v.Anomalies {
 		if n > 0 && !slices.Contains(v.Tolerate, k) {
@@ -87,7 +103,7 @@ func ReadBaseline(path string) (Baseline, error) {
 		return b, fmt.Errorf("%s: baseline version %d, this lockpick reads %d", path, b.Version, baselineVersion)
 	}
 	for name, e := range b.Scenarios {
-		if _, ok := severity[e.Observed]; !ok && e.Observed != evidence.Inconclusive {
+		if _, ok := severity[e.Observed]; !ok && e.Observed != Inconclusive {
 			return b, fmt.Errorf("%s: scenario %s: observed %q is not safe, starves, stuck, unsafe or inconclusive", path, name, e.Observed)
 		}
 	}
@@ -134,16 +150,16 @@ type Change struct {
 }
 
 // severity orders conclusive verdicts from best to worst.
-var severity = map[string]int{evidence.Safe: 0, evidence.Starves: 1, evidence.Stuck: 2, evidence.Unsafe: 3}
+var severity = map[string]int{Safe: 0, Starves: 1, Stuck: 2, Unsafe: 3}
 
 // Compare lists how the verdicts vs differ from b, in their order: a
 // verdict worse than its baseline's (safe → unsafe, stuck or starves, or
 // any move up that order; conclusive → inconclusive; a kind of anomaly the
-// baseline did not have) is Worse; the reverse is an improvement; a
-// scenario the baseline does not have, or a verdict for another subject,
-// is a note. Skipped verdicts are left out. A baseline of another subject
-// judges nothing: see [Baseline.For].
-func (b Baseline) Compare(vs []*Verdict) []Change {
+// baseline did not have; an inconclusive entry, which proved nothing, to
+// unsafe, stuck or starves) is Worse; the reverse is an improvement; a
+// scenario the baseline does not have is a note. Skipped verdicts are left
+// out. A baseline of another subject judges nothing: see [Baseline.For].
+func (b Baseline) Compare(vs []*results.Verdict) []Change {
 	var out []Change
 	for _, v := range vs {
 		if v.Skipped != "" {
@@ -174,15 +190,20 @@ func (b Baseline) For(subject string) error {
 
 // Judge judges v, a run of the lock b was written for, by b: a scenario in
 // b expects "no worse than" its baseline verdict and does not match when
-// it is worse (see [Baseline.Compare]); one not in b keeps its expectation.
-func (b Baseline) Judge(v *Verdict) {
+// it is worse (see [Baseline.Compare]), with v.Gate saying what got worse;
+// one not in b keeps its expectation.
+func (b Baseline) Judge(v *results.Verdict) {
 	was, ok := b.Scenarios[BaseName(v.Scenario)]
 	if !ok || v.Skipped != "" {
 		return
 	}
 	v.Expect = "no worse than " + was.Observed
+	if was.Observed == Inconclusive {
+		v.Expect = "no worse than safe (the baseline proved nothing)"
+	}
 	if c, changed := compareEntry(was, entryOf(v)); changed && c.Worse {
 		v.Matched = false
+		v.Gate = "worse than the baseline: " + c.What
 	}
 }
 
@@ -195,10 +216,12 @@ func compareEntry(was, now BaselineEntry) (Change, bool) {
 	}
 	var worse bool
 	switch {
-	case now.Observed == evidence.Inconclusive:
-		worse = was.Observed != evidence.Inconclusive
-	case was.Observed == evidence.Inconclusive:
-		worse = false
+	case now.Observed == Inconclusive:
+		worse = was.Observed != Inconclusive
+	case was.Observed == Inconclusive:
+		// It proved nothing and whitelists nothing, whatever it listed.
+		worse = IsViolation(now.Observed)
+		added, gone = now.Anomalies, nil
 	default:
 		worse = severity[now.Observed] > severity[was.Observed]
 	}

@@ -1,4 +1,4 @@
-package results_test
+package judge_test
 
 import (
 	"os"
@@ -6,12 +6,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockpick/lockpick/judge"
 	"github.com/lockpick/lockpick/results"
 )
 
 func TestBaseline_Compare(t *testing.T) {
 	t.Parallel()
-	b := results.Baseline{Version: 1, Subject: "mylock", Scenarios: map[string]results.BaselineEntry{
+	b := judge.Baseline{Version: 1, Subject: "mylock", Scenarios: map[string]judge.BaselineEntry{
 		"a": {Observed: "safe"},
 		"b": {Observed: "unsafe", Anomalies: []string{"double-grant"}},
 		"c": {Observed: "stuck", Anomalies: []string{"stuck-lock"}},
@@ -56,6 +57,37 @@ func TestBaseline_Compare(t *testing.T) {
 	}
 }
 
+// TestBaseline_InconclusiveWhitelistsNothing: an inconclusive verdict
+// proves nothing, so it neither records its anomalies nor lets a later
+// unsafe verdict pass. Before, an entry {"observed": "inconclusive",
+// "anomalies": ["double-grant"]} (what --update-baseline wrote from a run
+// with an unsafe and an inconclusive trial) passed a later unsafe run as
+// "inconclusive → unsafe".
+func TestBaseline_InconclusiveWhitelistsNothing(t *testing.T) {
+	t.Parallel()
+	old := judge.Baseline{Version: 1, Subject: "mylock", Scenarios: map[string]judge.BaselineEntry{
+		"a": {Observed: "inconclusive", Anomalies: []string{"double-grant"}}, // as older lockpicks wrote it
+	}}
+	unsafe := &results.Verdict{Scenario: "a@mylock", Observed: "unsafe", Matched: true, Anomalies: map[string]int{"double-grant": 1}}
+	old.Judge(unsafe)
+	if unsafe.Matched || !strings.Contains(unsafe.Gate, "inconclusive → unsafe (new: double-grant)") {
+		t.Errorf("unsafe after an inconclusive entry: matched %v, gate %q; want not matched, saying what got worse", unsafe.Matched, unsafe.Gate)
+	}
+	safe := &results.Verdict{Scenario: "a@mylock", Observed: "safe", Matched: true}
+	old.Judge(safe)
+	if !safe.Matched || safe.Gate != "" {
+		t.Errorf("safe after an inconclusive entry: matched %v, gate %q; want matched", safe.Matched, safe.Gate)
+	}
+	// Written today, the inconclusive verdict keeps no anomaly and is named.
+	b, unproven := judge.NewBaseline("mylock", []*results.Verdict{
+		{Scenario: "a@mylock", Observed: "inconclusive", Anomalies: map[string]int{"double-grant": 1}},
+		{Scenario: "b@mylock", Observed: "unsafe", Anomalies: map[string]int{"double-grant": 1}},
+	})
+	if e := b.Scenarios["a"]; e.Observed != "inconclusive" || len(e.Anomalies) != 0 || len(unproven) != 1 || unproven[0] != "a" {
+		t.Errorf("entry %+v, unproven %v; want inconclusive without anomalies, and a named", e, unproven)
+	}
+}
+
 func TestBaseline_WriteFileReplacesAtomically(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -63,11 +95,11 @@ func TestBaseline_WriteFileReplacesAtomically(t *testing.T) {
 	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	b := results.NewBaseline("mylock", []*results.Verdict{{Scenario: "a@mylock", Observed: "safe"}, {Scenario: "b@mylock", Skipped: "no fit"}})
+	b, _ := judge.NewBaseline("mylock", []*results.Verdict{{Scenario: "a@mylock", Observed: "safe"}, {Scenario: "b@mylock", Skipped: "no fit"}})
 	if err := b.WriteFile(path); err != nil {
 		t.Fatal(err)
 	}
-	got, err := results.ReadBaseline(path)
+	got, err := judge.ReadBaseline(path)
 	if err != nil || len(got.Scenarios) != 1 || got.Scenarios["a"].Observed != "safe" {
 		t.Fatalf("read back %+v, %v", got, err)
 	}
@@ -97,7 +129,7 @@ func TestReadBaseline_Strict(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tc.file), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, err := results.ReadBaseline(path)
+			_, err := judge.ReadBaseline(path)
 			switch {
 			case tc.want == "" && err != nil:
 				t.Errorf("ReadBaseline: %v, want none", err)
