@@ -46,17 +46,19 @@ func TestCatalogue(t *testing.T) {
 			if s.Topology.Etcd > 0 {
 				testetcd.Require(t)
 			}
-			tr, err := trial.RunTrial(context.Background(), s, 1, t.TempDir(), nil)
+			v, dir, err := trial.Run(context.Background(), s, &trial.Options{Trials: 1, Out: t.TempDir(), Parallel: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
+			tr := v.TrialResults[0]
 			ev := tr.Evidence
 			if !ev.Conclusive {
 				t.Fatalf("inconclusive: %s", tr.Reason)
 			}
 			if got, want := tr.Observed, string(s.Expect); got != want {
-				t.Fatalf("observed %s, want %s; anomalies: %+v", got, want, tr.Check.Anomalies)
+				t.Fatalf("observed %s, want %s; anomalies: %v", got, want, v.ExampleLines())
 			}
+			checkAgain(t, dir, v)
 			for _, f := range ev.Faults {
 				if f.Fired == nil || f.Effect == "" {
 					t.Errorf("fault %+v fired without an observed effect", f)
@@ -156,6 +158,7 @@ func TestCatalogue_EveryArm(t *testing.T) {
 			}
 			for _, a := range c.Arms {
 				v := readVerdict(t, dir, a.Dir)
+				checkAgain(t, filepath.Join(dir, a.Dir), &v)
 				if !v.Matched || v.TrialsInconclusive != 0 {
 					t.Errorf("arm %s: expect %s, observed %s (%d inconclusive): %v %v", a.Arm, v.Expect, v.Observed, v.TrialsInconclusive, v.Examples, inconclusiveReasons(v))
 				}
@@ -213,6 +216,39 @@ func inconclusiveReasons(v results.Verdict) []string {
 		}
 	}
 	return out
+}
+
+// checkAgain checks run folder dir again as `lockpick check` does and
+// fails unless that gives v, the verdict its run gave.
+func checkAgain(t *testing.T, dir string, v *results.Verdict) {
+	t.Helper()
+	run, err := campaign.ReadRun(dir)
+	if err != nil || run == nil {
+		t.Fatalf("read the run folder: %v", err)
+	}
+	byTrial := map[string]campaign.Checked{}
+	for _, tr := range v.TrialResults {
+		c, err := campaign.CheckHistory(filepath.Join(dir, tr.Dir, checker.HistoryFile), trial.CheckTimeout, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		byTrial[tr.Dir] = c
+	}
+	w, err := campaign.CheckRun(run, byTrial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type counts struct {
+		observed                        string
+		matched                         bool
+		anomaly, violated, inconclusive int
+		anomalies                       string
+	}
+	got := counts{w.Observed, w.Matched, w.TrialsWithAnomaly, w.TrialsViolated, w.TrialsInconclusive, results.CountsText(w.Anomalies)}
+	want := counts{v.Observed, v.Matched, v.TrialsWithAnomaly, v.TrialsViolated, v.TrialsInconclusive, results.CountsText(v.Anomalies)}
+	if got != want {
+		t.Errorf("check of the run folder gives %+v, the run gave %+v", got, want)
+	}
 }
 
 func readVerdict(t *testing.T, dir, arm string) results.Verdict {

@@ -9,10 +9,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/evidence"
 	"github.com/lockpick/lockpick/internal/testredis"
+	"github.com/lockpick/lockpick/judge"
 	"github.com/lockpick/lockpick/results"
 	"github.com/lockpick/lockpick/scenario"
+	"github.com/lockpick/lockpick/trial"
 )
 
 // lockpick runs the CLI in-process and returns its exit code and output.
@@ -123,7 +126,7 @@ func TestRun_SingleBaselineWritesRunFolder(t *testing.T) {
 	rec := httptest.NewRecorder()
 	runsHandler(out).ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
 	if body := rec.Body.String(); !strings.Contains(body, filepath.Base(runs[0])) || !strings.Contains(body, "single-baseline") ||
-		!strings.Contains(body, "<td>yes</td>") || !strings.Contains(body, "trials with an anomaly") {
+		!strings.Contains(body, "<td>yes</td>") || !strings.Contains(body, "trials unsafe, stuck or starving") {
 		t.Errorf("serve index does not list the run:\n%s", body)
 	}
 }
@@ -234,8 +237,8 @@ func TestCheck_RunFolderKeepsRecordedEvidence(t *testing.T) {
 		want      string
 	}{
 		{"inconclusive", evidence.Evidence{Reasons: []string{"fault 1 (kill n1), due at +0.3s, never fired"}}, nil, exitMismatch,
-			"inconclusive: recorded by the run: fault 1 (kill n1), due at +0.3s, never fired"},
-		{"conclusive", evidence.Evidence{Conclusive: true}, nil, exitOK, "observed safe"},
+			"inconclusive: fault 1 (kill n1), due at +0.3s, never fired"},
+		{"conclusive", evidence.Evidence{Conclusive: true}, nil, exitOK, "run single-baseline: expect safe, observed safe — MATCHED"},
 		// a history cut short before its double grant
 		{"not the run's history", evidence.Evidence{Conclusive: true}, map[string]int{"double-grant": 1}, exitMismatch,
 			"inconclusive: the run recorded double-grant 1 in this trial, this history shows no anomaly"},
@@ -243,6 +246,51 @@ func TestCheck_RunFolderKeepsRecordedEvidence(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			run := t.TempDir()
 			v := results.Verdict{Scenario: s.Name, Trials: 1, TrialResults: []results.Trial{{Trial: 1, Dir: "trial-001", Evidence: tc.ev, Anomalies: tc.anomalies}}}
+			writeRunFolder(t, run, s, v, "trial-001", history)
+			code, out, errOut := lockpick(t, "check", run)
+			if code != tc.code || !strings.Contains(out, tc.want) {
+				t.Errorf("exit %d (want %d), output %q, want it to mention %q; stderr %q", code, tc.code, out, tc.want, errOut)
+			}
+		})
+	}
+}
+
+// TestCheck_RunFolderGivesTheRunsVerdict: check of a run folder gives the
+// verdict its run gave, by the run's rules and recorded evidence, with
+// run's exit. Before, check rebuilt the evidence without the scenario's
+// require: and tolerate:, and said "inconclusive (required at least 1
+// grant)", exit 1, of failover-wait-replica, which run had MATCHED; and a
+// run expected unsafe and observed unsafe exited 1 for its anomaly.
+func TestCheck_RunFolderGivesTheRunsVerdict(t *testing.T) {
+	for _, tc := range []struct {
+		name, scenario, history, observed string
+		code                              int
+		want                              string
+	}{
+		{"a run no lock was granted in, by its requirement", "failover-wait-replica", "testdata/no-grants.jsonl", "safe", exitOK,
+			"run failover-wait-replica: expect safe, observed safe — MATCHED"},
+		{"a run expected unsafe", "failover-lock-loss", "../../checker/testdata/double-grant.jsonl", "unsafe", exitOK,
+			"run failover-lock-loss: expect unsafe, observed unsafe — MATCHED"},
+		{"a run recorded otherwise", "single-baseline", "../../checker/testdata/double-grant.jsonl", "safe", exitMismatch,
+			"run single-baseline: expect safe, observed unsafe — NOT MATCHED (1/1 trials unsafe, stuck or starving)\n  the run recorded it safe"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := scenario.Lookup(tc.scenario)
+			if err != nil {
+				t.Fatal(err)
+			}
+			history, err := os.ReadFile(tc.history)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, err := checker.ReadFile(tc.history)
+			if err != nil {
+				t.Fatal(err)
+			}
+			counts := judge.Counts(checker.Check(h, trial.CheckOptions(s)))
+			run := t.TempDir()
+			v := results.Verdict{Scenario: s.Name, Trials: 1, Expect: string(s.Expect), Observed: tc.observed,
+				TrialResults: []results.Trial{{Trial: 1, Dir: "trial-001", Evidence: evidence.Evidence{Conclusive: true}, Anomalies: counts}}}
 			writeRunFolder(t, run, s, v, "trial-001", history)
 			code, out, errOut := lockpick(t, "check", run)
 			if code != tc.code || !strings.Contains(out, tc.want) {
@@ -298,7 +346,7 @@ func TestCheck_SoakFolderKeepsRecordedEvidence(t *testing.T) {
 		{Trial: 2, Evidence: evidence.Evidence{Reasons: []string{"required at least 10 grants; found 0 grants"}}},
 	}}
 	writeRunFolder(t, run, s, v, "", history)
-	want := "inconclusive: recorded by the run: round 2: required at least 10 grants; found 0 grants"
+	want := "inconclusive: round 2: required at least 10 grants; found 0 grants"
 	if code, out, errOut := lockpick(t, "check", run); code != exitMismatch || !strings.Contains(out, want) {
 		t.Errorf("exit %d (want %d), output %q, want it to mention %q; stderr %q", code, exitMismatch, out, want, errOut)
 	}

@@ -97,6 +97,44 @@ func TestSubjectRun_Baseline(t *testing.T) {
 	}
 }
 
+// TestSubjectRun_InconclusiveBaselineWhitelistsNothing: a run with an
+// unsafe and an inconclusive trial is inconclusive (exit 1); the baseline
+// it writes must not let a later unsafe run pass. Before, it recorded
+// {"observed": "inconclusive", "anomalies": ["double-grant"]}, and the
+// later run passed as "inconclusive → unsafe", exit 0. The gate's reason
+// reaches JUnit and the summary, not only stdout.
+func TestSubjectRun_InconclusiveBaselineWhitelistsNothing(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "baseline.json")
+	var out bytes.Buffer
+	first := verdict(nil, "gc-pause-fenced", "inconclusive", "double-grant")
+	err := finishSubjectRun(&out, runFlags{update: file}, "extlock", nil, []*results.Verdict{first}, nil, nil)
+	if exitCode(err) != exitMismatch || !strings.Contains(out.String(), "not recorded, inconclusive") || !strings.Contains(out.String(), "gc-pause-fenced") {
+		t.Fatalf("writing a baseline from an inconclusive run: exit %d, %q; want 1, naming what it could not record", exitCode(err), out.String())
+	}
+	b, err := judge.ReadBaseline(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, base := range []judge.Baseline{b, {Version: 1, Subject: "extlock", Scenarios: map[string]judge.BaselineEntry{
+		"gc-pause-fenced": {Observed: "inconclusive", Anomalies: []string{"double-grant"}}}}} { // as older lockpicks wrote it
+		f := runFlags{junit: filepath.Join(dir, "j.xml"), summary: filepath.Join(dir, "s.md")}
+		out.Reset()
+		err = finishSubjectRun(&out, f, "extlock", &base, []*results.Verdict{verdict(&base, "gc-pause-fenced", "unsafe", "double-grant")}, nil, nil)
+		if exitCode(err) != exitMismatch || !strings.Contains(out.String(), "inconclusive → unsafe (new: double-grant) — WORSE") {
+			t.Errorf("unsafe after an inconclusive baseline %+v: exit %d, %q; want 1, WORSE", base.Scenarios, exitCode(err), out.String())
+		}
+		junit, _ := os.ReadFile(f.junit)
+		summary, _ := os.ReadFile(f.summary)
+		for name, b := range map[string][]byte{"JUnit": junit, "summary": summary} {
+			if !bytes.Contains(b, []byte("worse than the baseline: inconclusive → unsafe (new: double-grant)")) {
+				t.Errorf("%s does not say what got worse:\n%s", name, b)
+			}
+		}
+	}
+}
+
 // TestApplySubject_SkipsWhatDoesNotFit: a suite run with a subject skips,
 // with the reason, the scenarios the subject does not fit; if none fits,
 // the run is a usage error.
