@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -71,10 +72,34 @@ func LoadFile(file string) (Scenario, error) {
 var yamlLine = regexp.MustCompile(`line (\d+): (.*)`)
 
 // Parse decodes and validates a scenario from YAML; file names it in errors.
+// A value the file writes is used as written or refused: defaults fill
+// only the fields it leaves out (see strict.go).
 func Parse(file string, data []byte) (Scenario, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
 		return Scenario{}, yamlError(file, err)
+	}
+	if emptyFile(&root) {
+		return Scenario{}, &FileError{File: file, Msg: "the file is empty: a scenario needs at least expect:"}
+	}
+	doc := root.Content[0]
+	if doc.Kind != yaml.MappingNode {
+		return Scenario{}, &FileError{File: file, Line: doc.Line, Msg: "a scenario file is a mapping of fields (name:, expect:, lock:, ...), not " + found(doc)}
+	}
+	fe := checkTypes(doc, reflect.TypeFor[Scenario](), "")
+	if fe == nil {
+		fe = checkWritten(doc, "")
+	}
+	if arms := mappingValue(doc, "arms"); arms != nil {
+		for i, a := range arms.Content {
+			if fe == nil && a.Kind == yaml.MappingNode {
+				fe = checkWritten(a, fmt.Sprintf("arms[%d]", i))
+			}
+		}
+	}
+	if fe != nil {
+		fe.File = file
+		return Scenario{}, fe
 	}
 	var s Scenario
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -87,12 +112,19 @@ func Parse(file string, data []byte) (Scenario, error) {
 	}
 	s = s.WithDefaults()
 	err := s.Validate()
+	if err == nil {
+		err = s.validProgram()
+	}
 	for i, a := range s.Arms {
 		if err != nil {
 			break
 		}
-		if _, aerr := s.Arm(a.Name); aerr != nil {
-			err = &fieldError{path: fmt.Sprintf("arms[%d]", i), msg: aerr.Error()}
+		v, aerr := s.Arm(a.Name)
+		if aerr == nil {
+			aerr = v.validProgram()
+		}
+		if aerr != nil {
+			err = armError(&root, i, aerr)
 		}
 	}
 	if err != nil {
@@ -103,6 +135,21 @@ func Parse(file string, data []byte) (Scenario, error) {
 		return Scenario{}, &FileError{File: file, Msg: err.Error()}
 	}
 	return s, nil
+}
+
+// armError places the problem err of the variant of arm i: at the field,
+// if the arm writes it ("arms[1].lock.ttl"), else at the arm, naming the
+// field of the merged scenario ("arms[1]: lock.kind: ...").
+func armError(root *yaml.Node, i int, err error) error {
+	arm := fmt.Sprintf("arms[%d]", i)
+	var fe *fieldError
+	if !errors.As(err, &fe) {
+		return &fieldError{path: arm, msg: err.Error()}
+	}
+	if nodeAt(root, arm+"."+fe.path) != nil {
+		return &fieldError{path: arm + "." + fe.path, msg: fe.msg}
+	}
+	return &fieldError{path: arm, msg: fe.Error()}
 }
 
 // yamlError turns a yaml.v3 error ("yaml: line 3: ..." or a TypeError with

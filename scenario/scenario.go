@@ -241,15 +241,17 @@ type Lock struct {
 }
 
 // WithDefaults returns s with every zero setting that has a default set
-// to it (see the fields' default: lines).
+// to it (see the fields' default: lines). Only a zero, which stands for a
+// setting left out, takes a default: a negative value stays, for
+// [Scenario.Validate] to refuse.
 func (s Scenario) WithDefaults() Scenario {
-	if s.Clients <= 0 {
+	if s.Clients == 0 {
 		s.Clients = 2
 	}
-	if s.Hold <= 0 {
+	if s.Hold == 0 {
 		s.Hold = Duration(100 * time.Millisecond)
 	}
-	if s.Duration <= 0 {
+	if s.Duration == 0 {
 		s.Duration = Duration(2 * time.Second)
 	}
 	if s.Lock.Kind == "" {
@@ -258,10 +260,10 @@ func (s Scenario) WithDefaults() Scenario {
 	if s.Lock.Key == "" {
 		s.Lock.Key = "lock"
 	}
-	if s.Lock.TTL <= 0 {
+	if s.Lock.TTL == 0 {
 		s.Lock.TTL = Duration(2 * time.Second)
 	}
-	if s.Lock.RetryDelay <= 0 {
+	if s.Lock.RetryDelay == 0 {
 		s.Lock.RetryDelay = Duration(50 * time.Millisecond)
 	}
 	return s

@@ -3,10 +3,14 @@ package scenario
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/faults"
 	"github.com/lockpick/lockpick/internal/suggest"
 )
@@ -84,13 +88,142 @@ func ClientProcessFault(kind string, pid int) faults.Fault {
 	return &faults.ProcessPauseFault{PID: pid}
 }
 
-func (s Step) validate() error {
+// validate checks the step's fault and its parameters: the field (as
+// the file writes it, under the step) and a message for the first
+// problem, or "", "".
+func (s Step) validate() (field, msg string) {
 	_, err := s.NewFault(nil)
 	if errors.Is(err, faults.ErrUnknownFault) {
-		return fmt.Errorf("%w: %q%s (known: %s)", faults.ErrUnknownFault, s.Fault,
+		return "fault", fmt.Sprintf("unknown fault %q%s (known: %s)", s.Fault,
 			suggest.Hint(s.Fault, FaultKinds()), strings.Join(FaultKinds(), ", "))
 	}
-	return err
+	if p, msg := s.paramProblem(); msg != "" {
+		return "params." + p, msg
+	}
+	if err != nil {
+		return "params", strings.TrimPrefix(strings.TrimPrefix(err.Error(), cluster.ErrBadFault.Error()+": "), s.Fault+": ")
+	}
+	return "", ""
+}
+
+// paramProblem checks each parameter (in name order) against the fields
+// of the step's fault: the first one the fault does not take or whose
+// value does not fit, and why; "", "" when they all fit. A duration may
+// be written "250ms" or as nanoseconds, and is not negative except a
+// clock jump's offset; a timeout, whose 0 means the fault's default, is
+// above 0.
+func (s Step) paramProblem() (param, msg string) {
+	if len(s.Params) == 0 {
+		return "", ""
+	}
+	names := slices.Sorted(maps.Keys(s.Params))
+	if ClientFault(s.Fault) {
+		return names[0], fmt.Sprintf("unknown parameter %q: %s takes none", names[0], s.Fault)
+	}
+	f, err := faults.NewFault(s.Fault, nil)
+	if err != nil {
+		return "", ""
+	}
+	takes := paramTypes(f)
+	known := slices.Sorted(maps.Keys(takes))
+	for _, name := range names {
+		t, ok := takes[name]
+		switch {
+		case !ok && len(known) == 0:
+			return name, fmt.Sprintf("unknown parameter %q: %s takes none", name, s.Fault)
+		case !ok:
+			return name, fmt.Sprintf("unknown parameter %q%s (it takes: %s)", name, suggest.Hint(name, known), strings.Join(known, ", "))
+		}
+		if msg := paramValue(name, t, s.Params[name]); msg != "" {
+			return name, msg
+		}
+	}
+	return "", ""
+}
+
+// paramTypes maps each parameter fault f takes (its json name) to its type.
+func paramTypes(f faults.Fault) map[string]reflect.Type {
+	t := reflect.TypeOf(f)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	takes := map[string]reflect.Type{}
+	if t.Kind() != reflect.Struct {
+		return takes
+	}
+	for i := range t.NumField() {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" && name != "-" && t.Field(i).IsExported() {
+			takes[name] = t.Field(i).Type
+		}
+	}
+	return takes
+}
+
+// paramValue says why v, as YAML decoded it, cannot be parameter name of
+// type t; "" if it can.
+func paramValue(name string, t reflect.Type, v any) string {
+	if v == nil {
+		return ""
+	}
+	if t == reflect.TypeFor[time.Duration]() {
+		var d time.Duration
+		switch v := v.(type) {
+		case string:
+			var err error
+			if d, err = time.ParseDuration(v); err != nil {
+				return fmt.Sprintf("must be a duration like 500ms or 2s, not %s", shown(v))
+			}
+		case int:
+			d = time.Duration(v)
+		default:
+			return fmt.Sprintf("must be a duration like 500ms or 2s, not %s", shown(v))
+		}
+		switch {
+		case d < 0 && name != "offset":
+			return fmt.Sprintf("must be 0 or more, not %v", d)
+		case d <= 0 && name == "timeout":
+			return fmt.Sprintf("must be above 0, not %v (leave it out for the fault's default)", d)
+		}
+		return ""
+	}
+	ok := false
+	switch t.Kind() {
+	case reflect.Bool:
+		_, ok = v.(bool)
+	case reflect.String:
+		_, ok = v.(string)
+	case reflect.Int:
+		_, ok = v.(int)
+	case reflect.Float64:
+		_, isInt := v.(int)
+		_, isFloat := v.(float64)
+		ok = isInt || isFloat
+	case reflect.Slice:
+		list, isList := v.([]any)
+		ok = isList && !slices.ContainsFunc(list, func(e any) bool { _, s := e.(string); return !s })
+		if !ok {
+			return fmt.Sprintf("must be a list of node names, like [n1, n2], not %s", shown(v))
+		}
+	default:
+		return ""
+	}
+	if !ok {
+		return fmt.Sprintf("must be %s, not %s", scalarWords[t.Kind()], shown(v))
+	}
+	return ""
+}
+
+// shown says what a parameter's value is, as the file wrote it.
+func shown(v any) string {
+	switch v := v.(type) {
+	case string:
+		return strconv.Quote(v)
+	case map[string]any:
+		return "a mapping"
+	case []any:
+		return "a list"
+	}
+	return fmt.Sprint(v)
 }
 
 // FaultKinds returns the fault kinds a scenario's steps may name, sorted:

@@ -16,7 +16,7 @@ import (
 // [ErrBadScenario] that names the field at fault.
 func (s Scenario) Validate() error {
 	for _, check := range []func() error{
-		s.validExpect, s.validLockKind, s.validTopology, s.validRun, s.validAcquire,
+		s.validExpect, s.validLockKind, s.validSizes, s.validTopology, s.validRun, s.validAcquire,
 		s.validLockOptions, s.validSubject, s.validIsolate, s.validFaults, s.validExplore, s.validRequire,
 	} {
 		if err := check(); err != nil {
@@ -49,13 +49,54 @@ func (s Scenario) validLockKind() error {
 	return nil
 }
 
+// validSizes checks the sizes and times of the run, the lock and the
+// topology that cannot be negative, or 0 where 0 stands for the default
+// (only a zero left out takes one, see [Scenario.WithDefaults]).
+func (s Scenario) validSizes() error {
+	l, t := s.Lock, s.Topology
+	for _, d := range []struct {
+		field    string
+		d        Duration
+		positive bool
+	}{
+		{"duration", s.Duration, true}, {"hold", s.Hold, true}, {"start_after", s.StartAfter, false},
+		{"stagger", s.Stagger, false}, {"lock.ttl", l.TTL, true}, {"lock.retry_delay", l.RetryDelay, true},
+		{"lock.wait_timeout", l.WaitTimeout, false}, {"lock.node_timeout", l.NodeTimeout, false},
+		{"topology.down_after", t.DownAfter, false},
+	} {
+		switch {
+		case d.positive && d.d <= 0:
+			return bad(d.field, "must be above 0, not %v", d.d.D())
+		case d.d < 0:
+			return bad(d.field, "must be 0 or more, not %v", d.d.D())
+		}
+	}
+	if s.Clients < 1 {
+		return bad("clients", "must be a positive whole number, not %d", s.Clients)
+	}
+	for i, c := range s.Cycles {
+		if c < 0 {
+			return bad(fmt.Sprintf("cycles[%d]", i), "must be 0 (no limit) or more, not %d", c)
+		}
+	}
+	if l.WaitReplicas < 0 {
+		return bad("lock.wait_replicas", "must be 0 or more, not %d", l.WaitReplicas)
+	}
+	return nil
+}
+
 // validTopology checks the topology and what it allows of the lock.
 func (s Scenario) validTopology() error {
 	if err := s.validEtcd(); err != nil {
 		return err
 	}
-	if s.Topology.Masters < 0 || s.Topology.Replicas < 0 || s.Topology.Sentinels < 0 {
-		return bad("topology", "node counts must not be negative")
+	for _, c := range []struct {
+		field string
+		n     int
+	}{{"masters", s.Topology.Masters}, {"replicas", s.Topology.Replicas}, {"sentinels", s.Topology.Sentinels}} {
+		if c.n < 0 {
+			return bad("topology."+c.field, "must be 0 or more, not %d", c.n)
+		}
 	}
 	if s.Topology.Shards < 0 {
 		return bad("topology.shards", "must not be negative")
@@ -158,8 +199,11 @@ func (s Scenario) validLockOptions() error {
 	if (s.Lock.GiveUpEarly || s.Lock.RotateOrder) && !s.Lock.Sequential && s.Lock.Kind != "multilock" {
 		return bad("lock.give_up_early", "give_up_early and rotate_order need sequential: true")
 	}
-	if s.Lock.DriftFactor < 0 || s.Lock.DriftFactor >= 1 || s.Lock.Tries < 0 {
-		return bad("lock", "drift_factor must be in [0, 1) and tries not negative")
+	if s.Lock.DriftFactor < 0 || s.Lock.DriftFactor >= 1 {
+		return bad("lock.drift_factor", "must be in [0, 1), not %v", s.Lock.DriftFactor)
+	}
+	if s.Lock.Tries < 0 {
+		return bad("lock.tries", "must be 0 (no limit) or more, not %d", s.Lock.Tries)
 	}
 	if (s.Lock.NaiveRecovery || s.Lock.RecoveryPause != 0) && s.Lock.Kind != "getset" {
 		return bad("lock", "naive_recovery and recovery_pause are the getset lock's options")
@@ -236,8 +280,24 @@ func (s Scenario) validFaults() error {
 // its times and its moment.
 func (s Scenario) validStep(field string, st Step) error {
 	nodes := s.Topology.Nodes()
-	if err := st.validate(); err != nil {
-		return bad(field+".fault", "%v", err)
+	if f, msg := st.validate(); msg != "" {
+		return bad(joinField(field, f), "%s", msg)
+	}
+	for _, t := range []struct {
+		name string
+		d    Duration
+	}{{"at", st.At}, {"jitter", st.Jitter}, {"for", st.For}, {"within", st.Within}} {
+		if t.d < 0 {
+			return bad(field+"."+t.name, "must be 0 or more, not %v", t.d.D())
+		}
+	}
+	switch {
+	case ClientFault(st.Fault) && st.Aimed() && st.Client != 0:
+		return bad(field+".client", "%s aims at %s, the client holding the lock: drop client", st.Fault, st.Node)
+	case ClientFault(st.Fault) && !st.Aimed() && st.Node != "":
+		return bad(field+".node", "%s acts on the isolated client named by client, or on %s: drop node %q", st.Fault, AimHolder, st.Node)
+	case !ClientFault(st.Fault) && st.Client != 0:
+		return bad(field+".client", "only pause-client and kill-client act on a client; %s acts on its node", st.Fault)
 	}
 	if st.Aimed() {
 		if msg := s.validAim(st); msg != "" {
@@ -257,9 +317,6 @@ func (s Scenario) validStep(field string, st Step) error {
 	}
 	if err := s.place(st); err != nil {
 		return bad(field+".fault", "%s %v", st.Fault, err)
-	}
-	if st.At < 0 || st.Jitter < 0 || st.For < 0 || st.Within < 0 {
-		return bad(field+".at", "times must not be negative")
 	}
 	if f, msg := s.validWhen(st); msg != "" {
 		return bad(joinField(field, f), "%s", msg)
