@@ -36,8 +36,9 @@ type Requirement struct {
 	// took part in (e.g. the replica a failover promoted), and After (with
 	// either) only those from when the first matching fault took effect.
 	// Refused asks for an operation (acquire, release, extend, read or
-	// write) that failed, or ended unknown, with an error containing Error;
-	// "lost" counts the lock's notifications that a lease was lost.
+	// write) that failed, or ended unknown, with an error containing Error
+	// (any error, without one); "lost" counts the lock's notifications
+	// that a lease was lost.
 	Refused string `json:"refused,omitempty" yaml:"refused"`
 	Error   string `json:"error,omitempty" yaml:"error"`
 	// Prevented asks for a violation the system stopped, of this kind
@@ -148,8 +149,12 @@ func (r Requirement) String() string {
 	switch {
 	case r.Grants != nil:
 		return fmt.Sprintf("at least %s%s", grantsWord(*r.Grants), where(r))
+	case r.Refused == checker.FLost && r.Error == "":
+		return fmt.Sprintf("at least %d lost-lease notification(s)%s", min, where(r))
 	case r.Refused == checker.FLost:
 		return fmt.Sprintf("at least %d lost-lease notification(s) with %q%s", min, r.Error, where(r))
+	case r.Refused != "" && r.Error == "":
+		return fmt.Sprintf("at least %d %s failed or ended unknown%s", min, r.Refused, where(r))
 	case r.Refused != "":
 		return fmt.Sprintf("at least %d %s refused with %q%s", min, r.Refused, r.Error, where(r))
 	case r.Prevented != "":

@@ -86,6 +86,11 @@ type Scenario struct {
 	// Explore configures `lockpick explore` on this scenario: its fault
 	// vocabulary and schedule sizes. Run ignores it.
 	Explore *ExploreSpec `json:"explore,omitempty" yaml:"explore"`
+	// Dropped lists the settings of the scenario's own lock that another
+	// subject runs without (see [Scenario.WithSubject]), each with whose
+	// setting it is: "sequential (a setting of lockpick's redlock)". Not
+	// read from a file.
+	Dropped []string `json:"dropped,omitempty" yaml:"-"`
 }
 
 // An ExploreSpec says how `lockpick explore` draws random schedules for a
@@ -160,6 +165,10 @@ type Lock struct {
 	// Command runs the external subject: the program and its arguments.
 	// It is started once per client; see README "Bring your own lock".
 	Command []string `json:"command,omitempty" yaml:"command"`
+	// Caps are what the external subject's program declares it does
+	// ([CapBlock], [CapRenew], [CapFence]); nil declares nothing, and the
+	// program is put through every scenario of its shape, as before caps.
+	Caps []string `json:"caps,omitempty" yaml:"caps"`
 	// Key is the lock's key. default: "lock".
 	Key string `json:"key,omitempty" yaml:"key"`
 	// TTL is the lease time to live. default: 2s.

@@ -186,6 +186,8 @@ func listOf(t reflect.Type, path string) string {
 		return "fault kinds, like [kill, partition]"
 	case "tolerate":
 		return "anomaly kinds, like [stuck-lock]"
+	case "caps":
+		return "capabilities, like [block, renew, fence]"
 	}
 	return "names, like [quick, ci]"
 }

@@ -174,8 +174,12 @@ func (s Scenario) validAcquire() error {
 	switch s.Lock.Acquire {
 	case "", AcquireTry:
 	case AcquireBlock:
-		if !slices.Contains(blockingKinds, s.Lock.Kind) {
-			return bad("lock.acquire", "lock %q cannot block (block works with %s)", s.Lock.Kind, strings.Join(blockingKinds, ", "))
+		switch {
+		case s.Lock.Kind == "external" && !s.Lock.Declares(CapBlock):
+			return bad("lock.acquire", "the lock program does not wait for the lock itself: declare it in lock.caps (%s) if it does", CapBlock)
+		case s.Lock.Kind != "external" && !slices.Contains(blockingKinds, s.Lock.Kind):
+			return bad("lock.acquire", "lock %q cannot block (block works with %s, and a lock program that declares %s)",
+				s.Lock.Kind, strings.Join(blockingKinds, ", "), CapBlock)
 		}
 	default:
 		return bad("lock.acquire", "must be try or block, not %q", s.Lock.Acquire)
@@ -252,6 +256,22 @@ func (s Scenario) validSubject() error {
 	}
 	if (s.Lock.Kind == "external") != (len(s.Lock.Command) > 0) {
 		return bad("lock.command", "the external subject, and only it, needs the command that runs it")
+	}
+	return s.validCaps()
+}
+
+// validCaps checks what the lock program declares it does, and that a
+// fenced scenario's program fences.
+func (s Scenario) validCaps() error {
+	l := s.Lock
+	if l.Caps != nil && l.Kind != "external" {
+		return bad("lock.caps", "only a lock program (kind external) declares what it does, not %s", l.Kind)
+	}
+	if i, msg := badCap(l.Caps); msg != "" {
+		return bad(fmt.Sprintf("lock.caps[%d]", i), "%q: %s", l.Caps[i], msg)
+	}
+	if s.Fenced && l.Kind == "external" && l.Caps != nil && !l.Declares(CapFence) {
+		return bad("fenced", "the lock program hands out no fencing token: it does not declare %s in lock.caps", CapFence)
 	}
 	return nil
 }
