@@ -27,6 +27,7 @@ type exploreFlags struct {
 	subject   string
 	subjCmd   string
 	shape     string // --subject-shape
+	caps      string // --subject-caps
 	faults    string
 	budget    string
 	seed      uint64
@@ -81,7 +82,7 @@ which every trial was inconclusive), 2 bad usage, 3 the harness failed.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&f.file, "file", "f", "", "explore the scenario in this YAML file (its explore: section sets the vocabulary)")
-	addSubjectFlags(cmd, &f.subject, &f.subjCmd, &f.shape, "the search instead of the scenario's own: redislock, redsync, ...")
+	addSubjectFlags(cmd, &f.subject, &f.subjCmd, &f.shape, &f.caps, "the search instead of the scenario's own: redislock, redsync, ...")
 	fl.StringVar(&f.faults, "faults", "", "the fault vocabulary, comma-separated (default: every fault that fits the topology): "+strings.Join(explore.Kinds(), ","))
 	fl.StringVar(&f.budget, "budget", "5m", "how long to search: a duration (10m) or a number of trials (500)")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the search: the same seed plays the same schedules")
@@ -137,7 +138,7 @@ func runExplore(ctx context.Context, out io.Writer, args []string, f exploreFlag
 	if err != nil {
 		return usageError(err.Error())
 	}
-	list, skipped, err := applySubject([]scenario.Scenario{s}, f.subject, f.subjCmd, f.shape)
+	list, skipped, err := applySubjectSpec([]scenario.Scenario{s}, subjectSpec{f.subject, f.subjCmd, f.shape, f.caps})
 	if err != nil {
 		return err
 	}
@@ -145,6 +146,7 @@ func runExplore(ctx context.Context, out io.Writer, args []string, f exploreFlag
 		return usageError(fmt.Sprintf("explore: %s: %s: %s", subjectFlag(f.subjCmd), skipped[0].Scenario, skipped[0].Skipped))
 	}
 	s = list[0]
+	printDropped(out, list)
 	if o.Backend, err = backendFactory(f.backend, ""); err != nil {
 		return usageError("explore: " + err.Error())
 	}

@@ -38,6 +38,7 @@ type runFlags struct {
 	subject  string
 	subjCmd  string
 	shape    string // --subject-shape
+	caps     string // --subject-caps
 	baseline string
 	update   string
 	shard    shardFlags
@@ -72,7 +73,7 @@ for the format: every built-in scenario is written that way.`,
 	cmd.Flags().StringVar(&f.suite, "suite", "", "run a suite: default (every scenario), quick or ci")
 	cmd.Flags().StringVar(&f.summary, "summary", "", "also write a Markdown table of the verdicts to this file")
 	cmd.Flags().StringVar(&f.junit, "junit", "", "also write a JUnit XML report to this file, for CI systems")
-	addSubjectFlags(cmd, &f.subject, &f.subjCmd, &f.shape, "the scenarios instead of their own: redislock, redsync, set-nx, redlock, ...")
+	addSubjectFlags(cmd, &f.subject, &f.subjCmd, &f.shape, &f.caps, "the scenarios instead of their own: redislock, redsync, set-nx, redlock, ...")
 	cmd.Flags().StringVar(&f.baseline, "baseline", "", "with a subject: compare with this baseline and fail only on a change for the worse (docs/verdicts.md)")
 	cmd.Flags().StringVar(&f.update, "update-baseline", "", "with a subject: write the run's verdicts to this baseline file")
 	cmd.Flags().DurationVar(&f.soak, "soak", 0, "soak: keep one topology up and repeat the scenario's fault schedule for this long, checking as it goes (docs/soak.md)")
@@ -129,7 +130,7 @@ func runScenarios(ctx context.Context, out io.Writer, names []string, f runFlags
 		}
 		list = append(list, s)
 	}
-	list, skipped, err := applySubject(list, f.subject, f.subjCmd, f.shape)
+	list, skipped, err := applySubjectSpec(list, subjectSpec{f.subject, f.subjCmd, f.shape, f.caps})
 	if err != nil {
 		return err
 	}
@@ -170,6 +171,7 @@ func runScenarios(ctx context.Context, out io.Writer, names []string, f runFlags
 	}
 
 	printSkipped(out, skipped)
+	printDropped(out, list)
 	failed := 0
 	var verdicts []*results.Verdict
 	var dirs []string

@@ -141,7 +141,7 @@ func TestSubjectRun_InconclusiveBaselineWhitelistsNothing(t *testing.T) {
 func TestApplySubject_SkipsWhatDoesNotFit(t *testing.T) {
 	t.Parallel()
 	var list []scenario.Scenario
-	for _, n := range []string{"single-baseline", "failover-wait-replica"} {
+	for _, n := range []string{"single-baseline", "naive-setnx-expire-crash", "failover-wait-replica"} {
 		s, err := scenario.Lookup(n)
 		if err != nil {
 			t.Fatal(err)
@@ -152,17 +152,20 @@ func TestApplySubject_SkipsWhatDoesNotFit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(run) != 1 || run[0].Name != "single-baseline@true" {
-		t.Errorf("run %d scenarios, want single-baseline@true only", len(run))
+	// wait_replicas configures lockpick's set-nx only: the program runs
+	// without it; crash_after_setnx is the attack, which it cannot meet.
+	if len(run) != 2 || run[0].Name != "single-baseline@true" || run[1].Name != "failover-wait-replica@true" ||
+		len(run[1].Dropped) == 0 || !strings.Contains(run[1].Dropped[0], "wait_replicas") {
+		t.Errorf("run %d scenarios, want single-baseline@true and failover-wait-replica@true without its wait_replicas", len(run))
 	}
-	if len(skipped) != 1 || skipped[0].Scenario != "failover-wait-replica@true" || !strings.Contains(skipped[0].Skipped, "wait_replicas") {
-		t.Fatalf("skipped %+v, want failover-wait-replica, for its wait_replicas", skipped)
+	if len(skipped) != 1 || skipped[0].Scenario != "naive-setnx-expire-crash@true" || !strings.Contains(skipped[0].Skipped, "crash_after_setnx") {
+		t.Fatalf("skipped %+v, want naive-setnx-expire-crash, for its crash_after_setnx", skipped)
 	}
 	// A program declared a Redlock is skipped on a master with replicas
 	// for its shape, before its settings are looked at.
-	if run, skipped, err := applySubject(list, "", "true", scenario.ShapeRedlock); err != nil || len(run) != 1 || len(skipped) != 1 ||
-		!strings.Contains(skipped[0].Skipped, "replicas that sentinels promote") {
-		t.Errorf("--subject-shape redlock: ran %d, skipped %+v, %v; want failover-wait-replica skipped for its replicas", len(run), skipped, err)
+	if run, sk, err := applySubject(list, "", "true", scenario.ShapeRedlock); err != nil || len(run) != 1 || len(sk) != 2 ||
+		!strings.Contains(sk[1].Skipped, "replicas that sentinels promote") {
+		t.Errorf("--subject-shape redlock: ran %d, skipped %+v, %v; want failover-wait-replica skipped for its replicas", len(run), sk, err)
 	}
 	for _, bad := range [][2]string{{"", scenario.ShapeSingle}, {"true", "zookeeper"}} {
 		if _, _, err := applySubject(list, "", bad[0], bad[1]); err == nil {
@@ -170,11 +173,11 @@ func TestApplySubject_SkipsWhatDoesNotFit(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	if err := results.WriteSummary(&buf, skipped); err != nil || !strings.Contains(buf.String(), "| failover-wait-replica@true | — | skipped: ") {
+	if err := results.WriteSummary(&buf, skipped); err != nil || !strings.Contains(buf.String(), "| naive-setnx-expire-crash@true | — | skipped: ") {
 		t.Errorf("summary %q, %v: want a skipped row", buf.String(), err)
 	}
 
-	code, stdout, stderr := lockpick(t, "run", "failover-wait-replica", "--subject-cmd", "true", "--out", t.TempDir())
+	code, stdout, stderr := lockpick(t, "run", "naive-setnx-expire-crash", "--subject-cmd", "true", "--out", t.TempDir())
 	if code != exitUsage || !strings.Contains(stderr, "run: --subject-cmd: no scenario fits") || stdout != "" {
 		t.Errorf("every scenario skipped: exit %d, stderr %q; want %d saying no scenario fits", code, stderr, exitUsage)
 	}
