@@ -82,7 +82,7 @@ func TestEvaluate(t *testing.T) {
 			in: evidence.Input{History: history(ok(1), op{2, checker.FAcquire, checker.Info, "timeout"}),
 				Require: []evidence.Requirement{{Refused: checker.FAcquire}}}},
 		{name: "no operation failed",
-			in: evidence.Input{History: history(ok(1), ok(2)), Require: []evidence.Requirement{{Refused: checker.FAcquire, Min: 2}}},
+			in:      evidence.Input{History: history(ok(1), ok(2)), Require: []evidence.Requirement{{Refused: checker.FAcquire, Min: 2}}},
 			reasons: []string{`required at least 2 acquire failed or ended unknown; found 0 refused`}},
 		{name: "grants after a fault",
 			in: evidence.Input{History: history(ok(1), ok(2), ok(1)), Faults: []evidence.Fault{fired},
