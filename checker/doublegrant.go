@@ -105,7 +105,7 @@ func sharedToken(a, b *lease, bw span, c clock) Anomaly {
 		Nodes:     nodes(a.node, b.node),
 		Message: fmt.Sprintf("processes %d and %d were both handed token %q for lock %q (process %d%s at %s while process %d held it): "+
 			"a lock that cannot tell its holders apart lets one holder's release free the other's lock",
-			a.process, b.process, a.token, a.key, b.process, what, c.at(bw.start), a.process),
+			min(a.process, b.process), max(a.process, b.process), a.token, a.key, b.process, what, c.at(bw.start), a.process),
 	}
 }
 

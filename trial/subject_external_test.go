@@ -4,9 +4,11 @@ import (
 	"context"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/internal/testredis"
 	"github.com/lockpick/lockpick/scenario"
 	"github.com/lockpick/lockpick/trial"
@@ -28,6 +30,25 @@ func TestExternal_SingleBaseline(t *testing.T) {
 	testredis.Require(t, true)
 	t.Parallel()
 	wantSafe(t, runWith(t, "single-baseline", "external", buildExtlock(t), nil), 10)
+}
+
+// TestExternal_ConstantToken runs the classic broken lock, SET lock 1 NX PX
+// with a bare DEL, through gc-pause-fenced: client 1 wakes from its pause,
+// its write is fenced off, and its release frees client 2's lock, so client
+// 1 is granted it again while client 2 holds it. Every holder has the token
+// "1", and the trial used to come out safe: the checker took the token as
+// the holder's name (issue 32).
+func TestExternal_ConstantToken(t *testing.T) {
+	testredis.Require(t, false)
+	t.Parallel()
+	tr := runWith(t, "gc-pause-fenced", "external", append(buildExtlock(t), "--constant-token"), nil)
+	if got, want := tr.Observed, "unsafe"; got != want {
+		t.Fatalf("observed %s, want %s; anomalies: %+v", got, want, tr.Check.Anomalies)
+	}
+	first(t, tr, checker.DoubleGrant)
+	if a := first(t, tr, checker.SharedToken); !strings.Contains(a.Message, `both handed token "1"`) {
+		t.Errorf("shared token %q does not name the token", a.Message)
+	}
 }
 
 // TestExternal_FailoverLockLoss runs a lock program that takes 1 s to

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lockpick/lockpick/checker"
@@ -28,6 +29,16 @@ type worker struct {
 	mono     *monoClock
 	late     time.Duration // how long after the trial's start the worker began
 	problems *problemLog
+	grants   int          // leases granted so far; the last one's number
+	current  atomic.Int64 // the number of the lease the lock's renewals are of
+}
+
+// A grant is a lease the worker holds, with the number the worker gave it:
+// its grant number, from 1, which with the process names the lease in the
+// history ([checker.Event].Grant), whatever token the lock handed out.
+type grant struct {
+	subject.Grant
+	n int
 }
 
 // newWorker returns client p of s, with its subject built on tgt, emitting
@@ -38,9 +49,11 @@ func newWorker(p int, s scenario.Scenario, tgt *subject.Target, emit func(checke
 	return w
 }
 
-// renewed records a renewal the lock made on its own as an extend.
+// renewed records a renewal the lock made on its own as an extend of the
+// lease held: a lock's watchdog runs from its grant until its release
+// returns (lockcore's Unlock waits for it).
 func (w *worker) renewed(r lockcore.Renewal) {
-	e := checker.Event{Process: w.process, F: checker.FExtend, Key: w.s.Lock.Key, Token: r.Token}
+	e := checker.Event{Process: w.process, F: checker.FExtend, Key: w.s.Lock.Key, Token: r.Token, Grant: int(w.current.Load())}
 	switch {
 	case !r.Done:
 		e.Type = checker.Invoke
@@ -126,13 +139,13 @@ func (w *worker) run(ctx context.Context) {
 		limit = w.s.Cycles[w.process-1]
 	}
 	for cycles := 0; ctx.Err() == nil && (limit == 0 || cycles < limit); {
-		lease, ok := w.acquire(ctx)
+		lease, ok := w.acquire(ctx, 0)
 		if !ok {
 			sleep(ctx, w.s.Lock.RetryDelay.D())
 			continue
 		}
 		cycles++
-		inner := w.reenter(ctx)
+		inner := w.reenter(ctx, lease)
 		w.criticalSection(ctx, lease)
 		w.unwind(inner)
 		w.release(lease)
@@ -142,7 +155,9 @@ func (w *worker) run(ctx context.Context) {
 	}
 }
 
-func (w *worker) acquire(ctx context.Context) (subject.Grant, bool) {
+// acquire locks the key; an ok grant opens a lease with the next grant
+// number, or, for a re-entry (reenter > 0), is under lease number reenter.
+func (w *worker) acquire(ctx context.Context, reenter int) (grant, bool) {
 	key := w.s.Lock.Key
 	w.emit(checker.Event{Process: w.process, Type: checker.Invoke, F: checker.FAcquire, Key: key})
 	if wait := w.s.Lock.Wait.D(); wait > 0 {
@@ -160,20 +175,26 @@ func (w *worker) acquire(ctx context.Context) (subject.Grant, bool) {
 	}
 	if err != nil {
 		w.emit(checker.Event{Process: w.process, Type: subject.Outcome(err), F: checker.FAcquire, Key: key, Node: g.Node, Error: err.Error()})
-		return subject.Grant{}, false
+		return grant{}, false
+	}
+	l := grant{g, reenter}
+	if reenter == 0 {
+		w.grants++
+		l.n = w.grants
+		w.current.Store(int64(l.n))
 	}
 	w.emit(checker.Event{Process: w.process, Type: checker.OK, F: checker.FAcquire, Key: key, Node: g.Node,
-		Token: g.Token, Fence: g.Fence, ValidUntil: w.mono.at(g.ValidUntil)})
-	return g, true
+		Token: g.Token, Grant: l.n, Fence: g.Fence, ValidUntil: w.mono.at(g.ValidUntil)})
+	return l, true
 }
 
 // reenter locks the held lock again Lock.Reenter times, as nested code
-// does; each re-lock is an acquire in the history (with the holder's own
-// token it adds a window to its lease). It returns how many succeeded.
-func (w *worker) reenter(ctx context.Context) int {
+// does; each re-lock is an acquire in the history, with l's grant number (it
+// adds a window to l). It returns how many succeeded.
+func (w *worker) reenter(ctx context.Context, l grant) int {
 	n := 0
 	for range w.s.Lock.Reenter {
-		if _, ok := w.acquire(ctx); !ok {
+		if _, ok := w.acquire(ctx, l.n); !ok {
 			w.problems.add("client %d: re-entering the lock it held failed", w.process)
 			break
 		}
@@ -202,7 +223,7 @@ func (w *worker) unwind(n int) {
 // between the check and the write would defeat the check anyway. It does
 // heed a lock that tells it the lease is lost (Grant.Lost), as code using
 // such a lock should: it records the notification and does not write.
-func (w *worker) criticalSection(ctx context.Context, lease subject.Grant) {
+func (w *worker) criticalSection(ctx context.Context, lease grant) {
 	if w.res == nil {
 		w.hold(ctx, lease)
 		return
@@ -213,7 +234,7 @@ func (w *worker) criticalSection(ctx context.Context, lease subject.Grant) {
 		return context.WithTimeout(context.Background(), 2*time.Second)
 	}
 	rctx, cancel := op()
-	rd := checker.Event{Process: w.process, Type: checker.Invoke, F: checker.FRead, Key: counterKey, Token: lease.Token, Fence: lease.Fence}
+	rd := checker.Event{Process: w.process, Type: checker.Invoke, F: checker.FRead, Key: counterKey, Token: lease.Token, Grant: lease.n, Fence: lease.Fence}
 	w.emit(rd)
 	v, err := w.res.read(rctx, lease.Fence)
 	cancel()
@@ -232,7 +253,8 @@ func (w *worker) criticalSection(ctx context.Context, lease subject.Grant) {
 	}
 	wctx, cancel := op()
 	defer cancel()
-	ev := checker.Event{Process: w.process, F: checker.FWrite, Key: counterKey, Token: lease.Token, Fence: lease.Fence, Value: checker.IntValue(v + 1)}
+	ev := checker.Event{Process: w.process, F: checker.FWrite, Key: counterKey, Token: lease.Token, Grant: lease.n, Fence: lease.Fence,
+		Value: checker.IntValue(v + 1)}
 	ev.Type = checker.Invoke
 	w.emit(ev)
 	switch err := w.res.write(wctx, v+1, lease.Fence); {
@@ -249,7 +271,7 @@ func (w *worker) criticalSection(ctx context.Context, lease subject.Grant) {
 // hold waits out the hold time, or until ctx ends, watching the lease: if
 // the lock says it is lost, hold records the notification and returns
 // false.
-func (w *worker) hold(ctx context.Context, lease subject.Grant) bool {
+func (w *worker) hold(ctx context.Context, lease grant) bool {
 	t := time.NewTimer(w.s.Hold.D())
 	defer t.Stop()
 	select {
@@ -257,7 +279,7 @@ func (w *worker) hold(ctx context.Context, lease subject.Grant) bool {
 	case <-ctx.Done():
 	case <-lease.Lost: // a nil channel never fires
 		w.emit(checker.Event{Process: w.process, Type: checker.Info, F: checker.FLost, Key: w.s.Lock.Key,
-			Token: lease.Token, Error: "the lock says the lease is lost"})
+			Token: lease.Token, Grant: lease.n, Error: "the lock says the lease is lost"})
 		return false
 	}
 	return true
@@ -265,17 +287,17 @@ func (w *worker) hold(ctx context.Context, lease subject.Grant) bool {
 
 // release runs with its own short context so the last lease of a trial is
 // released (and recorded) even after the trial's context ended.
-func (w *worker) release(lease subject.Grant) {
+func (w *worker) release(lease grant) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	key := w.s.Lock.Key
-	w.emit(checker.Event{Process: w.process, Type: checker.Invoke, F: checker.FRelease, Key: key, Token: lease.Token})
+	e := checker.Event{Process: w.process, Type: checker.Invoke, F: checker.FRelease, Key: w.s.Lock.Key, Token: lease.Token, Grant: lease.n}
+	w.emit(e)
 	node, err := w.subj.Release(ctx)
+	e.Type, e.Node = checker.OK, node
 	if err != nil {
-		w.emit(checker.Event{Process: w.process, Type: subject.Outcome(err), F: checker.FRelease, Key: key, Node: node, Token: lease.Token, Error: err.Error()})
-		return
+		e.Type, e.Error = subject.Outcome(err), err.Error()
 	}
-	w.emit(checker.Event{Process: w.process, Type: checker.OK, F: checker.FRelease, Key: key, Node: node, Token: lease.Token})
+	w.emit(e)
 }
 
 // errNoDeadline is the error recorded for a grant without a deadline.

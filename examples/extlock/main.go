@@ -68,6 +68,12 @@ return 0`)
 // bug that frees another client's lock. lockpick explore should find it.
 var unsafeRelease = flag.Bool("unsafe-release", false, "release with a plain DEL, without checking the token (a broken lock, for lockpick explore)")
 
+// constantToken breaks the lock the classic way: SET lock 1 NX PX, and a
+// bare DEL to release. Every holder gets the token "1", so the lock cannot
+// tell its holders apart, and a late holder's release frees the next
+// holder's lock. lockpick must not take the token as the holder's name.
+var constantToken = flag.Bool("constant-token", false, `hand every holder the token "1" and release with a plain DEL (SET lock 1 NX PX: a broken lock)`)
+
 func main() {
 	flag.Parse()
 	redis.SetLogger(quiet{})
@@ -117,6 +123,9 @@ func handle(ctx context.Context, c *redis.Client, req request) reply {
 	switch req.Op {
 	case "acquire":
 		token := newToken()
+		if *constantToken {
+			token = "1"
+		}
 		fenced := "0"
 		if req.Fenced {
 			fenced = "1"
@@ -133,9 +142,12 @@ func handle(ctx context.Context, c *redis.Client, req request) reply {
 		}
 		return reply{OK: true, Token: token, Fence: fence, ValidMS: validMS(ttl, start)}
 	case "release":
-		n, err := release.Run(ctx, c, []string{req.Key}, req.Token).Int64()
-		if *unsafeRelease {
+		var n int64
+		var err error
+		if *unsafeRelease || *constantToken {
 			n, err = c.Del(ctx, req.Key).Result()
+		} else {
+			n, err = release.Run(ctx, c, []string{req.Key}, req.Token).Int64()
 		}
 		switch {
 		case err != nil:
