@@ -41,6 +41,10 @@ type Requirement struct {
 	// that a lease was lost.
 	Refused string `json:"refused,omitempty" yaml:"refused"`
 	Error   string `json:"error,omitempty" yaml:"error"`
+	// Unknown, with Refused, counts only the operations that ended
+	// unknown (they may have taken effect: a timeout, a lost reply),
+	// whatever the lock said.
+	Unknown bool `json:"unknown,omitempty" yaml:"unknown"`
 	// Prevented asks for a violation the system stopped, of this kind
 	// (stale-write: a write the resource refused by its fencing token).
 	Prevented string `json:"prevented,omitempty" yaml:"prevented"`
@@ -96,6 +100,8 @@ func (r Requirement) Validate() (field, msg string) {
 		return "after", "only goes with grants or refused"
 	case r.Error != "" && r.Refused == "":
 		return "error", "only goes with refused"
+	case r.Unknown && (r.Refused == "" || r.Refused == checker.FLost):
+		return "unknown", "only goes with refused of an operation"
 	case r.Refused != "" && !slices.Contains([]string{checker.FAcquire, checker.FRelease, checker.FExtend, checker.FRead, checker.FWrite, checker.FLost}, r.Refused):
 		return "refused", fmt.Sprintf("must be acquire, release, extend, read, write or lost, not %q", r.Refused)
 	case r.Prevented != "" && r.Prevented != string(checker.StaleWrite):
@@ -153,6 +159,8 @@ func (r Requirement) String() string {
 		return fmt.Sprintf("at least %d lost-lease notification(s)%s", min, where(r))
 	case r.Refused == checker.FLost:
 		return fmt.Sprintf("at least %d lost-lease notification(s) with %q%s", min, r.Error, where(r))
+	case r.Unknown:
+		return fmt.Sprintf("at least %d %s ended unknown%s%s", min, r.Refused, withError(r.Error), where(r))
 	case r.Refused != "" && r.Error == "":
 		return fmt.Sprintf("at least %d %s failed or ended unknown%s", min, r.Refused, where(r))
 	case r.Refused != "":
@@ -218,7 +226,8 @@ func (in *Input) check(r Requirement) Check {
 	case r.Refused != "":
 		n := 0
 		for _, e := range in.History {
-			if e.F == r.Refused && (e.Type == checker.Fail || e.Type == checker.Info) && e.Process >= 0 && strings.Contains(e.Error, r.Error) && counts(e) {
+			if e.F == r.Refused && (e.Type == checker.Info || (e.Type == checker.Fail && !r.Unknown)) && e.Process >= 0 &&
+				strings.Contains(e.Error, r.Error) && counts(e) {
 				n++
 			}
 		}
@@ -311,6 +320,14 @@ func where(r Requirement) string {
 		s += " after " + r.After + " fired"
 	}
 	return s
+}
+
+// withError says " with" the error text asked for, if any.
+func withError(text string) string {
+	if text == "" {
+		return ""
+	}
+	return fmt.Sprintf(" with %q", text)
 }
 
 // grantsWord returns "1 grant" or "n grants".

@@ -196,9 +196,10 @@ func TestScenario_WithSubject_Proofs(t *testing.T) {
 		want     []string // the requirements, in words
 	}{
 		{"etcd-minority", nil, []string{"kill e3: key held when it hit", "at least 2 acquire failed or ended unknown after kill e3 fired"}},
-		{"reentrant-lost-reply", nil, []string{"at least 1 acquire failed or ended unknown after drop-replies fired",
+		{"reentrant-lost-reply", nil, []string{"at least 1 acquire ended unknown after drop-replies fired",
 			"drop-replies n1: key held after it", "at least 3 grants after drop-replies n1 fired"}},
 		{"failover-wait-replica", nil, []string{"at least 0 grants"}},
+		{"client-pause-timeout", nil, []string{"at least 1 acquire ended unknown after client-pause fired", "at least 3 grants after client-pause n1 fired"}},
 		{"reentrant-wait-timeout", []string{scenario.CapBlock}, []string{"at least 4 acquire failed or ended unknown",
 			"every acquire returned within 800ms", "at least 3 grants"}},
 		{"reentrant-wait-timeout", nil, []string{"at least 3 grants"}},

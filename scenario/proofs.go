@@ -2,10 +2,16 @@ package scenario
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/evidence"
 )
+
+// unknownWords are lockpick's words for an operation whose outcome is
+// unknown (it may have taken effect): a requirement on them is about an
+// unknown outcome, which a lock program reports as such (unknown: true).
+var unknownWords = []string{"outcome unknown", "i/o timeout"}
 
 // lockOps are the operations of the lock itself, whose error texts are
 // the lock's own words; a read or a write is refused by lockpick's
@@ -23,8 +29,10 @@ var lockOps = []string{checker.FAcquire, checker.FRelease, checker.FExtend}
 //     says what those settings made the lock do (WAIT's "acknowledged by
 //     enough replicas", a sequential Redlock's split votes);
 //   - otherwise restated as what happened, without the text: the
-//     operation failed or ended unknown, once the attack began (after the
-//     schedule's first fault, unless it names its own moment).
+//     operation failed or ended unknown (only ended unknown, where the text
+//     is lockpick's for an unknown outcome: "i/o timeout", "outcome
+//     unknown"), once the attack began (after the schedule's first fault,
+//     unless it names its own moment).
 //
 // A waited requirement is about the lock's own waiting, and goes with
 // acquire: block when that is dropped.
@@ -39,6 +47,7 @@ func (s Scenario) proofsFor(dropped []string) []evidence.Requirement {
 		case changed:
 			continue
 		default:
+			r.Unknown = r.Unknown || slices.ContainsFunc(unknownWords, func(w string) bool { return strings.Contains(r.Error, w) })
 			r.Error = ""
 			if r.After == "" && len(s.Faults) > 0 {
 				r.After = s.Faults[0].Fault
