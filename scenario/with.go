@@ -44,7 +44,7 @@ var shapes = map[string]shape{"": anyShape, ShapeSingle: singleInstance, ShapeRe
 // dropped (zeroed), and listed in the result's Dropped; so is acquire:
 // block for a lock that does not wait itself (its clients retry). The
 // requirements written in the words of the scenario's lock are restated
-// or dropped (see [Scenario.proofsFor]). Where the subject cannot meet
+// as what happened, or dropped (see docs/subjects.md). Where the subject cannot meet
 // the attack it returns a *[MisfitError] (wrapping [ErrBadScenario]) that
 // says why: a topology of the wrong shape (a Redlock-style lock needs
 // independent masters, a single-instance lock one master), a setting that
@@ -88,8 +88,8 @@ func (s Scenario) WithProgram(p Program) (Scenario, error) {
 	return s.retarget("external", p)
 }
 
-// retarget is [Scenario.WithProgram] for any kind; p.Caps and p.Shape are
-// checked, and only external's.
+// retarget is [Scenario.WithProgram] for any subject kind, p's shape and
+// caps already checked (only a lock program, kind external, has them).
 func (s Scenario) retarget(kind string, p Program) (Scenario, error) {
 	s = s.WithDefaults()
 	if !knownLock(kind) {
