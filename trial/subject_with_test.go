@@ -31,16 +31,16 @@ func TestScenario_WithSubject(t *testing.T) {
 		{"redlock-crash-restart", "redislock", nil, "single-instance lock, and the scenario is a Redlock topology of 5"},
 		{"failover-lock-loss", "redsync", nil, "replicas that sentinels promote"},
 		{"failover-lock-loss", "redlock", nil, "replicas that sentinels promote"},
-		{"failover-wait-replica", "redislock", nil, "sets wait_replicas, which only set-nx honours"},
+		{"failover-wait-replica", "redislock", nil, "failover-wait-replica@redislock"}, // WAIT is set-nx's, dropped
 		{"gc-pause-fenced", "redislock", nil, "sets fenced, which only etcd-mutex and external and reentrant and set-nx honours"},
 		{"legacy-getset-skew", "redsync", nil, "sets clock_skew"},
-		{"reply-loss", "redsync", nil, "sets release_acquired_only, which only redlock honours"},
+		{"reply-loss", "redsync", nil, "reply-loss@redsync"}, // release_acquired_only is lockpick's Redlock's, dropped
 		{"naive-setnx-expire-crash", "external", []string{"x"}, "sets crash_after_setnx"},
 		{"single-baseline", "external", nil, "lock.command"},
-		{"redlock-split-vote", "redsync", nil, "sets sequential"},
-		{"reentrant-wait-reenter", "redislock", nil, "sets acquire"},
+		{"redlock-split-vote", "redsync", nil, "redlock-split-vote@redsync"},
+		{"reentrant-wait-reenter", "redislock", nil, "reentrant-wait-reenter@redislock"},
 		{"getset-naive-recovery", "set-nx", nil, "sets naive_recovery"},
-		{"redlock-greedy", "multilock", nil, "sets node_timeout"},
+		{"redlock-greedy", "multilock", nil, "redlock-greedy@multilock"},
 		{"single-baseline", "no-such-lock", nil, "unknown subject"},
 	} {
 		t.Run(tc.scenario+"@"+tc.subject, func(t *testing.T) {
