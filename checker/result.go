@@ -16,6 +16,12 @@ const (
 	SharedToken Kind = "shared-token" // one token handed to two processes whose leases overlapped
 )
 
+// Kinds returns every anomaly kind, in the order of the constants above: the
+// words a scenario's tolerate: and require: may name.
+func Kinds() []Kind {
+	return []Kind{DoubleGrant, StaleWrite, LostUpdate, StuckLock, Starvation, SharedToken}
+}
+
 // A Verdict is the outcome of a check. It prints and serializes as is.
 type Verdict string
 

@@ -131,11 +131,9 @@ func (r Requirement) Validate() (field, msg string) {
 	case r.Max != "" && r.Waited == "":
 		return "max", "only goes with waited"
 	case r.Waited != "" && !positiveDuration(r.Max):
-		return "max", fmt.Sprintf("must be a positive Go duration (700ms), not %q", r.Max)
+		return "max", fmt.Sprintf("must be a positive duration like 700ms, not %q", r.Max)
 	}
-	switch checker.Kind(r.Anomaly) {
-	case "", checker.DoubleGrant, checker.StaleWrite, checker.LostUpdate, checker.StuckLock, checker.Starvation:
-	default:
+	if r.Anomaly != "" && !slices.Contains(checker.Kinds(), checker.Kind(r.Anomaly)) {
 		return "anomaly", fmt.Sprintf("unknown anomaly kind %q", r.Anomaly)
 	}
 	return "", ""

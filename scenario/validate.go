@@ -156,9 +156,7 @@ func (s Scenario) validRun() error {
 		return bad("align_start", "must be between 0 and 1m")
 	}
 	for i, k := range s.Tolerate {
-		switch checker.Kind(k) {
-		case checker.DoubleGrant, checker.StaleWrite, checker.LostUpdate, checker.StuckLock, checker.Starvation:
-		default:
+		if !slices.Contains(checker.Kinds(), checker.Kind(k)) {
 			return bad(fmt.Sprintf("tolerate[%d]", i), "unknown anomaly kind %q", k)
 		}
 	}
