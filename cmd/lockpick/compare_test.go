@@ -63,7 +63,13 @@ func TestCompare_OneAnswer(t *testing.T) {
 		t.Errorf("junit.xml does not fail the fix arm alone:\n%s", j)
 	}
 	sum := readText(t, summary)
+	if !strings.Contains(sum, "- **compare-inherits[fix]**: expected unsafe, observed safe") || strings.Contains(sum, "- **compare-inherits[overrun]**") {
+		t.Errorf("summary does not say why the fix arm alone failed:\n%s", sum)
+	}
 	for _, line := range strings.Split(sum, "\n") {
+		if !strings.HasPrefix(line, "|") {
+			continue // not a row: the failures' reasons under the table
+		}
 		fix, bug := strings.Contains(line, "[fix]"), strings.Contains(line, "[overrun]")
 		if (fix && !strings.Contains(line, "**no**")) || (bug && strings.Contains(line, "**no**")) {
 			t.Errorf("summary row %q disagrees", line)
