@@ -18,8 +18,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/lockcore"
+	"github.com/lockpick/lockpick/scenario"
 )
 
 // An Extender is a Subject that can renew its grant. It is optional: the
@@ -92,6 +94,11 @@ type extRequest struct {
 	// Etcd lists the etcd members' client addresses (their proxies), e1
 	// first, on an etcd topology; Nodes is then empty and Master is e1's.
 	Etcd []string `json:"etcd,omitempty"`
+	// WaitMS, on a blocking acquire (the program declares block, the
+	// scenario says acquire: block), is how long the program may wait for
+	// the lock, in milliseconds; TimeoutMS then covers the wait and the
+	// answer.
+	WaitMS int64 `json:"wait_ms,omitempty"`
 	// Fenced asks for a fencing token.
 	Fenced bool `json:"fenced,omitempty"`
 	// Token is the grant's token, on release and extend.
@@ -112,6 +119,48 @@ type extReply struct {
 	ValidMS *int64 `json:"valid_ms"`
 	// Nodes lists the addresses of the nodes that granted. default: Master.
 	Nodes []string `json:"nodes"`
+}
+
+// An extLine is any line the program writes: a reply or, from a program
+// that declares renew, a notice of its own (Renewed or Lost set), which
+// answers no request.
+type extLine struct {
+	extReply
+	Renewed *extRenewed `json:"renewed"`
+	Lost    *extLost    `json:"lost"`
+}
+
+// notice reports whether the line is a notice rather than a reply.
+func (l extLine) notice() bool { return l.Renewed != nil || l.Lost != nil }
+
+// An extRenewed is a renewing program's report of one renewal of the lease
+// it holds: {"renewed": {"token": "...", "valid_ms": N, "at_mono_ns": M}}.
+type extRenewed struct {
+	// Token names the lease: its acquire's token.
+	Token string `json:"token"`
+	// OK is false when the program gave the lease up: its renewal found
+	// the lease gone, or failed until the lease ran out. default: true.
+	OK *bool `json:"ok"`
+	// ValidMS is how long the renewed lease is valid, in milliseconds,
+	// counted from AtMonoNS.
+	ValidMS *int64 `json:"valid_ms"`
+	// AtMonoNS is when the program sent the renewal, on CLOCK_MONOTONIC
+	// in nanoseconds (the clock of the history, shared by the host's
+	// processes).
+	AtMonoNS int64 `json:"at_mono_ns"`
+	// Unknown, with OK false, means the last renewal may have taken effect.
+	Unknown bool   `json:"unknown"`
+	Error   string `json:"error"`
+}
+
+// ok reports whether the renewal renewed the lease.
+func (r *extRenewed) ok() bool { return r.OK == nil || *r.OK }
+
+// An extLost is a renewing program's notice that the lease is gone, by
+// whatever means it learned it: {"lost": {"token": "...", "error": "..."}}.
+type extLost struct {
+	Token string `json:"token"`
+	Error string `json:"error"`
 }
 
 // errExited is the error of a call to a program that is no longer running.
@@ -155,6 +204,19 @@ type externalSubject struct {
 	master string // the address its acquire was sent to
 	node   string // the node(s) that granted it
 
+	// A renewing program's notices, from read's goroutine: the lease they
+	// are of, and those of no lease lockpick knows yet (the reply that
+	// grants it may still be on its way), kept until the next acquire.
+	mu    sync.Mutex
+	lease *extLease
+	early []extLine
+
+	// The clock shim, preloaded into a program whose client's clock is
+	// skewed: the library, the directory of its clock file (removed by
+	// Close), and the program's processes that do not map it.
+	shim, clockDir string
+	unshimmed      []string
+
 	// What Health reports, written by call and read (and by read's
 	// goroutine before exited closes).
 	calls, answered int
@@ -163,6 +225,8 @@ type externalSubject struct {
 	notReply        string // the first of them
 	noDeadline      int    // grants without a usable deadline
 	noToken         int    // grants without a token
+	badNotices      int    // notices lockpick cannot use (read's goroutine)
+	badNotice       string // the first of them
 	diedEarly       bool   // it exited before Close asked it to
 	stderr          tailWriter
 
@@ -184,6 +248,7 @@ var (
 	_ Extender       = (*externalSubject)(nil)
 	_ HealthReporter = (*externalSubject)(nil)
 	_ Warmer         = (*externalSubject)(nil)
+	_ ProgramHost    = (*externalSubject)(nil)
 	_ io.Closer      = (*externalSubject)(nil)
 )
 
@@ -202,7 +267,25 @@ func (s *externalSubject) Acquire(ctx context.Context) (Grant, error) {
 		}
 	}
 	s.token = ""
-	r, sent, err := s.call(ctx, extRequest{Op: "acquire", Master: m.Addr, Fenced: s.cfg.Fenced})
+	req := extRequest{Op: "acquire", Master: m.Addr, Fenced: s.fenced()}
+	callCtx, timeout := ctx, s.cfg.Lock.TTL.D()
+	if s.blocks() {
+		wait := s.waitBound(ctx)
+		if wait <= 0 {
+			// Nothing was sent: surely not acquired.
+			return Grant{Node: m.Name}, &lockcore.OpError{Op: "acquire", Key: s.cfg.Lock.Key,
+				Err: fmt.Errorf("external subject: no time left to wait for the lock: %w", context.DeadlineExceeded)}
+		}
+		// The program ends its wait at the bound and answers: lockpick waits
+		// a little longer for that answer, and does not cut it short.
+		req.WaitMS = max(wait.Milliseconds(), 1)
+		callCtx, timeout = context.WithoutCancel(ctx), wait+min(s.cfg.Lock.TTL.D(), blockAnswer)
+	}
+	s.mu.Lock()
+	s.early = nil // notices of earlier leases
+	s.mu.Unlock()
+	asked := checker.Now()
+	r, sent, err := s.exchange(callCtx, req, timeout)
 	if err != nil {
 		return Grant{Node: m.Name}, err
 	}
@@ -221,10 +304,53 @@ func (s *externalSubject) Acquire(ctx context.Context) (Grant, error) {
 	}
 	g := s.grant(r, sent, m.Name)
 	s.token, s.master, s.node = g.Token, m.Addr, g.Node
+	if s.renews() {
+		g.Lost = s.renewing(g.Token, asked)
+	}
 	return g, nil
 }
 
+// blockAnswer bounds how long after its wait a blocking acquire's answer
+// may come (and the TTL, if shorter): the program's last try, or the
+// cancelling of its waiter, is still under way at the bound.
+const blockAnswer = time.Second
+
+// fenced reports whether an acquire asks for a fencing token: in a fenced
+// scenario, from a program that declares fence or declares nothing.
+func (s *externalSubject) fenced() bool {
+	return s.cfg.Fenced && (s.cfg.Lock.Caps == nil || s.cfg.Lock.Declares(scenario.CapFence))
+}
+
+// blocks reports whether an acquire is one blocking request: the scenario
+// says acquire: block, and the program declares block.
+func (s *externalSubject) blocks() bool {
+	return s.cfg.Lock.Acquire == scenario.AcquireBlock && s.cfg.Lock.Declares(scenario.CapBlock)
+}
+
+// renews reports whether the program declares that it renews its leases
+// itself, and reports each renewal (see [externalSubject.heard]).
+func (s *externalSubject) renews() bool { return s.cfg.Lock.Declares(scenario.CapRenew) }
+
+// waitBound is how long a blocking acquire may wait: until ctx's deadline
+// (the worker's: the scenario's wait, or what is left of the trial), else
+// the scenario's wait, else the TTL.
+func (s *externalSubject) waitBound(ctx context.Context) time.Duration {
+	if ctx.Err() != nil {
+		return 0
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		return time.Until(dl)
+	}
+	if w := s.cfg.Lock.Wait.D(); w > 0 {
+		return w
+	}
+	return s.cfg.Lock.TTL.D()
+}
+
 func (s *externalSubject) Release(ctx context.Context) (string, error) {
+	s.mu.Lock()
+	s.lease = nil // the program stops renewing it before it answers
+	s.mu.Unlock()
 	if s.token == "" {
 		return s.node, lockcore.ErrReleased
 	}
@@ -269,6 +395,129 @@ func (s *externalSubject) grant(r extReply, sent time.Time, node string) Grant {
 	return Grant{Token: r.Token, Fence: r.Fence, ValidUntil: sent.Add(valid), Node: node}
 }
 
+// An extLease is the lease of a renewing program that lockpick knows:
+// granted, and not yet released or given up.
+type extLease struct {
+	token string
+	lost  chan struct{} // the grant's Lost: closed when the program gives it up
+}
+
+// maxEarly bounds the notices kept for a lease not granted yet.
+const maxEarly = 16
+
+// renewing makes token's lease, granted by an acquire sent after asked
+// (CLOCK_MONOTONIC ns), the one the program's notices are of, and applies
+// those of it that came before the reply that granted it. It returns the
+// lease's Lost channel.
+func (s *externalSubject) renewing(token string, asked int64) <-chan struct{} {
+	l := &extLease{token: token, lost: make(chan struct{})}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lease = l
+	early := s.early
+	s.early = nil
+	for _, n := range early {
+		// A renewal sent before the acquire is of another lease that had
+		// the same token.
+		if s.lease != nil && n.token() == token && (n.Renewed == nil || !n.Renewed.ok() || n.Renewed.AtMonoNS >= asked) {
+			s.apply(n)
+		}
+	}
+	return l.lost
+}
+
+// token returns the token a notice is of.
+func (l extLine) token() string {
+	if l.Renewed != nil {
+		return l.Renewed.Token
+	}
+	return l.Lost.Token
+}
+
+// unusable says why lockpick cannot use a notice read when
+// CLOCK_MONOTONIC was now, or "" if it can.
+func (l extLine) unusable(now int64) string {
+	r := l.Renewed
+	switch {
+	case l.token() == "":
+		return "no token"
+	case r == nil || !r.ok():
+		return ""
+	case r.ValidMS == nil || *r.ValidMS <= 0:
+		return "no valid_ms above 0"
+	case r.AtMonoNS <= 0:
+		return "no at_mono_ns"
+	case r.AtMonoNS > now:
+		return fmt.Sprintf("at_mono_ns %d is %v after lockpick read it: not CLOCK_MONOTONIC", r.AtMonoNS, time.Duration(r.AtMonoNS-now))
+	}
+	return ""
+}
+
+// heard takes a notice from a renewing program, on read's goroutine: a
+// renewal of the lease lockpick knows is recorded as an extend (through
+// [Config].OnRenew), with the deadline the program reported; a renewal
+// that failed, or a lost notice, ends the lease (its Lost closes). A
+// notice of no lease lockpick knows is kept until the next acquire, in
+// case the reply that grants it is still on its way; one lockpick cannot
+// use is counted for Health.
+func (s *externalSubject) heard(n extLine, text string) {
+	if why := n.unusable(checker.Now()); why != "" {
+		if s.badNotices++; s.badNotices == 1 {
+			s.badNotice = fmt.Sprintf("%q (%s)", trim(text, 80), why)
+		}
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lease == nil || s.lease.token != n.token() {
+		if len(s.early) < maxEarly {
+			s.early = append(s.early, n)
+		}
+		return
+	}
+	s.apply(n)
+}
+
+// apply applies notice n to s.lease, which it is of; the caller holds s.mu.
+func (s *externalSubject) apply(n extLine) {
+	l := s.lease
+	if n.Lost != nil {
+		s.lose()
+		return
+	}
+	report := s.cfg.OnRenew
+	if report == nil {
+		report = func(lockcore.Renewal) {}
+	}
+	r := n.Renewed
+	report(lockcore.Renewal{Token: l.token})
+	if r.ok() {
+		report(lockcore.Renewal{Done: true, Token: l.token, ValidUntil: s.deadline(r.AtMonoNS, *r.ValidMS)})
+		return
+	}
+	var answer error = lockcore.ErrNotHeld
+	if r.Unknown {
+		answer = &lockcore.OpError{Op: "extend", Key: s.cfg.Lock.Key, Indeterminate: true, Err: errors.New(r.Error)}
+	}
+	report(lockcore.Renewal{Done: true, Token: l.token, Err: s.said(r.Error, answer)})
+	s.lose()
+}
+
+// lose ends s.lease, closing its Lost; the caller holds s.mu.
+func (s *externalSubject) lose() {
+	close(s.lease.lost)
+	s.lease = nil
+}
+
+// deadline turns a renewal's deadline, at (CLOCK_MONOTONIC ns) plus
+// validMS, into a time on the client's clock. The client's clock is read
+// first, so the result is never later than the program's deadline.
+func (s *externalSubject) deadline(at, validMS int64) time.Time {
+	now := s.cfg.Clock().Now()
+	mono := checker.Now()
+	return now.Add(time.Duration(at-mono) + time.Duration(validMS)*time.Millisecond)
+}
+
 // call sends req and waits for its reply, for at most the TTL. It returns
 // the reply of an ok operation and when, on the client's clock, the request
 // went out; otherwise an error the history can classify: matching
@@ -294,6 +543,7 @@ func (s *externalSubject) WarmUp(ctx context.Context) error {
 	s.calls, s.answered = calls, answered
 	if up {
 		s.warm = true
+		s.checkShim()
 		return nil
 	}
 	_ = s.Close() // so the reader is done with what it counts
@@ -432,6 +682,13 @@ func (s *externalSubject) start() error {
 	}
 	cmd.Stderr = io.MultiWriter(os.Stderr, &s.stderr)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	var err error
+	if skew := s.cfg.Lock.Skew(s.cfg.Process); skew != 0 {
+		if cmd.Env, err = s.skewClock(cmd.Env, skew); err != nil {
+			s.startErr = fmt.Errorf("external subject: start %s with its client's clock skewed %v: %w", argv[0], skew, err)
+			return s.startErr
+		}
+	}
 	stdin, err := cmd.StdinPipe()
 	if err == nil {
 		var out io.ReadCloser
@@ -448,23 +705,29 @@ func (s *externalSubject) start() error {
 	return s.startErr
 }
 
-// read feeds the program's replies to call until its stdout ends, then
-// reaps it. Lines that are not JSON objects are counted for Health.
+// read feeds the program's replies to call, and its notices to heard,
+// until its stdout ends, then reaps it. Lines that are neither (not JSON
+// objects, or notices from a program that does not declare renew) are
+// counted for Health.
 func (s *externalSubject) read(out io.Reader) {
 	defer close(s.exited)
 	sc := bufio.NewScanner(out)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		s.lines.Add(1)
-		var r extReply
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+		var l extLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil || (l.notice() && !s.renews()) {
 			if s.notReplies++; s.notReplies == 1 {
 				s.notReply = sc.Text()
 			}
 			continue
 		}
+		if l.notice() {
+			s.heard(l, sc.Text())
+			continue
+		}
 		select {
-		case s.replies <- r:
+		case s.replies <- l.extReply:
 		case <-s.quit:
 		}
 	}
@@ -487,6 +750,9 @@ func (s *externalSubject) Health() error {
 		return nil // never asked anything
 	}
 	what := s.troubles()
+	if s.startErr != nil {
+		what = append([]string{s.startErr.Error()}, what...)
+	}
 	if (s.answered == 0 && s.calls > 0) || s.startErr != nil {
 		// Up since its warm-up, its silence is the trial's doing.
 		kind, after := ErrUnusable, ""
@@ -507,13 +773,10 @@ func (s *externalSubject) who() string {
 	return fmt.Sprintf("lock program %s (client %d)", strings.Join(s.cfg.Lock.Command, " "), s.cfg.Process)
 }
 
-// troubles lists how the program misbehaved, for Health; call it after
-// Close.
+// troubles lists how the program misbehaved once started, for Health
+// and WarmUp; call it after Close.
 func (s *externalSubject) troubles() []string {
 	var what []string
-	if s.startErr != nil {
-		what = append(what, s.startErr.Error())
-	}
 	if s.diedEarly {
 		what = append(what, fmt.Sprintf("exited (%v) before the end of the trial", s.waitErr))
 	}
@@ -530,6 +793,14 @@ func (s *externalSubject) troubles() []string {
 	}
 	if s.noToken > 0 {
 		what = append(what, fmt.Sprintf("granted %d locks without a token", s.noToken))
+	}
+	if s.badNotices > 0 {
+		what = append(what, fmt.Sprintf("wrote %d notices lockpick cannot use, e.g. %s (docs/worker-protocol.md: renewals)", s.badNotices, s.badNotice))
+	}
+	if len(s.unshimmed) > 0 {
+		what = append(what, fmt.Sprintf("runs with its client's clock skewed %v, but lockpick's clock shim is not loaded in %s: "+
+			"its clock is not skewed (a static binary, or a Go program, reads the clock past libc)",
+			s.cfg.Lock.Skew(s.cfg.Process), strings.Join(s.unshimmed, ", ")))
 	}
 	return what
 }
@@ -613,7 +884,24 @@ func (s *externalSubject) Close() error {
 	}
 	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 	<-s.exited
+	if s.clockDir != "" {
+		_ = os.RemoveAll(s.clockDir)
+	}
 	return nil
+}
+
+// ProgramGroup returns the process group the program runs in (its pid),
+// or 0 if it is not running.
+func (s *externalSubject) ProgramGroup() int {
+	if s.cmd == nil {
+		return 0
+	}
+	select {
+	case <-s.exited:
+		return 0
+	default:
+		return s.cmd.Process.Pid
+	}
 }
 
 // name returns the name of the node at addr, or addr if none is.

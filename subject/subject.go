@@ -58,6 +58,16 @@ type Warmer interface {
 	WarmUp(ctx context.Context) error
 }
 
+// A ProgramHost is a Subject whose lock runs in a program of its own, such
+// as a lock program. It is optional.
+type ProgramHost interface {
+	// ProgramGroup returns the process group the program runs in, or 0
+	// if it is not running. An isolated client's runner freezes the
+	// group with the client (pause-client), so the program's own
+	// threads, a lease renewal among them, freeze as the client's do.
+	ProgramGroup() int
+}
+
 // A Config is what building one client's Subject takes.
 type Config struct {
 	// Lock is the scenario's lock section.
@@ -70,6 +80,10 @@ type Config struct {
 	// watchdog) as extends in the history. It may be called from any
 	// goroutine.
 	OnRenew func(lockcore.Renewal)
+	// ClockShimDir is where the clock shim is built and kept, for a lock
+	// program whose client's clock the scenario skews (see
+	// [cluster.BuildClockShim]). default: a directory under os.TempDir().
+	ClockShimDir string
 
 	// Target is where the client's connections go (see [NewTarget]).
 	Target *Target

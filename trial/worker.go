@@ -45,7 +45,8 @@ type grant struct {
 // events through emit and its subject's troubles into problems.
 func newWorker(p int, s scenario.Scenario, tgt *subject.Target, emit func(checker.Event), problems *problemLog) *worker {
 	w := &worker{process: p, s: s, emit: emit, mono: newMonoClock(s.Lock.Skew(p)), problems: problems}
-	w.subj = subject.New(subject.Config{Target: tgt, Lock: s.Lock, Fenced: s.Fenced, Process: p, OnRenew: w.renewed})
+	w.subj = subject.New(subject.Config{Target: tgt, Lock: s.Lock, Fenced: s.Fenced, Process: p, OnRenew: w.renewed,
+		ClockShimDir: ShimCache()})
 	return w
 }
 
@@ -166,6 +167,12 @@ func (w *worker) acquire(ctx context.Context, reenter int) (grant, bool) {
 		ctx, cancel = context.WithTimeout(ctx, wait)
 		defer cancel()
 	}
+	if reenter == 0 {
+		// A lock may report a renewal the instant it grants (a lock program
+		// writes it right after its reply): it is of the lease this acquire
+		// opens. No renewal of the last lease comes after its release.
+		w.current.Store(int64(w.grants + 1))
+	}
 	g, err := w.subj.Acquire(ctx)
 	if err == nil && g.ValidUntil.IsZero() {
 		// The history cannot place a lease without its end: the lock may
@@ -181,7 +188,6 @@ func (w *worker) acquire(ctx context.Context, reenter int) (grant, bool) {
 	if reenter == 0 {
 		w.grants++
 		l.n = w.grants
-		w.current.Store(int64(l.n))
 	}
 	w.emit(checker.Event{Process: w.process, Type: checker.OK, F: checker.FAcquire, Key: key, Node: g.Node,
 		Token: g.Token, Grant: l.n, Fence: g.Fence, ValidUntil: w.mono.at(g.ValidUntil)})

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"golang.org/x/sys/unix"
 
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/faults"
@@ -64,7 +65,11 @@ func ServeWorker(ctx context.Context, in io.Reader, w io.Writer) error {
 		_, _ = fmt.Fprintln(w, notReadyLine+oneLine(err.Error()))
 		return err
 	}
-	if _, err := fmt.Fprintln(w, "ready"); err != nil {
+	var ready workerReady
+	if ph, ok := wk.subj.(subject.ProgramHost); ok {
+		ready.ProgramGroup = ph.ProgramGroup()
+	}
+	if err := writeReady(w, ready); err != nil {
 		return err
 	}
 	if _, err := fmt.Fscanf(in, "go %d\n", &spec.StartMono); err != nil {
@@ -94,6 +99,46 @@ func ServeWorker(ctx context.Context, in io.Reader, w io.Writer) error {
 	}
 	_, err = fmt.Fprintf(w, "%s%s\n", doneLine, b)
 	return err
+}
+
+// readyLine is the first line an isolated client writes, once its lock is
+// up: "ready", then, for a lock program, a space and a [workerReady].
+const readyLine = "ready"
+
+// workerReady is what an isolated client tells the runner when it is ready.
+type workerReady struct {
+	// ProgramGroup is the process group of its lock program, 0 without
+	// one: the runner freezes it whenever it freezes the client (see
+	// [workerProc.freezeProgram]).
+	ProgramGroup int `json:"program_group,omitempty"`
+}
+
+// writeReady writes the ready line of r.
+func writeReady(w io.Writer, r workerReady) error {
+	line := readyLine
+	if r != (workerReady{}) {
+		b, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		line += " " + string(b)
+	}
+	_, err := fmt.Fprintln(w, line)
+	return err
+}
+
+// parseReady reads a ready line: ok is false if line is not one.
+func parseReady(line string) (r workerReady, ok bool) {
+	rest, ok := strings.CutPrefix(line, readyLine)
+	switch {
+	case !ok:
+		return r, false
+	case rest == "":
+		return r, true
+	case rest[0] != ' ':
+		return r, false
+	}
+	return r, json.Unmarshal([]byte(rest[1:]), &r) == nil
 }
 
 // notReadyLine starts the line an isolated client writes instead of
@@ -171,7 +216,10 @@ func startWorker(spec workerSpec, rec recorder, stderr io.Writer) (*workerProc, 
 		sc := bufio.NewScanner(out)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		if sc.Scan() {
-			if sc.Text() == "ready" {
+			if r, ok := parseReady(sc.Text()); ok {
+				if r.ProgramGroup > 0 {
+					go p.freezeProgram(r.ProgramGroup)
+				}
 				close(p.ready)
 			} else if why, ok := strings.CutPrefix(sc.Text(), notReadyLine); ok {
 				p.notReady = why
@@ -247,6 +295,47 @@ func (p *workerProc) problems(crash, killed bool) ([]string, error) {
 		return out, errors.New(p.report.Unusable)
 	}
 	return out, nil
+}
+
+// The si_code of a child's wait event (see waitid(2)).
+const (
+	cldStopped   = 5 // CLD_STOPPED
+	cldContinued = 6 // CLD_CONTINUED
+)
+
+// freezeProgram stops the lock program's process group pgid whenever the
+// worker stops (a pause-client step's SIGSTOP, which reaches the worker
+// alone: the program runs in a process group of its own), and continues it
+// when the worker continues, until the worker exits. A lock program's own
+// threads, such as one that renews its lease, thus freeze with the
+// client, as a watchdog thread freezes in a stop-the-world pause. The
+// runner, the worker's parent, hears of both from waitid(2) within
+// microseconds; it never reaps the worker (cmd.Wait does).
+func (p *workerProc) freezeProgram(pgid int) {
+	pid := p.pid()
+	for {
+		// Wait for the worker's next stop, continue or exit, leaving it
+		// waitable.
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WSTOPPED|unix.WCONTINUED|unix.WEXITED|unix.WNOWAIT, nil)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil || (info.Code != cldStopped && info.Code != cldContinued) {
+			return // it exited (or was reaped)
+		}
+		// Take the stop or continue event, so the next wait waits.
+		info = unix.Siginfo{}
+		if err := unix.Waitid(unix.P_PID, pid, &info, unix.WSTOPPED|unix.WCONTINUED|unix.WNOHANG, nil); err != nil {
+			return
+		}
+		switch info.Code {
+		case cldStopped:
+			_ = syscall.Kill(-pgid, syscall.SIGSTOP)
+		case cldContinued:
+			_ = syscall.Kill(-pgid, syscall.SIGCONT)
+		}
+	}
 }
 
 func exitStatus(err error) string {
