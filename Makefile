@@ -8,9 +8,9 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 all: build
 
-# deps installs redis-server, redis-sentinel, gcc, python3-redis (for examples/pylock)
-# and etcd-server (etcd 3.4, for the etcd topologies; see docs/etcd.md) from Debian
-# when they are missing.
+# deps installs redis-server, redis-sentinel, gcc, python3-redis (for examples/pylock),
+# python3-etcd3 (for examples/pyetcdlock) and etcd-server (etcd 3.4, for the etcd
+# topologies; see docs/etcd.md) from Debian when they are missing.
 deps:
 	@if ! command -v redis-server >/dev/null || ! command -v redis-sentinel >/dev/null; then \
 		echo "installing redis-server and redis-sentinel (Debian packages)"; \
@@ -24,6 +24,11 @@ deps:
 		echo "installing python3-redis (Debian package, for examples/pylock)"; \
 		$(SUDO) apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq python3-redis >/dev/null; \
+	fi
+	@if ! /usr/bin/python3 -c 'import etcd3' 2>/dev/null; then \
+		echo "installing python3-etcd3 (Debian package, for examples/pyetcdlock)"; \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq python3-etcd3 >/dev/null; \
 	fi
 	@if ! command -v etcd >/dev/null; then \
 		echo "installing etcd-server (Debian package, etcd 3.4)"; \
