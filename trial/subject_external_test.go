@@ -162,6 +162,7 @@ func TestExternal_EtcdProgram(t *testing.T) {
 			t.Parallel()
 			tc.program.Shape = scenario.ShapeEtcd
 			tr := runProgram(t, tc.scenario, tc.program)
+			t.Logf("observed %s; attempts %v, grants %v, extends %d", tr.Observed, tr.Evidence.Attempts, tr.Evidence.Grants, tr.Evidence.Extends)
 			wantObserved(t, tr, tc.want...)
 			renewing := slices.Contains(tc.program.Caps, scenario.CapRenew)
 			// Holders keep the lock 3.5s of a 5s lease in etcd-leader-kill,
@@ -200,6 +201,7 @@ func TestExternal_RenewingRedisProgram(t *testing.T) {
 			t.Parallel()
 			tr := runProgram(t, name, scenario.Program{Command: append(extlock, "--block", "--renew"),
 				Shape: scenario.ShapeSingle, Caps: []string{scenario.CapBlock, scenario.CapRenew}})
+			t.Logf("observed %s; attempts %v, grants %v, extends %d", tr.Observed, tr.Evidence.Attempts, tr.Evidence.Grants, tr.Evidence.Extends)
 			wantObserved(t, tr, "safe")
 			if name == "watchdog-long-hold" && tr.Evidence.Extends == 0 {
 				t.Error("no renewal recorded (extends) from a renewing program")
