@@ -129,22 +129,30 @@ func (r *run) opAt(ix int) *op {
 }
 
 // A counterKey applies the counter rule (see counterrule.go in package
-// model) to one resource key as its operations come, in time order.
+// model) to one resource key as its operations come, in time order. What
+// it keeps does not grow with the history: oks forgets the values no write
+// to come can repeat without breaking the rule another way (see prune),
+// and all, the values written or maybe written, is one range but for the
+// values still to be written (and those never written, a lost update).
 type counterKey struct {
 	key    string
 	done   model.MaxBefore // places of the ok reads and writes, by completion
 	fences model.MaxBefore // fences of the ok reads and writes (as places), by completion
 	lo, hi int64           // lowest and highest value of an ok read or write
 	seen   bool
-	oks    model.ValueSet // values of ok writes
-	maybes model.ValueSet // values unknown writes may supply
-	bad    bool           // a violation was found
+	oks    model.ValueSet // values of ok writes, but those below the floor of prune
+	all    model.ValueSet // values of ok writes and of unknown writes that may supply them
+	flying []*sop         // writes invoked and not yet final, in invoke order
+	bad    bool           // a violation was found: the rest of the rule does not matter
 }
 
 // invoked notes, for o, what had completed before its invoke.
 func (c *counterKey) invoked(o *sop) {
 	o.before, o.hasBefore = c.done.Get(o.call)
 	o.fenceBefore, o.hasFence = c.fences.Get(o.call)
+	if o.f == FWrite && !c.bad {
+		c.flying = append(c.flying, o)
+	}
 }
 
 // completed applies the rule to o, a read or write that is final, and
@@ -153,13 +161,16 @@ func (c *counterKey) completed(o *sop, clk clock) *Anomaly {
 	if o.typ == OK {
 		c.fences.Add(o.ret, model.Place{V: o.fence})
 	}
-	if !o.hasValue || o.typ == Fail || (o.f == FRead && o.typ != OK) {
+	if i := slices.Index(c.flying, o); i >= 0 {
+		c.flying = slices.Delete(c.flying, i, i+1)
+	}
+	if c.bad || !o.hasValue || o.typ == Fail || (o.f == FRead && o.typ != OK) {
 		return nil
 	}
 	p := model.Place{V: o.value, Read: o.f == FRead}
 	if o.typ != OK { // a write with an unknown outcome
 		if !o.hasBefore || !p.Less(o.before) {
-			c.maybes.Add(o.value)
+			c.all.Add(o.value)
 		}
 		return nil
 	}
@@ -173,8 +184,31 @@ func (c *counterKey) completed(o *sop, clk clock) *Anomaly {
 		return c.violation(o, clk, "after an operation that must follow it had completed")
 	case !p.Read && !c.oks.Add(o.value):
 		return c.violation(o, clk, "a value already written: the counter only increments")
+	case !p.Read:
+		c.all.Add(o.value)
 	}
 	return nil
+}
+
+// prune lets oks forget the values below the floor: the place that every
+// write still to complete had seen completed before its invoke, which is
+// that of its earliest in flight, or, for those still to come (every
+// invoke to come is at or after t), the latest place completed before t.
+// A write of a value below it comes before an operation that completed
+// before its invoke: the rule's first violation, whatever oks holds. A
+// write in flight for ever (its process never heard of again) holds the
+// floor where it was.
+func (c *counterKey) prune(t int64) {
+	if c.bad || len(c.oks) < 2 {
+		return
+	}
+	floor, ok := c.done.Get(t)
+	if len(c.flying) > 0 { // their places before were taken in time order
+		floor, ok = c.flying[0].before, c.flying[0].hasBefore
+	}
+	if ok {
+		c.oks.DropBelow(floor.V)
+	}
 }
 
 // end applies the rest of the rule once the history is over.
@@ -182,7 +216,7 @@ func (c *counterKey) end() *Anomaly {
 	if !c.seen || c.bad {
 		return nil
 	}
-	v, gap := model.FirstGap(c.oks, c.maybes, c.lo+1, c.hi)
+	v, gap := model.FirstGap(c.all, nil, c.lo+1, c.hi)
 	if !gap {
 		return nil
 	}
@@ -196,6 +230,7 @@ func (c *counterKey) violation(o *sop, clk clock, why string) *Anomaly {
 		return nil
 	}
 	c.bad = true
+	c.oks, c.all, c.flying = nil, nil, nil
 	verb := "wrote"
 	if o.f == FRead {
 		verb = "read"

@@ -137,7 +137,11 @@
 // A [Stream] takes a history one event at a time, in time order or up to
 // [Options].Reorder out of it (events of recorders sharing a file), and
 // keeps only what later events can still change, so its memory does not
-// grow with the history while leases end and operations complete. Its
+// grow with the history while leases end and operations complete: a lease
+// renewed for hours keeps the first and the last ten of its renewals (all
+// that an anomaly cites of them), and the counter rule forgets the values
+// no write to come can repeat without breaking the rule otherwise. What it
+// keeps for good is the anomalies found and a few words per process. Its
 // Close gives the result [Check] gives (it runs no search, so never
 // Unknown), or says with [ErrNeedHistory] that only the whole history can:
 // a lost update to explain, an operation completed before its invoke, or

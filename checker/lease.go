@@ -23,14 +23,14 @@ type lease struct {
 	fence    int64
 	node     string
 	acquire  *op
-	start    int64  // acquire ok time
-	windows  []span // certain ownership, disjoint and sorted; may be empty
-	release  *op    // the release that ended the lease, or nil
-	lost     *op    // the lost notification that ended its certain ownership, or nil
-	extends  []*op  // ok extends and re-acquires of the lease
-	deadline int64  // last ValidUntil known; math.MaxInt64 if none
-	lastSeen int64  // last completion of the holder while it held the lease
-	closedAt int64  // invoke of the release or superseding acquire; math.MaxInt64 if none
+	start    int64   // acquire ok time
+	windows  []span  // certain ownership, disjoint and sorted; may be empty
+	release  *op     // the release that ended the lease, or nil
+	lost     *op     // the lost notification that ended its certain ownership, or nil
+	extends  opTrail // ok extends and re-acquires of the lease: the first and last ten
+	deadline int64   // last ValidUntil known; math.MaxInt64 if none
+	lastSeen int64   // last completion of the holder while it held the lease
+	closedAt int64   // invoke of the release or superseding acquire; math.MaxInt64 if none
 
 	swept     int   // for a Stream: windows swept for double grants
 	pairs     []int // for a Stream: ids of the leases found overlapping it
@@ -56,13 +56,11 @@ func (l *lease) endedByRelease() bool {
 	return l.release != nil && len(l.windows) > 0 && l.end() == l.release.call
 }
 
-// indexes returns the history indexes of the lease's acquire, extends and
-// release.
+// indexes returns the history indexes of the lease's acquire, extends (the
+// first and the last ten: a watchdog renews a lease held for hours many
+// thousand times), lost notification and release.
 func (l *lease) indexes() []int {
-	ix := l.acquire.indexes()
-	for _, o := range l.extends {
-		ix = append(ix, o.indexes()...)
-	}
+	ix := append(l.acquire.indexes(), l.extends.indexes()...)
 	if l.lost != nil {
 		ix = append(ix, l.lost.inv)
 	}
@@ -152,7 +150,7 @@ func (b *leaseBuilder) add(o *op) (created, closed *lease) {
 	switch {
 	case o.f == FAcquire && o.typ == OK:
 		if l != nil && l.under(o, true) {
-			l.extends = append(l.extends, o)
+			l.extends.add(o)
 			l.addWindow(o)
 			return nil, nil
 		}
@@ -176,7 +174,7 @@ func (b *leaseBuilder) add(o *op) (created, closed *lease) {
 		l.cut(o.call)
 		l.lost = o
 	case o.f == FExtend && o.typ == OK && l != nil && l.under(o, false):
-		l.extends = append(l.extends, o)
+		l.extends.add(o)
 		l.addWindow(o)
 	case o.f == FRelease && l != nil && l.under(o, false):
 		l.release = o

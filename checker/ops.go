@@ -34,6 +34,36 @@ func (o *op) indexes() []int {
 	return []int{o.inv, o.done}
 }
 
+// An opTrail sums up a sequence of operations that may grow with the
+// history (a run of failed acquires, a lease's renewals): how many, and the
+// first and the last ten, which are what an anomaly cites of it.
+type opTrail struct {
+	n    int
+	head []*op
+	tail [10]*op // the last ten, by n modulo 10
+}
+
+func (t *opTrail) add(o *op) {
+	if len(t.head) < 10 {
+		t.head = append(t.head, o)
+	}
+	t.tail[t.n%10] = o
+	t.n++
+}
+
+// indexes returns the history indexes of the first and the last ten
+// operations, in order.
+func (t *opTrail) indexes() []int {
+	var ix []int
+	for _, o := range t.head {
+		ix = append(ix, o.indexes()...)
+	}
+	for i := max(10, t.n-10); i < t.n; i++ {
+		ix = append(ix, t.tail[i%10].indexes()...)
+	}
+	return ix
+}
+
 // A thread is where a process runs one operation at a time: its own calls,
 // or, for extends, its lock's renewals (a watchdog), which run beside them.
 // It maps a process to the position in the list of its open operation.

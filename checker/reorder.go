@@ -78,13 +78,14 @@ func (s *Stream) toCounter(t int64, o *sop, done bool) {
 }
 
 // counters gives the counter rule, in time order, what is before the
-// watermark (everything, once the history has ended).
+// watermark (everything, once the history has ended), and lets it forget
+// what no event to come can use.
 func (s *Stream) counters() {
 	w := s.watermark()
 	for {
 		e, ok := s.ctrq.next(w, s.ended)
 		if !ok {
-			return
+			break
 		}
 		c := s.counter(e.o.invKey)
 		if !e.done {
@@ -94,6 +95,11 @@ func (s *Stream) counters() {
 		if a := c.completed(e.o, s.clock()); a != nil {
 			s.found = append(s.found, *a)
 			s.inexact("a lost update on %q: only the whole history explains it", e.o.invKey)
+		}
+	}
+	if !s.ended {
+		for _, c := range s.ctrs {
+			c.prune(w) // every invoke to come is at or after w
 		}
 	}
 }

@@ -49,12 +49,15 @@ type Window struct {
 // processes, the history indexes of the events involved, the lease windows
 // and the nodes, and a message in plain words.
 type Anomaly struct {
-	Kind      Kind     `json:"kind"`
-	Key       string   `json:"key,omitempty"`
-	Processes []int    `json:"processes"`
-	Ops       []int    `json:"ops"` // history indexes (Event.Index) involved
-	Windows   []Window `json:"windows,omitempty"`
-	Nodes     []string `json:"nodes,omitempty"`
+	Kind      Kind   `json:"kind"`
+	Key       string `json:"key,omitempty"`
+	Processes []int  `json:"processes"`
+	// Ops are the history indexes (Event.Index) of the events involved; of
+	// a lease's renewals, or of a run of failed acquires, the first ten and
+	// the last ten.
+	Ops     []int    `json:"ops"`
+	Windows []Window `json:"windows,omitempty"`
+	Nodes   []string `json:"nodes,omitempty"`
 	// Prevented is true for a violation the system stopped, such as a stale
 	// write the resource rejected by its fencing token. Prevented anomalies
 	// are listed in [Result].Prevented, never in [Result].Anomalies.

@@ -45,7 +45,8 @@ type Stream struct {
 	pairs  []grantPair  // double grants waiting for their leases to end
 	found  []Anomaly    // anomalies proven so far
 	saved  []staleFound // prevented stale writes, with their list position
-	why    []string     // why only the whole history gives the exact result
+	why    []string     // why only the whole history gives the exact result: the first maxWhy reasons
+	more   bool         // and there were others
 	todo   []sweepWin   // scratch for sweeps
 	pins   []*lease     // scratch for forget
 	ctrq   ctrQueue     // reads and writes for the counter rule, by time
@@ -345,7 +346,11 @@ func (s *Stream) Close() (Result, error) {
 	res.Elapsed = time.Since(s.start)
 	s.res, s.resErr = res, s.err
 	if s.resErr == nil && len(s.why) > 0 {
-		s.resErr = fmt.Errorf("%w: %s", ErrNeedHistory, joinStrings(s.why))
+		why := s.why
+		if s.more {
+			why = append(slices.Clone(why), "others")
+		}
+		s.resErr = fmt.Errorf("%w: %s", ErrNeedHistory, joinStrings(why))
 	}
 	return s.res, s.resErr
 }
@@ -357,10 +362,18 @@ func (s *Stream) Events() int { return s.events }
 // most one came before an event added earlier, 0 if they were in order.
 func (s *Stream) Lateness() time.Duration { return time.Duration(s.late) }
 
+// maxWhy is how many reasons a Stream gives for ErrNeedHistory: a history
+// may have one per event.
+const maxWhy = 8
+
 func (s *Stream) inexact(format string, args ...any) {
 	why := fmt.Sprintf(format, args...)
-	if !slices.Contains(s.why, why) {
+	switch {
+	case slices.Contains(s.why, why):
+	case len(s.why) < maxWhy:
 		s.why = append(s.why, why)
+	default:
+		s.more = true
 	}
 }
 

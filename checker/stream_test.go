@@ -415,3 +415,136 @@ func TestStream_FlatMemory(t *testing.T) {
 	}
 	t.Logf("the stream held at most %d items", most)
 }
+
+// retainedCurve streams the events each emits and returns what the stream
+// holds (checker.Retained) after deciding, every step events.
+func retainedCurve(t *testing.T, each func(emit func(checker.Event)), step int) []int {
+	t.Helper()
+	s := checker.NewStream(nil)
+	var curve []int
+	each(func(e checker.Event) {
+		if err := s.Add(e); err != nil {
+			t.Fatal(err)
+		}
+		if s.Events()%step == 0 {
+			s.Decide()
+			curve = append(curve, checker.Retained(s))
+		}
+	})
+	if res, err := s.Close(); err != nil || res.Verdict != checker.Ok {
+		t.Errorf("verdict %s, %v: %v", res.Verdict, err, res.Counts())
+	}
+	return curve
+}
+
+// flatCurve fails unless what a stream held over the last three quarters
+// of curve stays within a factor 1.5 (and a little) of the most it held in
+// the first quarter: with what is open bounded, nothing may grow with the
+// history.
+func flatCurve(t *testing.T, curve []int) {
+	t.Helper()
+	q := len(curve) / 4
+	bar := slices.Max(curve[:q])
+	for i, n := range curve[q:] {
+		if n > bar+bar/2+20 {
+			t.Fatalf("at checkpoint %d of %d the stream holds %d items; at most %d in the first quarter: %v", q+i+1, len(curve), n, bar, curve)
+		}
+	}
+	t.Logf("held %d items at most in the first quarter, %d after", bar, slices.Max(curve[q:]))
+}
+
+// TestStream_FlatMemoryUnknownWrites checks that the counter rule's sets
+// of values do not grow with the history: every write whose outcome is
+// unknown, and took effect, leaves a value no ok write wrote.
+func TestStream_FlatMemoryUnknownWrites(t *testing.T) {
+	w := checkertest.Options{Processes: 16, Keys: 4, Events: 400_000, TTL: 60 * time.Second, CleanUp: true, UnknownRate: 0.05, Seed: 5}
+	flatCurve(t, retainedCurve(t, func(emit func(checker.Event)) { checkertest.Each(&w, emit) }, 10_000))
+}
+
+// watchdog emits a history of rounds renewals: process 0 holds "lock" for
+// ever, its watchdog renewing it every 100ms for a second, and increments
+// "counter" under it while process 1 tries the lock and fails. With
+// steal, process 1's last try is granted: a double grant.
+func watchdog(rounds int, steal bool, emit func(checker.Event)) {
+	const ms = int64(time.Millisecond)
+	i := 0
+	ev := func(p int, typ checker.Type, f, key string, at int64) checker.Event {
+		i++
+		return checker.Event{Index: i - 1, Process: p, Type: typ, F: f, Key: key, Token: fmt.Sprint("t", p), Time: at}
+	}
+	valid := func(e checker.Event) checker.Event { e.ValidUntil = e.Time + 1000*ms; return e }
+	value := func(e checker.Event, v int) checker.Event { e.Value = []byte(fmt.Sprint(v)); return e }
+	emit(ev(0, checker.Invoke, checker.FAcquire, "lock", 0))
+	emit(valid(ev(0, checker.OK, checker.FAcquire, "lock", ms)))
+	for r := range rounds {
+		at := int64(r+1) * 100 * ms
+		emit(ev(0, checker.Invoke, checker.FExtend, "lock", at))
+		emit(valid(ev(0, checker.OK, checker.FExtend, "lock", at+ms)))
+		emit(ev(0, checker.Invoke, checker.FRead, "counter", at+2*ms))
+		emit(value(ev(0, checker.OK, checker.FRead, "counter", at+3*ms), r))
+		emit(value(ev(0, checker.Invoke, checker.FWrite, "counter", at+4*ms), r+1))
+		emit(ev(0, checker.OK, checker.FWrite, "counter", at+5*ms))
+		emit(ev(1, checker.Invoke, checker.FAcquire, "lock", at+6*ms))
+		if steal && r == rounds-1 {
+			emit(valid(ev(1, checker.OK, checker.FAcquire, "lock", at+7*ms)))
+		} else {
+			emit(ev(1, checker.Fail, checker.FAcquire, "lock", at+7*ms))
+		}
+	}
+}
+
+// TestStream_FlatMemoryWatchdog checks that a lease renewed for the whole
+// history keeps what a stream holds flat: an anomaly cites the first and
+// the last ten of its renewals, so the rest are let go.
+func TestStream_FlatMemoryWatchdog(t *testing.T) {
+	flatCurve(t, retainedCurve(t, func(emit func(checker.Event)) { watchdog(40_000, false, emit) }, 8_000))
+
+	var h checker.History
+	watchdog(50, true, func(e checker.Event) { h = append(h, e) })
+	_, res := sameAsCheck(t, "watchdog", h, nil)
+	if len(res.Anomalies) != 1 || res.Anomalies[0].Kind != checker.DoubleGrant {
+		t.Fatalf("anomalies %v, want one double grant", res.Counts())
+	}
+	var extends []int
+	for _, i := range res.Anomalies[0].Ops {
+		if h[i].F == checker.FExtend {
+			extends = append(extends, i)
+		}
+	}
+	var want []int
+	for r := range 50 {
+		if r < 10 || r >= 40 {
+			want = append(want, 2+8*r, 3+8*r) // the renewal's invoke and ok
+		}
+	}
+	if !slices.Equal(extends, want) {
+		t.Errorf("the double grant cites renewals %v, want the first and the last ten %v", extends, want)
+	}
+}
+
+// TestStream_NeedHistoryReasons checks that a stream gives the first few
+// reasons it needs the whole history, not one per event.
+func TestStream_NeedHistoryReasons(t *testing.T) {
+	s := checker.NewStream(nil)
+	for i := range 100 {
+		at := int64(i) * 1000
+		for j, e := range []checker.Event{
+			{Process: 1, Type: checker.Invoke, F: checker.FRead, Key: "counter", Time: at + 5},
+			{Process: 1, Type: checker.OK, F: checker.FRead, Key: "counter", Value: checker.IntValue(0), Time: at},
+		} {
+			e.Index = 2*i + j
+			if err := s.Add(e); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	_, err := s.Close()
+	if !errors.Is(err, checker.ErrNeedHistory) {
+		t.Fatalf("Close = %v, want ErrNeedHistory", err)
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, "operation 0 completed before it was invoked") || strings.Contains(msg, "operation 198") ||
+		!strings.HasSuffix(msg, " and others") || strings.Count(msg, "completed before") != 8 {
+		t.Errorf("Close = %v; want the first 8 reasons and others", err)
+	}
+}

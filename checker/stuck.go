@@ -187,12 +187,11 @@ type stuckCase struct {
 }
 
 // A failRun is a run of failed acquires, summed up: how many, by which
-// processes, on which nodes, and the first and last ten.
+// processes, on which nodes, the first and the last, and the first and last
+// ten for the evidence.
 type failRun struct {
-	n           int
-	head        []*op
-	tail        [10]*op // the last ten, by n modulo 10
-	procs       []int   // sorted
+	opTrail
+	procs       []int // sorted
 	nodes       []string
 	first, last *op
 }
@@ -201,11 +200,7 @@ func (f *failRun) add(t *op) {
 	if f.n == 0 {
 		f.first = t
 	}
-	if len(f.head) < 10 {
-		f.head = append(f.head, t)
-	}
-	f.tail[f.n%10] = t
-	f.n++
+	f.opTrail.add(t)
 	f.last = t
 	if i, found := slices.BinarySearch(f.procs, t.process); !found {
 		f.procs = slices.Insert(f.procs, i, t.process)
@@ -213,19 +208,6 @@ func (f *failRun) add(t *op) {
 	if t.node != "" && !contains(f.nodes, t.node) {
 		f.nodes = append(f.nodes, t.node)
 	}
-}
-
-// indexes returns the history indexes of the first and the last ten
-// failures.
-func (f *failRun) indexes() []int {
-	var ix []int
-	for _, t := range f.head {
-		ix = append(ix, t.indexes()...)
-	}
-	for i := max(10, f.n-10); i < f.n; i++ {
-		ix = append(ix, f.tail[i%10].indexes()...)
-	}
-	return ix
 }
 
 // byHoldStart orders holds by start, then by list position; byRet orders

@@ -134,6 +134,11 @@ func Generate(opt *Options) checker.History {
 	return h
 }
 
+// Each calls emit with each event of the history opt describes, in the
+// order [Generate] returns them, without holding the history: memory stays
+// flat for any number of events.
+func Each(opt *Options, emit func(checker.Event)) { generate(opt, emit) }
+
 // WriteJSONL writes the history opt describes, as [Generate] returns it, to
 // w in JSON Lines form as [checker.History.WriteJSONL] does, without holding
 // it: memory stays flat for any number of events. It returns the first

@@ -103,6 +103,21 @@ func (s *ValueSet) Add(v int64) bool {
 	return true
 }
 
+// DropBelow removes the values below v.
+func (s *ValueSet) DropBelow(v int64) {
+	r := *s
+	i := 0
+	for i < len(r) && r[i].hi < v {
+		i++
+	}
+	if i < len(r) {
+		r[i].lo = max(r[i].lo, v)
+	}
+	n := copy(r, r[i:])
+	clear(r[n:])
+	*s = r[:n]
+}
+
 // FirstGap returns the first value from lo to hi in neither a nor b, and
 // whether there is one.
 func FirstGap(a, b ValueSet, lo, hi int64) (int64, bool) {
