@@ -22,7 +22,10 @@ Exit codes: 0 every verdict matched its expectation (check: no anomaly),
 		SilenceErrors: true,
 		Version:       results.Version(),
 	}
-	root.SetVersionTemplate("lockpick {{.Version}}\nbuild " + results.Build() + " (the executable's sha256, as recorded in shard.json)\n")
+	// The build hash reads the whole executable: the template asks for it
+	// only when --version is given, never on the way to another command.
+	cobra.AddTemplateFunc("lockpickBuild", results.Build)
+	root.SetVersionTemplate("lockpick {{.Version}}\nbuild {{lockpickBuild}} (the executable's sha256, as recorded in shard.json)\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError(err.Error() + " (see `" + c.CommandPath() + " --help`)")
 	})
