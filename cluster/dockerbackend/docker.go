@@ -11,12 +11,12 @@ import (
 
 	"github.com/lockpick/lockpick/cluster"
 
-	"github.com/testcontainers/testcontainers-go"
+	"github.com/moby/moby/client"
 )
 
-// Backend runs redis-server and redis-sentinel in Docker containers
-// through testcontainers-go, one container per process, so a test can run
-// the Redis version of an image instead of the host's.
+// Backend runs redis-server and redis-sentinel in Docker containers,
+// one container per process, through the engine's API (the moby client),
+// so a test can run the Redis version of an image instead of the host's.
 //
 // Containers share the host's network namespace: a node listens on a
 // reserved loopback port of the host exactly as a process would, so the
@@ -30,10 +30,9 @@ import (
 // freezer, which stops every thread as SIGSTOP does). Containers run as the
 // calling user, so every file they write stays removable.
 //
-// The backend removes its own containers (see dockerreap.go), so it turns
-// testcontainers' Ryuk reaper off unless TESTCONTAINERS_RYUK_DISABLED is
-// set. It needs a Docker engine on this host (bind mounts and the host
-// network): not Docker Desktop's VM, not a remote DOCKER_HOST.
+// The backend removes its own containers (see dockerreap.go). It needs a
+// Docker engine on this host (bind mounts and the host network): not
+// Docker Desktop's VM, not a remote DOCKER_HOST.
 type Backend struct {
 	// Dir holds one subdirectory per process (config, data, clock file) and
 	// the processes' logs; it is bind-mounted into every container.
@@ -68,7 +67,7 @@ type Backend struct {
 	id        string
 	image     string // the image containers run, once prepared
 	etcdImage string // the image etcd members run, once prepared
-	provider  *testcontainers.DockerProvider
+	api       *client.Client
 	procs     []*dockerProc
 	etcd      []*etcdContainer
 	ctx       context.Context // ends at Close, stopping container watchers
@@ -114,16 +113,16 @@ func (b *Backend) ImageRef() string {
 
 // prepare connects to the engine, removes orphans once per process and
 // builds (or finds) the image.
-func (b *Backend) prepare(ctx context.Context) (string, *testcontainers.DockerProvider, error) {
+func (b *Backend) prepare(ctx context.Context) (string, *client.Client, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.ctx.Err() != nil {
 		return "", nil, cluster.ErrClosed
 	}
 	if b.image != "" {
-		return b.image, b.provider, nil
+		return b.image, b.api, nil
 	}
-	p, err := b.connectLocked(ctx)
+	api, err := b.connectLocked(ctx)
 	if err != nil {
 		return "", nil, err
 	}
@@ -133,30 +132,39 @@ func (b *Backend) prepare(ctx context.Context) (string, *testcontainers.DockerPr
 		if err != nil {
 			return "", nil, err
 		}
-	} else if _, err := p.Client().ImageInspect(ctx, img); err != nil {
+	} else if _, err := api.ImageInspect(ctx, img); err != nil {
 		pctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 		defer cancel()
-		if err := p.PullImage(pctx, img); err != nil {
+		if err := pullImage(pctx, api, img); err != nil {
 			return "", nil, fmt.Errorf("cluster: image %s is not on this engine and could not be pulled: %w", img, err)
 		}
 	}
 	b.image = img
-	return img, p, nil
+	return img, api, nil
 }
 
 // connectLocked connects to the engine once, and removes orphans once per
 // process.
-func (b *Backend) connectLocked(ctx context.Context) (*testcontainers.DockerProvider, error) {
-	if b.provider != nil {
-		return b.provider, nil
+func (b *Backend) connectLocked(ctx context.Context) (*client.Client, error) {
+	if b.api != nil {
+		return b.api, nil
 	}
-	p, err := dockerProvider(ctx)
+	api, err := engine(ctx)
 	if err != nil {
 		return nil, err
 	}
 	docker.orphans.Do(func() { _, _ = RemoveOrphanContainers(ctx) })
-	b.provider = p
-	return p, nil
+	b.api = api
+	return api, nil
+}
+
+// pullImage pulls ref into the engine and returns once the pull is done.
+func pullImage(ctx context.Context, api *client.Client, ref string) error {
+	res, err := api.ImagePull(ctx, ref, client.ImagePullOptions{})
+	if err != nil {
+		return err
+	}
+	return res.Wait(ctx)
 }
 
 // Launch creates and starts a container for the process. With spec.Port
@@ -164,7 +172,7 @@ func (b *Backend) connectLocked(ctx context.Context) (*testcontainers.DockerProv
 // until Close. A process that fails to start returns a *[cluster.StartError] whose
 // log includes the container's own output.
 func (b *Backend) Launch(ctx context.Context, spec cluster.ProcSpec) (cluster.Proc, error) {
-	img, prov, err := b.prepare(ctx)
+	img, api, err := b.prepare(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +181,7 @@ func (b *Backend) Launch(ctx context.Context, spec cluster.ProcSpec) (cluster.Pr
 		return nil, err
 	}
 	p := &dockerProc{name: spec.Name, dir: dir, config: spec.Config, sentinel: spec.Sentinel,
-		logPath: filepath.Join(b.Dir, spec.Name+".log"), timeout: b.StartTimeout, b: b, api: prov.Client()}
+		logPath: filepath.Join(b.Dir, spec.Name+".log"), timeout: b.StartTimeout, b: b, api: api}
 	if p.timeout <= 0 {
 		p.timeout = 10 * time.Second
 	}
@@ -186,7 +194,7 @@ func (b *Backend) Launch(ctx context.Context, spec cluster.ProcSpec) (cluster.Pr
 			return nil, &cluster.StartError{Node: p.name, LogPath: p.logPath, Err: err}
 		}
 	}
-	if err := p.create(ctx, prov, img); err != nil {
+	if err := p.create(ctx, img); err != nil {
 		return nil, err
 	}
 	b.mu.Lock()

@@ -62,7 +62,7 @@ func BuildEtcdImage(ctx context.Context, bin string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	p, err := dockerProvider(ctx)
+	api, err := engine(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -70,7 +70,7 @@ func BuildEtcdImage(ctx context.Context, bin string) (string, error) {
 	ref, ok := builtEtcd.byBin[bin]
 	builtEtcd.mu.Unlock()
 	if ok {
-		if _, err := p.Client().ImageInspect(ctx, ref); err == nil {
+		if _, err := api.ImageInspect(ctx, ref); err == nil {
 			return ref, nil
 		}
 	}
@@ -80,7 +80,7 @@ func BuildEtcdImage(ctx context.Context, bin string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if ref, err = buildImage(ctx, p, EtcdImageRepo, archive); err != nil {
+	if ref, err = buildImage(ctx, api, EtcdImageRepo, archive); err != nil {
 		return "", err
 	}
 	builtEtcd.mu.Lock()
@@ -105,7 +105,7 @@ func (b *Backend) EtcdPlace(ctx context.Context, name string) (cluster.EtcdPlace
 	if pl.StartTimeout <= 0 {
 		pl.StartTimeout = 10 * time.Second
 	}
-	r := &etcdContainer{name: name, dir: pl.Dir, logPath: pl.LogPath, image: img, b: b, api: b.provider.Client()}
+	r := &etcdContainer{name: name, dir: pl.Dir, logPath: pl.LogPath, image: img, b: b, api: b.api}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.ctx.Err() != nil {

@@ -8,7 +8,10 @@ import (
 	"crypto/sha256"
 	"debug/elf"
 	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -20,7 +23,8 @@ import (
 
 	"github.com/lockpick/lockpick/cluster"
 
-	"github.com/testcontainers/testcontainers-go"
+	"github.com/moby/moby/api/types/jsonstream"
+	"github.com/moby/moby/client"
 )
 
 // RedisImageRepo is the repository of the images [BuildRedisImage] builds;
@@ -74,7 +78,7 @@ func BuildRedisImage(ctx context.Context, opt *RedisImageOptions) (string, error
 	if opt != nil {
 		o = *opt
 	}
-	p, err := dockerProvider(ctx)
+	api, err := engine(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -82,7 +86,7 @@ func BuildRedisImage(ctx context.Context, opt *RedisImageOptions) (string, error
 	ref, ok := builtImages.byOpts[o]
 	builtImages.mu.Unlock()
 	if ok {
-		if _, err := p.Client().ImageInspect(ctx, ref); err == nil {
+		if _, err := api.ImageInspect(ctx, ref); err == nil {
 			return ref, nil
 		}
 	}
@@ -90,7 +94,7 @@ func BuildRedisImage(ctx context.Context, opt *RedisImageOptions) (string, error
 	if err != nil {
 		return "", err
 	}
-	if ref, err = buildImage(ctx, p, RedisImageRepo, archive); err != nil {
+	if ref, err = buildImage(ctx, api, RedisImageRepo, archive); err != nil {
 		return "", err
 	}
 	builtImages.mu.Lock()
@@ -101,7 +105,7 @@ func BuildRedisImage(ctx context.Context, opt *RedisImageOptions) (string, error
 
 // buildImage builds the image of a build context archive as repo:<hash of
 // the archive>, unless the engine has it already, and returns its reference.
-func buildImage(ctx context.Context, p *testcontainers.DockerProvider, repo string, archive []byte) (string, error) {
+func buildImage(ctx context.Context, api *client.Client, repo string, archive []byte) (string, error) {
 	sum := sha256.Sum256(archive)
 	tag := hex.EncodeToString(sum[:])[:16]
 	ref := repo + ":" + tag
@@ -115,21 +119,37 @@ func buildImage(ctx context.Context, p *testcontainers.DockerProvider, repo stri
 	builtImages.mu.Unlock()
 	mu.Lock()
 	defer mu.Unlock()
-	if _, err := p.Client().ImageInspect(ctx, ref); err == nil {
+	if _, err := api.ImageInspect(ctx, ref); err == nil {
 		return ref, nil
 	}
 	var log bytes.Buffer
-	_, err := p.BuildImage(ctx, &testcontainers.ContainerRequest{FromDockerfile: testcontainers.FromDockerfile{
-		ContextArchive: bytes.NewReader(archive),
-		Repo:           repo,
-		Tag:            tag,
-		KeepImage:      true,
-		BuildLogWriter: &log,
-	}})
+	res, err := api.ImageBuild(ctx, bytes.NewReader(archive), client.ImageBuildOptions{Tags: []string{ref}, Remove: true, ForceRemove: true})
+	if err == nil {
+		err = readBuildOutput(res.Body, &log)
+		_ = res.Body.Close()
+	}
 	if err != nil {
 		return "", fmt.Errorf("cluster: build image %s: %w\n%s", ref, err, strings.TrimSpace(log.String()))
 	}
 	return ref, nil
+}
+
+// readBuildOutput copies the builder's output (a stream of JSON messages)
+// to log and returns the error it reports, if any.
+func readBuildOutput(r io.Reader, log io.Writer) error {
+	dec := json.NewDecoder(r)
+	for {
+		var m jsonstream.Message
+		if err := dec.Decode(&m); errors.Is(err, io.EOF) {
+			return nil
+		} else if err != nil {
+			return fmt.Errorf("read the builder's output: %w", err)
+		}
+		if m.Error != nil {
+			return m.Error
+		}
+		_, _ = io.WriteString(log, m.Stream)
+	}
 }
 
 // redisImageContext returns the build context of the image as a tar

@@ -17,9 +17,9 @@ import (
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/cluster/netlink"
 
+	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
-	"github.com/testcontainers/testcontainers-go"
 )
 
 // A dockerProc is one container running one redis-server or redis-sentinel.
@@ -35,7 +35,7 @@ type dockerProc struct {
 	api                client.APIClient
 
 	mu     sync.Mutex
-	ctr    *testcontainers.DockerContainer
+	id     string        // the container's id, once created
 	exited chan struct{} // nil while stopped; closed when the container stops
 	paused bool
 }
@@ -54,7 +54,7 @@ func (p *dockerProc) LogPath() string { return p.logPath }
 func (p *dockerProc) Clock() *cluster.Clock { return p.clock }
 
 // create creates the container, not yet started.
-func (p *dockerProc) create(ctx context.Context, prov *testcontainers.DockerProvider, img string) error {
+func (p *dockerProc) create(ctx context.Context, img string) error {
 	conf := filepath.Join(p.dir, "redis.conf")
 	bin := "redis-server"
 	if p.sentinel {
@@ -70,44 +70,28 @@ func (p *dockerProc) create(ctx context.Context, prov *testcontainers.DockerProv
 	if p.sentinel {
 		cmd = append(cmd, "--sentinel")
 	}
-	env := map[string]string{}
+	var env []string
 	binds := []string{p.b.Dir + ":" + p.b.Dir}
 	var preload []string
 	if p.clock != nil {
 		preload = append(preload, imageClockShim)
-		env["LOCKPICK_CLOCK_FILE"] = p.clock.Path()
+		env = append(env, "LOCKPICK_CLOCK_FILE="+p.clock.Path())
 		if p.b.Image != "" {
 			binds = append(binds, p.b.ClockShim+":"+imageClockShim+":ro")
 		}
 	}
 	if p.fsync {
 		preload = append(preload, imageFsyncShim)
-		env["LOCKPICK_FSYNC_JOURNAL"] = filepath.Join(p.dir, cluster.FsyncJournal)
+		env = append(env, "LOCKPICK_FSYNC_JOURNAL="+filepath.Join(p.dir, cluster.FsyncJournal))
 		binds = append(binds, p.b.FsyncShim+":"+imageFsyncShim+":ro")
 	}
 	if preload != nil {
-		env["LD_PRELOAD"] = strings.Join(preload, " ")
+		env = append(env, "LD_PRELOAD="+strings.Join(preload, " "))
 	}
 	labels := ownerLabels()
 	labels[labelRun] = p.b.id
 	labels[labelNode] = p.name
-	req := testcontainers.ContainerRequest{
-		Image:      img,
-		Name:       "lockpick-" + p.b.id + "-" + p.name,
-		Entrypoint: []string{bin},
-		Cmd:        cmd,
-		Env:        env,
-		Labels:     labels,
-		ConfigModifier: func(c *container.Config) {
-			c.User = strconv.Itoa(os.Getuid()) + ":" + strconv.Itoa(os.Getgid())
-			c.WorkingDir = p.dir
-		},
-		HostConfigModifier: func(h *container.HostConfig) {
-			h.NetworkMode = "host"
-			h.Binds = binds
-			h.PortBindings = nil
-		},
-	}
+	name := "lockpick-" + p.b.id + "-" + p.name
 	// Created without ctx's cancellation: a create the client gave up on
 	// (Ctrl-C) could still finish in the engine after the remove by name
 	// below found nothing, and leave an untracked container (seen after 4
@@ -115,25 +99,29 @@ func (p *dockerProc) create(ctx context.Context, prov *testcontainers.DockerProv
 	// removes the tracked container (see Launch).
 	cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), dockerTimeout)
 	defer ccancel()
-	c, err := prov.CreateContainer(cctx, req)
-	if dc, ok := c.(*testcontainers.DockerContainer); ok && dc != nil {
-		p.ctr = dc
-		trackContainer(dc.GetContainerID())
-	}
+	res, err := p.api.ContainerCreate(cctx, client.ContainerCreateOptions{
+		Name: name,
+		Config: &container.Config{
+			Image:      img,
+			Entrypoint: []string{bin},
+			Cmd:        cmd,
+			Env:        env,
+			Labels:     labels,
+			User:       strconv.Itoa(os.Getuid()) + ":" + strconv.Itoa(os.Getgid()),
+			WorkingDir: p.dir,
+		},
+		HostConfig: &container.HostConfig{NetworkMode: "host", Binds: binds},
+	})
 	if err != nil {
 		// The engine may have created the container although the call
 		// failed: remove it by name.
 		rctx, cancel := context.WithTimeout(context.Background(), dockerTimeout)
 		defer cancel()
-		_ = removeContainer(rctx, p.api, req.Name)
-		if p.ctr != nil {
-			_ = p.remove()
-		}
+		_ = removeContainer(rctx, p.api, name)
 		return &cluster.StartError{Node: p.name, LogPath: p.logPath, Err: fmt.Errorf("create container: %w", err)}
 	}
-	if p.ctr == nil {
-		return &cluster.StartError{Node: p.name, LogPath: p.logPath, Err: fmt.Errorf("create container: unexpected %T", c)}
-	}
+	p.id = res.ID
+	trackContainer(res.ID)
 	return nil
 }
 
@@ -159,7 +147,7 @@ func (p *dockerProc) Start(ctx context.Context) error {
 	if err := p.writeConfig(); err != nil {
 		return p.startError(ctx, err)
 	}
-	if err := p.ctr.Start(ctx); err != nil {
+	if _, err := p.api.ContainerStart(ctx, p.id, client.ContainerStartOptions{}); err != nil {
 		return p.startError(ctx, err)
 	}
 	p.exited = p.watch()
@@ -172,7 +160,7 @@ func (p *dockerProc) Start(ctx context.Context) error {
 
 // watch returns a channel closed when the running container stops (or the
 // backend closes).
-func (p *dockerProc) watch() chan struct{} { return p.b.stopped(p.api, p.ctr.GetContainerID()) }
+func (p *dockerProc) watch() chan struct{} { return p.b.stopped(p.api, p.id) }
 
 // stopped returns a channel closed when container id stops running (or is
 // removed, or the backend closes).
@@ -209,13 +197,14 @@ func (p *dockerProc) containerOutput(ctx context.Context) []byte {
 		ctx, cancel = context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 	}
-	rc, err := p.ctr.Logs(ctx)
+	rc, err := p.api.ContainerLogs(ctx, p.id, client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true})
 	if err != nil {
 		return nil
 	}
 	defer rc.Close()
-	out, _ := io.ReadAll(io.LimitReader(rc, 64<<10))
-	return bytes.TrimSpace(out)
+	var out bytes.Buffer
+	_, _ = stdcopy.StdCopy(&out, &out, io.LimitReader(rc, 64<<10))
+	return bytes.TrimSpace(out.Bytes())
 }
 
 // checkShim returns an error wrapping [cluster.ErrNoClockShim] unless the running
@@ -258,7 +247,7 @@ func (p *dockerProc) checkFsyncShim(ctx context.Context) error {
 // enginePID returns the host pid of the container's process, as the
 // engine reports it.
 func (p *dockerProc) enginePID(ctx context.Context) (int, error) {
-	insp, err := p.api.ContainerInspect(ctx, p.ctr.GetContainerID(), client.ContainerInspectOptions{})
+	insp, err := p.api.ContainerInspect(ctx, p.id, client.ContainerInspectOptions{})
 	if err != nil {
 		return 0, fmt.Errorf("inspect: %v", err)
 	}
@@ -300,7 +289,7 @@ func (p *dockerProc) killLocked() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), dockerTimeout)
 	defer cancel()
-	id := p.ctr.GetContainerID()
+	id := p.id
 	if p.paused {
 		_, _ = p.api.ContainerUnpause(ctx, id, client.ContainerUnpauseOptions{})
 	}
@@ -327,7 +316,7 @@ func (p *dockerProc) Pause() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), dockerTimeout)
 	defer cancel()
-	if _, err := p.api.ContainerPause(ctx, p.ctr.GetContainerID(), client.ContainerPauseOptions{}); err != nil {
+	if _, err := p.api.ContainerPause(ctx, p.id, client.ContainerPauseOptions{}); err != nil {
 		return fmt.Errorf("cluster: pause %s: %w", p.name, err)
 	}
 	p.paused = true
@@ -348,7 +337,7 @@ func (p *dockerProc) Resume() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), dockerTimeout)
 	defer cancel()
-	if _, err := p.api.ContainerUnpause(ctx, p.ctr.GetContainerID(), client.ContainerUnpauseOptions{}); err != nil {
+	if _, err := p.api.ContainerUnpause(ctx, p.id, client.ContainerUnpauseOptions{}); err != nil {
 		return fmt.Errorf("cluster: resume %s: %w", p.name, err)
 	}
 	p.paused = false
@@ -384,12 +373,12 @@ func (p *dockerProc) remove() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	defer p.releasePort()
-	if p.ctr == nil {
+	if p.id == "" {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), dockerTimeout)
 	defer cancel()
-	if err := removeContainer(ctx, p.api, p.ctr.GetContainerID()); err != nil {
+	if err := removeContainer(ctx, p.api, p.id); err != nil {
 		return err
 	}
 	p.exited, p.paused = nil, false

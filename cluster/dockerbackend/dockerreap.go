@@ -14,13 +14,11 @@ import (
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
-	"github.com/testcontainers/testcontainers-go"
-	tclog "github.com/testcontainers/testcontainers-go/log"
 )
 
 // Containers are labelled with their owner, so that lockpick can remove
-// them itself instead of through testcontainers' Ryuk reaper (whose image
-// cannot be pulled without a registry):
+// them itself, with no reaper container (whose image could not be pulled
+// without a registry):
 //
 //   - [cluster.Cluster.Close] and [Backend.Close] remove a backend's containers;
 //   - [cluster.KillAll] (and so [cluster.ReapOnSignal], and `lockpick run` on Ctrl-C) removes
@@ -46,40 +44,34 @@ var (
 const dockerTimeout = 30 * time.Second
 
 var docker = struct {
-	mu       sync.Mutex
-	provider *testcontainers.DockerProvider
-	orphans  sync.Once
-	live     map[string]struct{} // ids of containers not yet removed
+	mu      sync.Mutex
+	api     *client.Client
+	orphans sync.Once
+	live    map[string]struct{} // ids of containers not yet removed
 }{live: map[string]struct{}{}}
 
-// dockerProvider returns the process's testcontainers provider, creating
-// it on first use. testcontainers' Ryuk reaper is turned off (unless
-// TESTCONTAINERS_RYUK_DISABLED says otherwise) and its logging silenced,
-// since lockpick removes its containers itself and prints its own progress.
-func dockerProvider(ctx context.Context) (*testcontainers.DockerProvider, error) {
+// engine returns the process's client of the Docker engine, creating it
+// on first use (see [newClient]), once the engine has answered a ping.
+func engine(ctx context.Context) (*client.Client, error) {
 	docker.mu.Lock()
 	defer docker.mu.Unlock()
-	if docker.provider == nil {
-		if _, ok := os.LookupEnv("TESTCONTAINERS_RYUK_DISABLED"); !ok {
-			_ = os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
-		}
-		tclog.SetDefault(tclog.NewNoopLogger())
-		p, err := testcontainers.NewDockerProvider(testcontainers.WithLogger(tclog.NewNoopLogger()))
+	if docker.api == nil {
+		api, err := newClient()
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrNoDocker, err)
 		}
-		docker.provider = p
+		docker.api = api
 	}
-	if _, err := docker.provider.Client().Ping(ctx, client.PingOptions{}); err != nil {
+	if _, err := docker.api.Ping(ctx, client.PingOptions{}); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoDocker, err)
 	}
-	return docker.provider, nil
+	return docker.api, nil
 }
 
 // Available returns nil when a Docker engine answers, and an error
 // wrapping [ErrNoDocker] that says why not otherwise.
 func Available(ctx context.Context) error {
-	_, err := dockerProvider(ctx)
+	_, err := engine(ctx)
 	return err
 }
 
@@ -112,20 +104,20 @@ func isNotFound(err error) bool { return cerrdefs.IsNotFound(err) }
 // has not removed yet; [cluster.KillAll] calls it.
 func removeAllContainers() {
 	docker.mu.Lock()
-	p := docker.provider
+	api := docker.api
 	ids := make([]string, 0, len(docker.live))
 	for id := range docker.live {
 		ids = append(ids, id)
 	}
 	docker.mu.Unlock()
-	if p == nil || len(ids) == 0 {
+	if api == nil || len(ids) == 0 {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), dockerTimeout)
 	defer cancel()
 	var wg sync.WaitGroup
 	for _, id := range ids {
-		wg.Go(func() { _ = removeContainer(ctx, p.Client(), id) })
+		wg.Go(func() { _ = removeContainer(ctx, api, id) })
 	}
 	wg.Wait()
 }
@@ -162,12 +154,12 @@ func pidStart(pid int) string {
 // of other hosts are left alone. The docker backend calls it once per
 // process before its first container starts.
 func RemoveOrphanContainers(ctx context.Context) (int, error) {
-	p, err := dockerProvider(ctx)
+	api, err := engine(ctx)
 	if err != nil {
 		return 0, err
 	}
 	host, _ := os.Hostname()
-	list, err := p.Client().ContainerList(ctx, client.ContainerListOptions{All: true,
+	list, err := api.ContainerList(ctx, client.ContainerListOptions{All: true,
 		Filters: make(client.Filters).Add("label", labelBackend+"=docker", labelHost+"="+host)})
 	if err != nil {
 		return 0, fmt.Errorf("cluster: list containers: %w", err)
@@ -179,7 +171,7 @@ func RemoveOrphanContainers(ctx context.Context) (int, error) {
 		if err != nil || (pid > 0 && pidStart(pid) == c.Labels[labelPIDStart]) {
 			continue // unlabelled, or its owner still runs
 		}
-		if err := removeContainer(ctx, p.Client(), c.ID); err != nil {
+		if err := removeContainer(ctx, api, c.ID); err != nil {
 			errs = append(errs, err)
 			continue
 		}

@@ -97,20 +97,20 @@ func BuildRunnerImage(ctx context.Context, opt *RunnerImageOptions) (string, err
 	if err != nil {
 		return "", err
 	}
-	p, err := dockerProvider(ctx)
+	api, err := engine(ctx)
 	if err != nil {
 		return "", err
 	}
-	return buildImage(ctx, p, RunnerImageRepo, archive)
+	return buildImage(ctx, api, RunnerImageRepo, archive)
 }
 
 // TagImage gives the image ref a second name, e.g. "lockpick:latest".
 func TagImage(ctx context.Context, ref, name string) error {
-	p, err := dockerProvider(ctx)
+	api, err := engine(ctx)
 	if err != nil {
 		return err
 	}
-	if _, err := p.Client().ImageTag(ctx, client.ImageTagOptions{Source: ref, Target: name}); err != nil {
+	if _, err := api.ImageTag(ctx, client.ImageTagOptions{Source: ref, Target: name}); err != nil {
 		return fmt.Errorf("cluster: tag %s as %s: %w", ref, name, err)
 	}
 	return nil
