@@ -84,7 +84,7 @@ func (l Lock) Declares(c string) bool { return slices.Contains(l.Caps, c) }
 // and a client clock skew, which lockpick's clock shim gives a program
 // whose clock goes through libc (see [Scenario.WithProgram]).
 func programTraits(p Program) Traits {
-	t, _ := traitsOf("external")
+	t, _ := TraitsOf("external")
 	honours := slices.DeleteFunc(slices.Clone(t.Honours), func(set string) bool {
 		return set == "fenced" && p.Caps != nil && !slices.Contains(p.Caps, CapFence)
 	})

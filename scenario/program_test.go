@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/lockpick/lockpick/scenario"
+	_ "github.com/lockpick/lockpick/subject" // registers the built-in subjects and their traits
 )
 
 // script is a lock program that is not a Go binary (a Python script), so a

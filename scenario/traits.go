@@ -20,35 +20,17 @@ type Traits struct {
 	Honours []string
 }
 
-// builtinTraits are the traits of the subjects built into lockpick.
-//
-// TODO(lead): move each line beside its subject's code in subject/*.go, as
-// a scenario.RegisterTraits call next to its subject.Register.
-var builtinTraits = map[string]Traits{
-	"set-nx":       {ShapeSingle, []string{"wait_replicas", "wait_timeout", "fenced", "clock_skew", "acquire"}},
-	"reentrant":    {ShapeSingle, []string{"fenced", "no_watchdog", "clock_skew", "acquire", "reenter", "stop_renewing_on_error", "count_every_acquire"}},
-	"setnx-expire": {ShapeSingle, []string{"crash_after_setnx", "pause_after_setnx", "clock_skew", "acquire"}},
-	"getset":       {ShapeSingle, []string{"clock_skew", "acquire", "naive_recovery", "recovery_pause"}},
-	"redlock": {ShapeRedlock, []string{"node_timeout", "release_acquired_only", "clock_skew", "acquire", "sequential", "greedy",
-		"give_up_early", "rotate_order", "fixed_retry_delay", "drift_factor", "wait_all", "tries", "ignore_elapsed"}},
-	"multilock":   {ShapeRedlock, []string{"no_watchdog", "clock_skew", "acquire", "rotate_order", "all_nodes"}},
-	"redislock":   {ShapeSingle, nil},
-	"redsync":     {ShapeRedlock, []string{"node_timeout"}},
-	"external":    {"", []string{"fenced", "node_timeout"}}, // and what its program declares: see programTraits
-	"etcd-mutex":  {ShapeEtcd, []string{"fenced", "acquire", "require_leader", "ignore_lost"}},
-	"etcd-v3lock": {ShapeEtcd, []string{"acquire", "ignore_lost"}},
-	"none":        {"", nil},
-}
+// ExternalTraits are the traits of a lock program (kind external) before
+// it declares anything: any shape, and the settings every program is sent.
+// What it declares adds to them (see [Program]).
+var ExternalTraits = Traits{Honours: []string{"fenced", "node_timeout"}}
 
+// The traits of every subject kind, registered beside each subject's code
+// (package subject) with [RegisterTraits]; external's are known here too,
+// since a program's traits are made from its declaration.
 var (
 	traitsMu sync.RWMutex
-	traits   = func() map[string]Traits {
-		m := map[string]Traits{}
-		for k, t := range builtinTraits {
-			m[k] = t
-		}
-		return m
-	}()
+	traits   = map[string]Traits{"external": ExternalTraits}
 )
 
 // RegisterTraits declares the traits of a subject kind, which becomes
@@ -70,9 +52,9 @@ func RegisterTraits(kind string, t Traits) {
 	RegisterLockKind(kind)
 }
 
-// traitsOf returns the traits of kind, and false for a kind registered
+// TraitsOf returns the traits of kind, and false for a kind registered
 // without any (only [Scenario.Validate] then checks it).
-func traitsOf(kind string) (Traits, bool) {
+func TraitsOf(kind string) (Traits, bool) {
 	traitsMu.RLock()
 	defer traitsMu.RUnlock()
 	t, ok := traits[kind]

@@ -104,7 +104,7 @@ func (s Scenario) retarget(kind string, p Program) (Scenario, error) {
 	}
 	v := s
 	v.Dropped = nil
-	tr, ok := traitsOf(kind)
+	tr, ok := TraitsOf(kind)
 	if kind == "external" {
 		tr, ok = programTraits(p), true
 	}

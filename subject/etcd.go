@@ -23,8 +23,10 @@ import (
 // hit it; each acquire runs in a session of its own, a lease of the
 // scenario's TTL.
 func init() {
-	Register("etcd-mutex", func(c Config) Subject { return newEtcdSubject(c, etcdlock.ModeMutex) })
-	Register("etcd-v3lock", func(c Config) Subject { return newEtcdSubject(c, etcdlock.ModeV3Lock) })
+	Register("etcd-mutex", scenario.Traits{Shape: scenario.ShapeEtcd, Honours: []string{"fenced", "acquire", "require_leader", "ignore_lost"}},
+		func(c Config) Subject { return newEtcdSubject(c, etcdlock.ModeMutex) })
+	Register("etcd-v3lock", scenario.Traits{Shape: scenario.ShapeEtcd, Honours: []string{"acquire", "ignore_lost"}},
+		func(c Config) Subject { return newEtcdSubject(c, etcdlock.ModeV3Lock) })
 }
 
 // etcdDialTimeout bounds the first connection to a member, at warm-up.

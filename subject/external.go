@@ -55,7 +55,8 @@ func Close(s Subject) {
 // the trial's clock starts (see [externalSubject.WarmUp]); it ends with the
 // client. docs/worker-protocol.md documents it.
 func init() {
-	Register("external", func(c Config) Subject { return &externalSubject{cfg: c} })
+	// Its traits grow with what the program declares: see scenario.Program.
+	Register("external", scenario.ExternalTraits, func(c Config) Subject { return &externalSubject{cfg: c} })
 }
 
 // An extRequest is one line lockpick writes to the program.

@@ -14,20 +14,23 @@ import (
 
 // lockpick's own locks, from package lockcore.
 func init() {
-	Register("set-nx", func(c Config) Subject {
+	Register("set-nx", scenario.Traits{Shape: scenario.ShapeSingle,
+		Honours: []string{"wait_replicas", "wait_timeout", "fenced", "clock_skew", "acquire"}}, func(c Config) Subject {
 		return LockerSubject(c, func(rdb redis.UniversalClient) lockcore.Locker {
 			return lockcore.NewMutex(rdb, c.Lock.Key, &lockcore.Options{TTL: c.Lock.TTL.D(), RetryDelay: c.Lock.RetryDelay.D(),
 				Fencing: c.Fenced, WaitReplicas: c.Lock.WaitReplicas, WaitTimeout: c.Lock.WaitTimeout.D(), Clock: c.Clock()})
 		})
 	})
-	Register("reentrant", func(c Config) Subject {
+	Register("reentrant", scenario.Traits{Shape: scenario.ShapeSingle, Honours: []string{"fenced", "no_watchdog", "clock_skew", "acquire",
+		"reenter", "stop_renewing_on_error", "count_every_acquire"}}, func(c Config) Subject {
 		return LockerSubject(c, func(rdb redis.UniversalClient) lockcore.Locker {
 			return lockcore.NewReentrant(rdb, c.Lock.Key, &lockcore.ReentrantOptions{LeaseTime: c.Lock.TTL.D(),
 				NoWatchdog: c.Lock.NoWatchdog, StopRenewingOnError: c.Lock.StopRenewingOnError,
 				CountEveryAcquire: c.Lock.CountEveryAcquire, Fencing: c.Fenced, Clock: c.Clock(), OnRenew: c.OnRenew})
 		})
 	})
-	Register("setnx-expire", func(c Config) Subject {
+	Register("setnx-expire", scenario.Traits{Shape: scenario.ShapeSingle,
+		Honours: []string{"crash_after_setnx", "pause_after_setnx", "clock_skew", "acquire"}}, func(c Config) Subject {
 		opt := &lockcore.LegacyOptions{TTL: c.Lock.TTL.D(), RetryDelay: c.Lock.RetryDelay.D(), Clock: c.Clock()}
 		switch {
 		case c.Lock.CrashAfterSetNX == c.Process:
@@ -48,14 +51,17 @@ func init() {
 		}
 		return LockerSubject(c, func(rdb redis.UniversalClient) lockcore.Locker { return lockcore.NewSetNXExpire(rdb, c.Lock.Key, opt) })
 	})
-	Register("getset", func(c Config) Subject {
+	Register("getset", scenario.Traits{Shape: scenario.ShapeSingle,
+		Honours: []string{"clock_skew", "acquire", "naive_recovery", "recovery_pause"}}, func(c Config) Subject {
 		return LockerSubject(c, func(rdb redis.UniversalClient) lockcore.Locker {
 			return lockcore.NewGetSetLock(rdb, c.Lock.Key, &lockcore.LegacyOptions{TTL: c.Lock.TTL.D(),
 				RetryDelay: c.Lock.RetryDelay.D(), Clock: c.Clock(),
 				NaiveRecovery: c.Lock.NaiveRecovery, RecoveryPause: c.Lock.RecoveryPause.D()})
 		})
 	})
-	Register("redlock", func(c Config) Subject {
+	Register("redlock", scenario.Traits{Shape: scenario.ShapeRedlock, Honours: []string{"node_timeout", "release_acquired_only", "clock_skew",
+		"acquire", "sequential", "greedy", "give_up_early", "rotate_order", "fixed_retry_delay", "drift_factor", "wait_all", "tries",
+		"ignore_elapsed"}}, func(c Config) Subject {
 		_, names := c.Masters()
 		nodes := c.Target.redlockNodes()
 		var keys []string
@@ -70,7 +76,8 @@ func init() {
 			FixedRetryDelay: c.Lock.FixedRetryDelay, DriftFactor: c.Lock.DriftFactor, WaitAll: c.Lock.WaitAll,
 			Tries: c.Lock.Tries, Order: c.order(len(nodes)), IgnoreElapsed: c.Lock.IgnoreElapsed}), block: c.Lock.Acquire == scenario.AcquireBlock}
 	})
-	Register("multilock", func(c Config) Subject {
+	Register("multilock", scenario.Traits{Shape: scenario.ShapeRedlock,
+		Honours: []string{"no_watchdog", "clock_skew", "acquire", "rotate_order", "all_nodes"}}, func(c Config) Subject {
 		clients, names := c.Masters()
 		// RedissonMultiLock asks the nodes in the order it was given them:
 		// rotate_order gives client p a list starting at its p-th master.

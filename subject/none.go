@@ -3,13 +3,15 @@ package subject
 import (
 	"context"
 	"fmt"
+
+	"github.com/lockpick/lockpick/scenario"
 )
 
 // The "none" lock grants every request at once, without asking Redis: the
 // control that shows what a lock is for. Its clients overlap, and the
 // checker must see their lost updates.
 func init() {
-	Register("none", func(c Config) Subject { return &noLock{c: c} })
+	Register("none", scenario.Traits{}, func(c Config) Subject { return &noLock{c: c} })
 }
 
 type noLock struct {

@@ -8,13 +8,14 @@ import (
 	"github.com/bsm/redislock"
 
 	"github.com/lockpick/lockpick/lockcore"
+	"github.com/lockpick/lockpick/scenario"
 )
 
 // github.com/bsm/redislock, the single-instance lock of many Go services:
 // SET NX PX through a Lua script and a compare-and-delete release. It has
 // no fencing token and computes no validity deadline of its own.
 func init() {
-	Register("redislock", func(c Config) Subject {
+	Register("redislock", scenario.Traits{Shape: scenario.ShapeSingle}, func(c Config) Subject {
 		return &redislockSubject{cfg: c, clients: map[string]*redislock.Client{}}
 	})
 }

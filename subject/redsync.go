@@ -14,13 +14,14 @@ import (
 	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
 
 	"github.com/lockpick/lockpick/lockcore"
+	"github.com/lockpick/lockpick/scenario"
 )
 
 // github.com/go-redsync/redsync, the Go Redlock most services use: SET NX PX
 // on every master at once, granted on a majority within TTL minus the time
 // it took minus 1% drift, released on every master.
 func init() {
-	Register("redsync", newRedsync)
+	Register("redsync", scenario.Traits{Shape: scenario.ShapeRedlock, Honours: []string{"node_timeout"}}, newRedsync)
 }
 
 // A redsyncSubject runs one redsync.Mutex over a pool per master. The pools

@@ -163,15 +163,24 @@ var (
 )
 
 // Register makes a lock kind available to scenarios ("lock: {kind:
-// NAME}") and to --subject. Registering a name twice panics.
-func Register(kind string, mk func(Config) Subject) {
+// NAME}") and to --subject, with its traits: the shape of its lock and the
+// scenario lock settings it acts on (see [scenario.Traits]), which decide
+// the scenarios it fits. Registering a name twice panics.
+func Register(kind string, t scenario.Traits, mk func(Config) Subject) {
 	subjectsMu.Lock()
 	defer subjectsMu.Unlock()
 	if _, dup := subjects[kind]; dup {
 		panic("subject: subject registered twice: " + kind)
 	}
 	subjects[kind] = mk
-	scenario.RegisterLockKind(kind)
+	scenario.RegisterTraits(kind, t)
+}
+
+// Registered reports whether a Subject is registered for kind.
+func Registered(kind string) bool {
+	subjectsMu.RLock()
+	defer subjectsMu.RUnlock()
+	return subjects[kind] != nil
 }
 
 // New builds the Subject of c.Lock.Kind for one client; the kind must be
