@@ -140,3 +140,38 @@ explore-demo: deps build
 .PHONY: load-check
 load-check: deps build
 	$(GO) run ./internal/loadcheck -lockpick $(BIN) -suite ci -trials 3 -rounds 2 -busy 2
+
+# bench-startup compares the start-up of this tree's lockpick with that of
+# BASE (a commit; default HEAD, so uncommitted changes against the last
+# commit): `lockpick --version` and `lockpick check` of a 10-event history,
+# RUNS runs each (default 11), the two binaries in turn so that a machine
+# whose speed drifts slows both alike. It prints the medians of wall time and
+# peak RSS, and the median of the per-pair ratios new/base. BASE is built in
+# a temporary git worktree, so the working tree is left alone, e.g.
+#   make bench-startup BASE=414853a
+.PHONY: bench-startup
+bench-startup:
+	@mkdir -p $(BENCH_DIR)
+	$(GO) build -o $(BENCH_DIR)/lockpick-new ./cmd/lockpick
+	@rm -rf $(BENCH_DIR)/startup-base; git worktree prune
+	git worktree add -q --detach $(BENCH_DIR)/startup-base $(or $(BASE),HEAD)
+	cd $(BENCH_DIR)/startup-base && $(GO) build -o $(BENCH_DIR)/lockpick-base ./cmd/lockpick; \
+		rc=$$?; cd - >/dev/null; git worktree remove --force $(BENCH_DIR)/startup-base; exit $$rc
+	@echo "== start-up: base $$(git rev-parse --short $(or $(BASE),HEAD)) against this tree, $(or $(RUNS),11) runs each, in turn"
+	@printf "%-36s %15s %15s %8s\n" command "base: ms, MB" "new: ms, MB" new/base
+	@for args in "--version" "check checker/testdata/double-grant.jsonl"; do \
+		for bin in base new; do $(BENCH_DIR)/lockpick-$$bin $$args >/dev/null 2>&1; done; \
+		for i in $$(seq $(or $(RUNS),11)); do \
+			for bin in base new; do \
+				t0=$$EPOCHREALTIME; \
+				/usr/bin/time -f %M -o $(BENCH_DIR)/startup-rss $(BENCH_DIR)/lockpick-$$bin $$args >/dev/null 2>&1; \
+				t1=$$EPOCHREALTIME; \
+				printf '%s %s %s ' $$t0 $$t1 $$(tail -1 $(BENCH_DIR)/startup-rss); \
+			done; echo; \
+		done | awk -v name="lockpick $$args" ' \
+			function median(a, n,   i, j, t) { for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] > a[j]; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t } \
+				return n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2 } \
+			NR == 1 { sub(/checker\/testdata\//, "", name) } \
+			{ n++; bw[n] = ($$2 - $$1) * 1000; bm[n] = $$3 / 1024; nw[n] = ($$5 - $$4) * 1000; nm[n] = $$6 / 1024; r[n] = nw[n] / bw[n] } \
+			END { printf "%-36s %8.1f %6.1f %8.1f %6.1f %8.2f\n", name, median(bw, n), median(bm, n), median(nw, n), median(nm, n), median(r, n) }'; \
+	done
