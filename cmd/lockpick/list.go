@@ -21,7 +21,7 @@ func newListCmd() *cobra.Command {
 		Use:   "list",
 		Short: "List the built-in scenarios with their expected verdicts",
 		Long: `List the built-in scenarios with their expected verdicts, or with --suite
-the members of one suite (default: every scenario; also ` + strings.Join(scenario.SuiteNames()[1:], ", ") + `).
+the members of one suite (default: every scenario; also SUITES).
 
 With a subject (--subject, or --subject-cmd with its --subject-shape and
 --subject-caps), it says which attacks that lock will meet, before
@@ -67,6 +67,13 @@ lock's, which is left out of the count.`,
 			return tw.Flush()
 		},
 	}
+	// The suites' names come from the catalogue, parsed only when help is
+	// shown: not on every command's start-up.
+	help := cmd.HelpFunc()
+	cmd.SetHelpFunc(func(c *cobra.Command, args []string) {
+		c.Long = strings.Replace(c.Long, "SUITES", strings.Join(scenario.SuiteNames()[1:], ", "), 1)
+		help(c, args)
+	})
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "explain each scenario in a paragraph, with its suites and arms")
 	cmd.Flags().StringVar(&suite, "suite", "default", "list only this suite's scenarios")
 	addSubjectFlags(cmd, &subj.kind, &subj.cmd, &subj.shape, &subj.caps, "the scenarios, and say which it meets: redislock, redsync, set-nx, redlock, ...")
