@@ -1,14 +1,11 @@
 package subject
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -44,19 +41,7 @@ func external(tb testing.TB, c Config) *externalSubject {
 func gone(s *externalSubject) bool {
 	pgid := s.cmd.Process.Pid
 	for deadline := time.Now().Add(time.Second); ; time.Sleep(10 * time.Millisecond) {
-		live := false
-		stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-		for _, f := range stats {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				continue
-			}
-			// pid (comm) state ppid pgrp ...; comm may hold spaces.
-			fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-			if len(fields) > 2 && fields[0] != "Z" && fields[2] == strconv.Itoa(pgid) {
-				live = true
-			}
-		}
+		live := len(groupPIDs(pgid)) > 0
 		if !live || time.Now().After(deadline) {
 			return !live
 		}
