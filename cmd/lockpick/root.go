@@ -22,9 +22,6 @@ Exit codes: 0 every verdict matched its expectation (check: no anomaly),
 		SilenceErrors: true,
 		Version:       results.Version(),
 	}
-	// The build hash reads the whole executable: the template asks for it
-	// only when --version is given, never on the way to another command.
-	cobra.AddTemplateFunc("lockpickBuild", results.Build)
 	root.SetVersionTemplate("lockpick {{.Version}}\nbuild {{lockpickBuild}} (the executable's sha256, as recorded in shard.json)\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError(err.Error() + " (see `" + c.CommandPath() + " --help`)")
@@ -32,3 +29,9 @@ Exit codes: 0 every verdict matched its expectation (check: no anomaly),
 	root.AddCommand(newListCmd(), newRunCmd(), newCompareCmd(), newCheckCmd(), newReportCmd(), newServeCmd(), newBenchCmd(), newExploreCmd(), newMergeCmd(), newImageCmd(), newMatrixCmd())
 	return root
 }
+
+// The build hash reads the whole executable: the version template asks for
+// it only when --version is given, never on the way to another command.
+// cobra's template functions are one global map, so it is added once, not
+// per root command (tests build many at once).
+func init() { cobra.AddTemplateFunc("lockpickBuild", results.Build) }
