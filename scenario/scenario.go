@@ -48,7 +48,9 @@ type Scenario struct {
 	Clients int `json:"clients" yaml:"clients"`
 	// Hold is how long a client keeps the lock once granted. default: 100ms.
 	Hold Duration `json:"hold" yaml:"hold"`
-	// StartAfter delays the clients' first attempt, e.g. until a fault is in place.
+	// StartAfter delays the clients' first attempt until the faults due by
+	// it are in place: the first attempt also waits for every step at or
+	// before it (without When) to be injected.
 	StartAfter Duration `json:"start_after" yaml:"start_after"`
 	// Cycles[p-1], when above 0, is how many times client p takes the lock
 	// before it stops; default: no limit.

@@ -115,6 +115,40 @@ func newSchedule(env *trialEnv, steps []scenario.Step, rec eventLog) *nemesis {
 	return m
 }
 
+// inPlace returns a channel closed once every step due by the scenario's
+// start_after (at or before it, on no moment) has been injected, or nil
+// when there is none: start_after is the delay "until a fault is in
+// place", and on a busy machine an inject can take longer than the delay,
+// so that the first grant came before the partition it was to meet
+// (cluster-minority-primary, under load: the attack never met the lock).
+func (m *nemesis) inPlace(ctx context.Context, workers []*worker) <-chan struct{} {
+	if len(workers) == 0 {
+		return nil
+	}
+	due := workers[0].s.StartAfter.D()
+	var wait []chan struct{}
+	for i, st := range m.steps {
+		if due > 0 && st.When == nil && st.At.D() <= due {
+			wait = append(wait, m.injected[i])
+		}
+	}
+	if len(wait) == 0 {
+		return nil
+	}
+	done := make(chan struct{})
+	go func() {
+		for _, c := range wait {
+			select {
+			case <-c:
+			case <-ctx.Done(): // the trial ended first
+				return
+			}
+		}
+		close(done)
+	}()
+	return done
+}
+
 // setStart sets the trial's start, from which notes are timed; call it
 // before the watchers start (run sets it too).
 func (m *nemesis) setStart(start time.Time) {

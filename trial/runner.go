@@ -508,7 +508,9 @@ func clientView(c *cluster.Cluster, s scenario.Scenario, res *resource, p int) (
 // until ctx ends; heals run under healCtx.
 func play(ctx, healCtx context.Context, workers []*worker, nem *nemesis, rng *rand.Rand, start time.Time) {
 	var wg sync.WaitGroup
+	inPlace := nem.inPlace(ctx, workers)
 	for _, w := range workers {
+		w.inPlace = inPlace
 		wg.Go(func() { w.run(ctx) })
 	}
 	nem.setStart(start)

@@ -31,6 +31,9 @@ type worker struct {
 	problems *problemLog
 	grants   int          // leases granted so far; the last one's number
 	current  atomic.Int64 // the number of the lease the lock's renewals are of
+	// inPlace, if set, is closed once the faults due by start_after are
+	// injected: the first attempt waits for it too (see nemesis.inPlace).
+	inPlace <-chan struct{}
 }
 
 // A grant is a lease the worker holds, with the number the worker gave it:
@@ -134,6 +137,13 @@ func (w *worker) run(ctx context.Context) {
 	defer w.res.close()
 	if !sleep(ctx, w.s.StartAfter.D()+time.Duration(w.process-1)*w.s.Stagger.D()-w.late) {
 		return
+	}
+	if w.inPlace != nil {
+		select {
+		case <-w.inPlace:
+		case <-ctx.Done():
+			return
+		}
 	}
 	limit := 0
 	if w.process <= len(w.s.Cycles) {
