@@ -43,7 +43,11 @@ func (v *Verdict) Tally(unit string) string {
 func (v *Verdict) ExampleLines() []string {
 	out := slices.Clone(v.Examples)
 	if v.ExamplesLeft > 0 {
-		out = append(out, fmt.Sprintf("and %d more %s", v.ExamplesLeft, plural(v.ExamplesLeft, "anomaly", "anomalies")))
+		what := "anomalies"
+		if v.ExamplesLeft == 1 {
+			what = "anomaly"
+		}
+		out = append(out, fmt.Sprintf("and %d more %s", v.ExamplesLeft, what))
 	}
 	return out
 }
@@ -54,11 +58,4 @@ func (v *Verdict) Unit() string {
 		return "round"
 	}
 	return "trial"
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

@@ -56,10 +56,10 @@ var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 
 // Unit is what the report calls one of its runs: "trial", or "round" in a soak.
 func (r *Report) Unit() string {
-	if r.Verdict != nil && r.Verdict.Soak != nil {
-		return "round"
+	if r.Verdict == nil {
+		return "trial"
 	}
-	return "trial"
+	return r.Verdict.Unit()
 }
 
 // WriteHTML renders the report as a self-contained HTML page.
