@@ -63,6 +63,15 @@ type LegacyOptions struct {
 	// expired timestamp and taking the lock over (a slow client), so that
 	// contenders which read it at about the same time race for it.
 	RecoveryPause time.Duration
+	// CheckBeforeDel makes GetSetLock's Unlock first check, on Clock, that
+	// its own lock has not expired, and skip the DEL if it has (seed
+	// 002's advice: a holder that hung may find its lock taken over). The
+	// check and the DEL are two steps, not one atomic command.
+	CheckBeforeDel bool
+	// DelPause makes that Unlock wait this long between its check and its
+	// DEL (a slow client), so the lock can expire, and be taken over,
+	// between the two. It needs CheckBeforeDel.
+	DelPause time.Duration
 }
 
 func (o *LegacyOptions) withDefaults() LegacyOptions {
@@ -311,9 +320,26 @@ func (l *GetSetLock) Lock(ctx context.Context) (*Lease, error) {
 }
 
 // Unlock deletes the key with a bare DEL, as the original does: a holder
-// that overran its expiry deletes its successor's lock. It returns
-// [ErrReleased] without a lease and [ErrNotHeld] when the key was gone.
-func (l *GetSetLock) Unlock(ctx context.Context) error { return bareDel(ctx, l.rdb, l.key, l.take()) }
+// that overran its expiry deletes its successor's lock. With
+// CheckBeforeDel it first checks its own expiry on its clock and returns
+// [ErrExpired], deleting nothing, once that has passed; a check that
+// passes is no guarantee, as the lock may expire before the DEL (see
+// DelPause). It returns [ErrReleased] without a lease and [ErrNotHeld]
+// when the key was gone.
+func (l *GetSetLock) Unlock(ctx context.Context) error {
+	lease := l.take()
+	if lease != nil && l.opt.CheckBeforeDel {
+		if !l.opt.Clock.Now().Before(lease.ValidUntil()) {
+			lease.markLost()
+			return ErrExpired
+		}
+		if err := sleepCtx(ctx, l.opt.DelPause); err != nil {
+			lease.markLost()
+			return &OpError{Op: "release", Key: l.key, Err: err} // the DEL was never sent
+		}
+	}
+	return bareDel(ctx, l.rdb, l.key, lease)
+}
 
 // Extend writes a new timestamp if the key still holds ours (GET, then SET:
 // not atomic, like the rest of this lock). It returns [ErrNotHeld] when it

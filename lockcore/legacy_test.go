@@ -145,3 +145,43 @@ func TestGetSetLock_Recovery(t *testing.T) {
 		}
 	}
 }
+
+// TestGetSetLock_CheckBeforeDel: with CheckBeforeDel a holder whose own
+// clock says its lock expired sends no DEL (seed 002's advice), but the
+// check and the DEL are two steps: a holder that still believes its lock
+// valid (here a contender's clock runs ahead and takes it over) deletes
+// the new holder's lock after a check that passed.
+func TestGetSetLock_CheckBeforeDel(t *testing.T) {
+	_, rdb := startNodes(t, 1)
+	ctx := context.Background()
+
+	late := lockcore.NewGetSetLock(rdb[0], "lock", &lockcore.LegacyOptions{TTL: 500 * time.Millisecond, CheckBeforeDel: true,
+		Clock: &steppingClock{now: time.Now(), Step: time.Second}}) // each reading a second later: expired at Unlock
+	if _, err := late.TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := late.Unlock(ctx); !errors.Is(err, lockcore.ErrExpired) {
+		t.Fatalf("Unlock of an expired lock: err = %v, want ErrExpired", err)
+	}
+	if n := rdb[0].Exists(ctx, "lock").Val(); n != 1 {
+		t.Fatal("the expired holder's Unlock deleted the key: want no DEL")
+	}
+	rdb[0].Del(ctx, "lock")
+
+	a := lockcore.NewGetSetLock(rdb[0], "lock", &lockcore.LegacyOptions{TTL: 5 * time.Second, CheckBeforeDel: true,
+		DelPause: 10 * time.Millisecond})
+	b := lockcore.NewGetSetLock(rdb[0], "lock", &lockcore.LegacyOptions{TTL: 5 * time.Second,
+		Clock: lockcore.SkewedClock{Base: lockcore.SystemClock{}, Offset: 10 * time.Second}})
+	if _, err := a.TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.TryLock(ctx); err != nil {
+		t.Fatalf("skewed client's TryLock: %v, want a takeover", err)
+	}
+	if err := a.Unlock(ctx); err != nil {
+		t.Fatalf("a.Unlock, its check passed: %v", err)
+	}
+	if n := rdb[0].Exists(ctx, "lock").Val(); n != 0 {
+		t.Error("key still there: want a's DEL, after its check passed, to have removed b's lock")
+	}
+}

@@ -249,6 +249,17 @@ type Lock struct {
 	// PauseAfterSetNX makes setnx-expire wait this long between a SETNX
 	// that succeeded and its EXPIRE, so a fault can land between the two.
 	PauseAfterSetNX Duration `json:"pause_after_setnx,omitempty" yaml:"pause_after_setnx"`
+	// ConstantToken makes set-nx hand every holder the same value, "1"
+	// (SET lock 1 NX PX), so its compare-and-delete release cannot tell
+	// one holder from another (seed 000: the value must be unique).
+	ConstantToken bool `json:"constant_token,omitempty" yaml:"constant_token"`
+	// CheckBeforeDel makes the getset lock's release check, on the
+	// holder's clock, that its lock has not expired, and skip the DEL if it
+	// has (seed 002's advice).
+	CheckBeforeDel bool `json:"check_before_del,omitempty" yaml:"check_before_del"`
+	// DelPause makes that release wait this long between its check and its
+	// DEL (a slow client), so the lock can expire between the two.
+	DelPause Duration `json:"del_pause,omitempty" yaml:"del_pause"`
 }
 
 // WithDefaults returns s with every zero setting that has a default set

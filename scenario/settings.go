@@ -91,6 +91,11 @@ var settingRules = map[string]settingRule{
 		"SETNX and EXPIRE, which leaves a key without a TTL; a lock that sets its key and its TTL in one command has no such moment"},
 	"naive_recovery": {class: attackSetting, attack: "the attack is the getset lock's own mistake, taking an expired lock over " +
 		"with DEL then SETNX, which two contenders race; without it the scenario is getset-race"},
+	"constant_token": {class: attackSetting, attack: "the attack is a lock that hands every holder the same value (SET lock 1 NX PX), " +
+		"so its compare-and-delete release frees another holder's lock; a lock with a value of its own per grant has no such mistake"},
+	"check_before_del": {of: "lockpick's getset lock"},
+	"del_pause": {class: attackSetting, attack: "the attack is a slow client between the getset lock's expiry check and its DEL, " +
+		"two steps of its release; a lock whose release checks and deletes in one command has no such moment"},
 }
 
 // notSettings are the fields of [Lock] every subject takes: what the lock

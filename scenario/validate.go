@@ -240,6 +240,18 @@ func (s Scenario) validLockOptions() error {
 	if s.Lock.PauseAfterSetNX != 0 && s.Lock.Kind != "setnx-expire" {
 		return bad("lock.pause_after_setnx", "needs lock kind setnx-expire")
 	}
+	if s.Lock.ConstantToken && s.Lock.Kind != "set-nx" {
+		return bad("lock.constant_token", "is the set-nx lock's option")
+	}
+	if s.Lock.DelPause < 0 {
+		return bad("lock.del_pause", "must not be negative")
+	}
+	if (s.Lock.CheckBeforeDel || s.Lock.DelPause != 0) && s.Lock.Kind != "getset" {
+		return bad("lock", "check_before_del and del_pause are the getset lock's options")
+	}
+	if s.Lock.DelPause != 0 && !s.Lock.CheckBeforeDel {
+		return bad("lock.del_pause", "is the pause between the release's check and its DEL: it needs check_before_del: true")
+	}
 	return nil
 }
 

@@ -15,10 +15,14 @@ import (
 // lockpick's own locks, from package lockcore.
 func init() {
 	Register("set-nx", scenario.Traits{Shape: scenario.ShapeSingle,
-		Honours: []string{"wait_replicas", "wait_timeout", "fenced", "clock_skew", "acquire"}}, func(c Config) Subject {
+		Honours: []string{"wait_replicas", "wait_timeout", "fenced", "clock_skew", "acquire", "constant_token"}}, func(c Config) Subject {
+		var token func() string // default: a random one per grant
+		if c.Lock.ConstantToken {
+			token = func() string { return "1" } // SET lock 1 NX PX: every holder's value is the same
+		}
 		return LockerSubject(c, func(rdb redis.UniversalClient) lockcore.Locker {
 			return lockcore.NewMutex(rdb, c.Lock.Key, &lockcore.Options{TTL: c.Lock.TTL.D(), RetryDelay: c.Lock.RetryDelay.D(),
-				Fencing: c.Fenced, WaitReplicas: c.Lock.WaitReplicas, WaitTimeout: c.Lock.WaitTimeout.D(), Clock: c.Clock()})
+				Fencing: c.Fenced, WaitReplicas: c.Lock.WaitReplicas, WaitTimeout: c.Lock.WaitTimeout.D(), Clock: c.Clock(), Token: token})
 		})
 	})
 	Register("reentrant", scenario.Traits{Shape: scenario.ShapeSingle, Honours: []string{"fenced", "no_watchdog", "clock_skew", "acquire",
@@ -52,11 +56,12 @@ func init() {
 		return LockerSubject(c, func(rdb redis.UniversalClient) lockcore.Locker { return lockcore.NewSetNXExpire(rdb, c.Lock.Key, opt) })
 	})
 	Register("getset", scenario.Traits{Shape: scenario.ShapeSingle,
-		Honours: []string{"clock_skew", "acquire", "naive_recovery", "recovery_pause"}}, func(c Config) Subject {
+		Honours: []string{"clock_skew", "acquire", "naive_recovery", "recovery_pause", "check_before_del", "del_pause"}}, func(c Config) Subject {
 		return LockerSubject(c, func(rdb redis.UniversalClient) lockcore.Locker {
 			return lockcore.NewGetSetLock(rdb, c.Lock.Key, &lockcore.LegacyOptions{TTL: c.Lock.TTL.D(),
 				RetryDelay: c.Lock.RetryDelay.D(), Clock: c.Clock(),
-				NaiveRecovery: c.Lock.NaiveRecovery, RecoveryPause: c.Lock.RecoveryPause.D()})
+				NaiveRecovery: c.Lock.NaiveRecovery, RecoveryPause: c.Lock.RecoveryPause.D(),
+				CheckBeforeDel: c.Lock.CheckBeforeDel, DelPause: c.Lock.DelPause.D()})
 		})
 	})
 	Register("redlock", scenario.Traits{Shape: scenario.ShapeRedlock, Honours: []string{"node_timeout", "release_acquired_only", "clock_skew",
