@@ -30,6 +30,11 @@ deps:
 		$(SUDO) apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq python3-etcd3 >/dev/null; \
 	fi
+	@if ! command -v fusermount3 >/dev/null; then \
+		echo "installing fuse3 (Debian package, for the lazy disks of power-loss)"; \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq fuse3 >/dev/null; \
+	fi
 	@if ! command -v etcd >/dev/null; then \
 		echo "installing etcd-server (Debian package, etcd 3.4)"; \
 		$(SUDO) apt-get update -qq && \

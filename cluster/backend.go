@@ -60,12 +60,8 @@ type PIDProc interface {
 	PID() int
 }
 
-// A DurableProc is a [Proc] that knows which bytes of its data files it
-// made durable (it runs under the fsync shim). PowerLoss drops the rest, as
-// a host losing power would; call it between Kill and Start.
+// A DurableProc is a [Proc] that keeps its data on a [Disk]; on a lazy
+// disk, faults.PowerLossFault drops what it had not synced.
 type DurableProc interface {
-	// CanLosePower returns nil if the process runs under the fsync shim,
-	// and an error wrapping [ErrNoFsyncShim] if it does not.
-	CanLosePower() error
-	PowerLoss() (PowerCut, error)
+	Disk() *Disk
 }

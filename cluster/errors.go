@@ -27,10 +27,9 @@ var (
 	// ErrNoClock means a clock fault was applied to a process started without
 	// the clock shim (see [ProcessBackend.ClockShim]).
 	ErrNoClock = errors.New("cluster: node has no clock shim")
-	// ErrNoFsyncShim means a power loss was simulated on a process started
-	// without the fsync shim (see [ProcessBackend.FsyncShim]), which alone
-	// knows what the process had made durable.
-	ErrNoFsyncShim = errors.New("cluster: node has no fsync shim")
+	// ErrNoPowerLoss means a power loss was asked of a node whose data is
+	// not on a lazy disk (see [NewDisk]), or a lazy disk cannot be mounted.
+	ErrNoPowerLoss = errors.New("cluster: node cannot lose power")
 	// ErrNoCompiler means gcc, needed by [BuildClockShim], is not on PATH.
 	ErrNoCompiler = errors.New("cluster: gcc not found")
 	// ErrBadTopology means a [Topology] asks for something impossible.

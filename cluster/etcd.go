@@ -32,6 +32,7 @@ type etcdMember struct {
 	clientURL, peerURL   string // advertised: the proxies
 	cfg                  *etcdClusterConfig
 	timeout              time.Duration // of a start
+	disk                 *Disk         // data/: the data directory
 
 	// replace follows etcd's procedure for a member whose data is gone
 	// (see [Cluster.replaceEtcdMember]); it is set by the cluster.
@@ -57,8 +58,9 @@ type etcdClusterConfig struct {
 }
 
 var (
-	_ Proc    = (*etcdMember)(nil)
-	_ PIDProc = (*etcdMember)(nil)
+	_ Proc        = (*etcdMember)(nil)
+	_ PIDProc     = (*etcdMember)(nil)
+	_ DurableProc = (*etcdMember)(nil)
 )
 
 func (m *etcdMember) Name() string    { return m.name }
@@ -72,7 +74,10 @@ func (m *etcdMember) peerAddr() string {
 	return net.JoinHostPort("127.0.0.1", strconv.Itoa(m.peerPort))
 }
 
-func (m *etcdMember) dataDir() string { return filepath.Join(m.dir, "data") }
+func (m *etcdMember) dataDir() string { return m.disk.Path }
+
+// Disk returns the member's data directory.
+func (m *etcdMember) Disk() *Disk { return m.disk }
 
 // PID returns the running member's process id, or 0 when it is not running.
 func (m *etcdMember) PID() int { return int(m.pid.Load()) }
@@ -195,10 +200,10 @@ func (m *etcdMember) signal(sig syscall.Signal) error {
 func (m *etcdMember) Pause() error  { return m.signal(syscall.SIGSTOP) }
 func (m *etcdMember) Resume() error { return m.signal(syscall.SIGCONT) }
 
-// WipeData removes the member's data directory (WAL, snapshots, bolt
+// WipeData empties the member's data directory (WAL, snapshots, bolt
 // database); call it between Kill and Start, which then replaces the
 // member (see [Cluster.replaceEtcdMember]).
-func (m *etcdMember) WipeData() error { return os.RemoveAll(m.dataDir()) }
+func (m *etcdMember) WipeData() error { return m.disk.Wipe() }
 
 // releasePort gives up the member's port reservations and what its runner
 // holds (a container); [Cluster.Close] calls it once the member is killed.
@@ -206,7 +211,12 @@ func (m *etcdMember) releasePort() {
 	for _, r := range m.reservations {
 		r.Release()
 	}
-	m.release.Do(func() { _ = m.runner.Release() })
+	m.release.Do(func() {
+		_ = m.runner.Release()
+		if m.disk != nil {
+			_ = m.disk.Close()
+		}
+	})
 }
 
 // hasEtcdData reports whether dir holds an etcd member's data (its WAL).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -86,6 +87,10 @@ func (c *Cluster) newEtcdNode(ctx context.Context, eb EtcdBackend, name string, 
 		return nil, err
 	}
 	m := &etcdMember{name: name, dir: pl.Dir, logPath: pl.LogPath, runner: pl.Runner, cfg: cfg, timeout: pl.StartTimeout}
+	if m.disk, err = NewDisk(filepath.Join(pl.Dir, "data"), name, pl.LazyDisk); err != nil {
+		m.releasePort()
+		return nil, err
+	}
 	for _, port := range []*int{&m.clientPort, &m.peerPort} {
 		r, err := netlink.ReservePort()
 		if err != nil {

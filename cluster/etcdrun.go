@@ -33,6 +33,9 @@ type EtcdPlace struct {
 	StartTimeout time.Duration
 	// Runner runs the member's etcd process.
 	Runner EtcdRunner
+	// LazyDisk puts the data directory on a lazy filesystem ([NewDisk]),
+	// so the member can lose power.
+	LazyDisk bool
 }
 
 // An EtcdRunner runs one etcd member's server process, one run at a time;
@@ -59,7 +62,8 @@ func (b *ProcessBackend) EtcdPlace(ctx context.Context, name string) (EtcdPlace,
 	if err != nil {
 		return EtcdPlace{}, fmt.Errorf("%w: etcd (apt-get install etcd-server)", ErrBinaryNotFound)
 	}
-	pl := EtcdPlace{Dir: filepath.Join(b.Dir, name), LogPath: filepath.Join(b.Dir, name+".log"), StartTimeout: b.StartTimeout}
+	pl := EtcdPlace{Dir: filepath.Join(b.Dir, name), LogPath: filepath.Join(b.Dir, name+".log"),
+		StartTimeout: b.StartTimeout, LazyDisk: b.LazyDisks}
 	pl.Runner = &etcdProcRunner{bin: bin, dir: pl.Dir, logPath: pl.LogPath}
 	return pl, nil
 }

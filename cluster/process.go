@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,11 +33,10 @@ type ProcessBackend struct {
 	// When set, every process is started with it preloaded, so its clock can
 	// be moved with faults.ClockJumpFault and faults.ClockRateFault. default: "" (no shim).
 	ClockShim string
-	// FsyncShim is the path of the fsync shim library ([BuildFsyncShim]).
-	// When set, every redis-server is started with it preloaded, recording
-	// what it made durable, so faults.PowerLossFault can drop the rest.
-	// default: "" (no shim).
-	FsyncShim string
+	// LazyDisks puts every redis-server's data folder on a lazy filesystem
+	// ([NewDisk]), so faults.PowerLossFault can drop what it had not synced.
+	// default: false (plain folders).
+	LazyDisks bool
 
 	mu    sync.Mutex
 	procs []*process
@@ -80,23 +78,23 @@ func (b *ProcessBackend) Launch(ctx context.Context, spec ProcSpec) (Proc, error
 	}
 	p := &process{name: spec.Name, bin: bin, dir: dir, config: spec.Config, timeout: b.StartTimeout,
 		sentinel: spec.Sentinel, shim: b.ClockShim}
-	if !spec.Sentinel {
-		p.fsyncShim = b.FsyncShim
-		_ = os.Remove(filepath.Join(dir, FsyncJournal)) // a journal of an earlier node
-	}
 	p.logPath = filepath.Join(b.Dir, spec.Name+".log")
+	var err error
+	if p.disk, err = NewDisk(filepath.Join(dir, "data"), spec.Name, b.LazyDisks && !spec.Sentinel); err != nil {
+		return nil, &StartError{Node: p.name, LogPath: p.logPath, Err: err}
+	}
 	if p.shim != "" {
-		var err error
 		if p.clock, err = NewClock(filepath.Join(dir, "clock")); err != nil {
+			_ = p.disk.Close()
 			return nil, &StartError{Node: p.name, LogPath: p.logPath, Err: err}
 		}
 	}
-	var err error
 	p.port, p.reservation, err = StartOnPort(spec.Port, p.logPath, func(port int) error {
 		p.port = port
 		return p.Start(ctx)
 	})
 	if err != nil {
+		_ = p.disk.Close()
 		return nil, err
 	}
 	b.mu.Lock()
@@ -113,7 +111,7 @@ func (b *ProcessBackend) Close() error {
 	b.mu.Unlock()
 	var errs []error
 	for _, p := range procs {
-		errs = append(errs, p.Kill())
+		errs = append(errs, p.Kill(), p.disk.Close())
 		p.releasePort()
 	}
 	return errors.Join(errs...)
@@ -121,7 +119,8 @@ func (b *ProcessBackend) Close() error {
 
 type process struct {
 	name, bin, dir, logPath string
-	shim, fsyncShim         string
+	shim                    string
+	disk                    *Disk
 	config                  []string
 	sentinel                bool
 	port                    int
@@ -159,17 +158,17 @@ func (p *process) PID() int {
 }
 
 func (p *process) writeConfig() (string, error) {
-	return WriteRedisConfig(p.dir, p.port, p.logPath, p.sentinel, p.config)
+	return WriteRedisConfig(p.dir, p.disk.Path, p.port, p.logPath, p.sentinel, p.config)
 }
 
 // WriteRedisConfig writes dir/redis.conf for a node listening on loopback at
-// port, logging to logPath, with no RDB snapshots unless extra asks, and
-// returns its path. Both backends use it.
-func WriteRedisConfig(dir string, port int, logPath string, sentinel bool, extra []string) (string, error) {
+// port, keeping its data in dataDir, logging to logPath, with no RDB
+// snapshots unless extra asks, and returns its path. Both backends use it.
+func WriteRedisConfig(dir, dataDir string, port int, logPath string, sentinel bool, extra []string) (string, error) {
 	lines := []string{
 		"bind 127.0.0.1",
 		"port " + strconv.Itoa(port),
-		"dir " + dir,
+		"dir " + dataDir,
 		"logfile " + logPath,
 		"daemonize no",
 		"protected-mode no",
@@ -251,12 +250,6 @@ func (p *process) startLocked(ctx context.Context) error {
 			return p.startError(err)
 		}
 	}
-	if p.fsyncShim != "" {
-		if err := CheckFsyncShim(cmd.Process.Pid, p.fsyncShim); err != nil {
-			p.killLocked()
-			return p.startError(err)
-		}
-	}
 	return nil
 }
 
@@ -268,34 +261,14 @@ func (p *process) shimEnv() []string {
 		preload = append(preload, p.shim)
 		vars = append(vars, "LOCKPICK_CLOCK_FILE="+p.clock.path)
 	}
-	if p.fsyncShim != "" {
-		preload = append(preload, p.fsyncShim)
-		vars = append(vars, "LOCKPICK_FSYNC_JOURNAL="+filepath.Join(p.dir, FsyncJournal))
-	}
 	if preload == nil {
 		return nil
 	}
 	return append(append(os.Environ(), "LD_PRELOAD="+strings.Join(preload, " ")), vars...)
 }
 
-// PowerLoss drops every byte of the node's data files that it had not
-// fsynced (see [CutToDurable]); call it between Kill and Start. It returns
-// an error wrapping [ErrNoFsyncShim] when the backend has no FsyncShim.
-func (p *process) PowerLoss() (PowerCut, error) {
-	if err := p.CanLosePower(); err != nil {
-		return PowerCut{}, err
-	}
-	return CutToDurable(p.dir)
-}
-
-// CanLosePower returns an error wrapping [ErrNoFsyncShim] unless the
-// backend preloads the fsync shim into this node.
-func (p *process) CanLosePower() error {
-	if p.fsyncShim == "" {
-		return fmt.Errorf("%w: %s (the backend was given no FsyncShim)", ErrNoFsyncShim, p.name)
-	}
-	return nil
-}
+// Disk returns the node's data folder.
+func (p *process) Disk() *Disk { return p.disk }
 
 // checkShim returns an error wrapping [ErrNoClockShim] unless process pid
 // has mapped its clock file within a second. The shim maps it on the first
@@ -366,7 +339,7 @@ func (p *process) signal(sig syscall.Signal) error {
 func (p *process) Pause() error  { return p.signal(syscall.SIGSTOP) }
 func (p *process) Resume() error { return p.signal(syscall.SIGCONT) }
 
-func (p *process) WipeData() error { return WipeData(p.dir) }
+func (p *process) WipeData() error { return p.disk.Wipe() }
 
 // releasePort gives up the port reservation once the process is done for.
 func (p *process) releasePort() {
@@ -474,21 +447,6 @@ func Ping(addr string, timeout time.Duration) error {
 	}
 	if !strings.HasPrefix(string(buf[:n]), "+PONG") {
 		return fmt.Errorf("unexpected reply %q", buf[:n])
-	}
-	return nil
-}
-
-// redisDataFiles are the files and folder (of AOF files) in which Redis
-// keeps its data in its directory.
-var redisDataFiles = []string{"dump.rdb", "appendonly.aof", "appendonlydir"}
-
-// WipeData removes the RDB and AOF files Redis keeps in dir, and the fsync
-// shim's journal of them (a new AOF reuses the old file names).
-func WipeData(dir string) error {
-	for _, f := range append(slices.Clone(redisDataFiles), FsyncJournal) {
-		if err := os.RemoveAll(filepath.Join(dir, f)); err != nil {
-			return err
-		}
 	}
 	return nil
 }

@@ -37,8 +37,9 @@ var reapHooks []func()
 func OnReap(h func()) { reapHooks = append(reapHooks, h) }
 
 // KillAll kills every process any backend in this program started and not
-// yet stopped, and removes every container it started and not yet
-// removed. It is safe to call from a signal handler goroutine.
+// yet stopped, removes every container it started and not yet removed,
+// and then unmounts every lazy disk. It is safe to call from a signal
+// handler goroutine.
 func KillAll() {
 	reaper.mu.Lock()
 	procs := make([]*process, 0, len(reaper.procs))
@@ -52,6 +53,7 @@ func KillAll() {
 	for _, h := range reapHooks {
 		h()
 	}
+	disks.closeAll() // last: the nodes using them are gone
 }
 
 // ReapOnSignal kills every started process when SIGINT or SIGTERM arrives,

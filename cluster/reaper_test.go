@@ -27,7 +27,8 @@ const helperDirEnv = "LOCKPICK_CLUSTER_TEST_HELPER_DIR"
 
 // helperTopoEnv, set to "redis-cluster", makes the helper start a Redis
 // Cluster of 3 primaries and 3 replicas instead of master, replica and
-// sentinel; set to "etcd", 3 etcd members.
+// sentinel; set to "etcd", 3 etcd members. A "-lazy" suffix puts the
+// nodes' data on lazy disks.
 const helperTopoEnv = "LOCKPICK_CLUSTER_TEST_HELPER_TOPO"
 
 // helperNodes is how many processes the helper's topology runs.
@@ -55,6 +56,9 @@ func runHelper(mode string) int {
 		defer cluster.ReapOnSignal(func(os.Signal) { os.Exit(1) })()
 	}
 	b, err := cluster.NewProcessBackend(os.Getenv(helperDirEnv))
+	if err == nil {
+		b.LazyDisks = strings.HasSuffix(os.Getenv(helperTopoEnv), "-lazy")
+	}
 	if code := startHelperTopology(b, err, 20*time.Second); code != 0 {
 		return code
 	}
@@ -87,11 +91,18 @@ func TestReapOnSignal_NoNodeOutlivesTheRun(t *testing.T) {
 		{"SIGKILL, Redis Cluster", "run-plain", "redis-cluster", func(p *os.Process, _ *os.File) error { return p.Kill() }},
 		{"SIGINT, etcd", "run-reap", "etcd", func(p *os.Process, _ *os.File) error { return p.Signal(os.Interrupt) }},
 		{"SIGKILL, etcd", "run-plain", "etcd", func(p *os.Process, _ *os.File) error { return p.Kill() }},
+		{"SIGINT, lazy disks", "run-reap", "redis-lazy", func(p *os.Process, _ *os.File) error { return p.Signal(os.Interrupt) }},
+		{"SIGTERM, etcd on lazy disks", "run-reap", "etcd-lazy", func(p *os.Process, _ *os.File) error { return p.Signal(syscall.SIGTERM) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
+			lazy := strings.HasSuffix(tc.topo, "-lazy")
+			if lazy {
+				testcluster.RequireLazyDisks(t)
+			}
+			dir := t.TempDir()
 			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), helperEnv+"="+tc.mode, helperDirEnv+"="+t.TempDir(), helperTopoEnv+"="+tc.topo)
+			cmd.Env = append(os.Environ(), helperEnv+"="+tc.mode, helperDirEnv+"="+dir, helperTopoEnv+"="+tc.topo)
 			stdinR, stdinW, err := os.Pipe()
 			if err != nil {
 				t.Fatal(err)
@@ -115,6 +126,9 @@ func TestReapOnSignal_NoNodeOutlivesTheRun(t *testing.T) {
 			if got, want := len(kids), helperNodes(tc.topo); got != want {
 				t.Fatalf("helper runs %d redis processes %v, want %d", got, kids, want)
 			}
+			if lazy && len(mountsUnder(t, dir)) == 0 {
+				t.Fatalf("the helper mounted no lazy disk under %s", dir)
+			}
 			if err := tc.end(cmd.Process, stdinW); err != nil {
 				t.Fatal(err)
 			}
@@ -127,12 +141,35 @@ func TestReapOnSignal_NoNodeOutlivesTheRun(t *testing.T) {
 				}
 				return nil
 			})
-
 			if err != nil {
 				t.Fatal(err)
 			}
+			if m := mountsUnder(t, dir); len(m) > 0 {
+				t.Fatalf("mounts left after the run ended: %v", m)
+			}
 		})
 	}
+}
+
+// mountsUnder returns the mount points under dir, from /proc/mounts.
+func mountsUnder(tb testing.TB, dir string) []string {
+	tb.Helper()
+	b, err := os.ReadFile("/proc/mounts")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		real = dir
+	}
+	var out []string
+	for line := range strings.Lines(string(b)) {
+		f := strings.Fields(line)
+		if len(f) > 1 && (strings.HasPrefix(f[1], dir+"/") || strings.HasPrefix(f[1], real+"/")) {
+			out = append(out, f[1])
+		}
+	}
+	return out
 }
 
 // redisChildren returns the pids of redis-server, redis-sentinel and etcd
@@ -187,7 +224,7 @@ func startHelperTopology(b cluster.Backend, err error, timeout time.Duration) in
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
 		topo := cluster.Topology{Replicas: 1, Sentinels: 1}
-		switch os.Getenv(helperTopoEnv) {
+		switch strings.TrimSuffix(os.Getenv(helperTopoEnv), "-lazy") {
 		case "redis-cluster":
 			topo = cluster.Topology{Shards: 3, Replicas: 1}
 		case "etcd":

@@ -177,13 +177,12 @@ func etcdTarget(f scenario.Step) (string, bool) {
 }
 
 // The faults that cannot act on an etcd member are refused by name, each
-// with why: the clock and fsync shims cannot reach etcd (a Go program), and
-// the Redis faults need Redis replicas, sentinels or a Redis Cluster.
+// with why: the clock shim cannot reach etcd (a Go program), and the Redis
+// faults need Redis replicas, sentinels or a Redis Cluster.
 func TestNewGenerator_EtcdRefusesWhatCannotActOnAMember(t *testing.T) {
 	for _, c := range []struct{ kind, want string }{
 		{"clock-jump", "etcd is a Go program, which bypasses libc and so the clock shim"},
 		{"clock-rate", "etcd is a Go program, which bypasses libc and so the clock shim"},
-		{"power-loss", "etcd is a Go program, which bypasses libc and so the fsync shim"},
 		{"cut-replication", "needs a topology with replicas"},
 		{"promote", "needs a topology with replicas"},
 		{"sentinel-failover", "needs sentinels"},
@@ -195,6 +194,14 @@ func TestNewGenerator_EtcdRefusesWhatCannotActOnAMember(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "etcd members e1..e3") {
 			t.Errorf("etcd-baseline with %s: err = %v, want it to name the members and say %q", c.kind, err, c.want)
 		}
+	}
+}
+
+// A power loss acts on a member (through its lazy disk): etcd-baseline
+// takes it.
+func TestNewGenerator_EtcdTakesPowerLoss(t *testing.T) {
+	if _, err := explore.NewGenerator(lookup(t, "etcd-baseline"), []string{"kill", "power-loss"}); err != nil {
+		t.Fatalf("etcd-baseline with power-loss: %v", err)
 	}
 }
 

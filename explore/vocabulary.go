@@ -54,7 +54,7 @@ var vocabulary = map[string]kind{
 		return steps("restart", targets, d.at(), 0, p)
 	}},
 	"power-loss": {func(s scenario.Scenario) string {
-		if s.Topology.Persistence == "" || s.Topology.Persistence == "none" {
+		if s.Topology.Etcd == 0 && (s.Topology.Persistence == "" || s.Topology.Persistence == "none") {
 			return "the nodes persist nothing, so a power loss is a restart"
 		}
 		return ""

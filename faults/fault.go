@@ -113,9 +113,8 @@ func onProcess(t cluster.Topology, node string) error {
 
 // notOnEtcd returns why a fault that works through a libc shim cannot
 // reach etcd members, for an etcd topology; else onRedisNode's answer.
-// etcd is a Go program: it reads its clocks through the vDSO and calls
-// fsync as a raw system call, so neither the clock shim nor the fsync shim
-// sees it.
+// etcd is a Go program: it reads its clocks through the vDSO, which the
+// clock shim does not see.
 func notOnEtcd(t cluster.Topology, node, shim string) error {
 	if t.Etcd > 0 {
 		return fmt.Errorf("cannot reach etcd members: etcd is a Go program, which bypasses libc and so the %s shim", shim)

@@ -10,13 +10,14 @@ import (
 )
 
 // A PowerLossFault crashes a node as a host losing power does: the process
-// dies with kill -9 and every byte of its data files it had not fsynced is
-// lost, then it starts again after Delay. A plain kill -9 ([RestartFault])
-// loses nothing the kernel already has, so only this fault tells
-// appendfsync everysec (up to a second of writes lost) from always
-// (nothing acknowledged lost). The node must run under the fsync shim
-// ([cluster.ProcessBackend.FsyncShim]); without it Inject returns an error wrapping
-// [cluster.ErrNoFsyncShim] before it touches the node.
+// dies with kill -9, every write of its data it had not synced (data not
+// fsynced, a rename whose folder was not fsynced) is lost, and it starts
+// again after Delay. A plain kill -9 ([RestartFault]) loses nothing the
+// kernel already has, so only this fault tells appendfsync everysec (up
+// to a second of writes lost) from always (nothing acknowledged lost). The
+// node's data must be on a lazy disk ([cluster.NewDisk]); if it is not,
+// Inject returns an error wrapping [cluster.ErrNoPowerLoss] before it
+// touches the node.
 type PowerLossFault struct {
 	// Delay is how long the node stays down. default: 0 (restart at once).
 	Delay time.Duration `json:"delay"`
@@ -30,23 +31,16 @@ var (
 	_ Verifier = (*PowerLossFault)(nil)
 )
 
-// Inject kills the node, truncates its files to what it had fsynced, waits
-// Delay and starts it again, returning once it answers PING. If ctx ends
-// during the delay it returns ctx's error and leaves the node down for Heal.
+// Inject kills the node, drops what it had not synced, waits Delay and
+// starts it again, returning once it serves. If ctx ends during the delay
+// it returns ctx's error and leaves the node down for Heal.
 func (f *PowerLossFault) Inject(ctx context.Context, n *cluster.Node) error {
-	p, err := procOf(n)
+	disk, err := diskOf(n)
 	if err != nil {
 		return err
 	}
-	d, ok := p.(cluster.DurableProc)
-	if !ok {
-		return fmt.Errorf("%w: %s (%T cannot lose power)", cluster.ErrNoFsyncShim, n.Name, p)
-	}
-	if err := d.CanLosePower(); err != nil {
-		return err
-	}
 	return crashAndRestart(ctx, n, f.Delay, func(cluster.Proc) error {
-		cut, err := d.PowerLoss()
+		cut, err := disk.PowerLoss()
 		if err != nil {
 			return err
 		}
@@ -57,11 +51,25 @@ func (f *PowerLossFault) Inject(ctx context.Context, n *cluster.Node) error {
 	})
 }
 
+// diskOf returns the node's lazy disk, or an error wrapping
+// [cluster.ErrNoPowerLoss].
+func diskOf(n *cluster.Node) (*cluster.Disk, error) {
+	p, err := procOf(n)
+	if err != nil {
+		return nil, err
+	}
+	d, ok := p.(cluster.DurableProc)
+	if !ok || d.Disk() == nil || !d.Disk().Lazy() {
+		return nil, fmt.Errorf("%w: %s's data is not on a lazy disk", cluster.ErrNoPowerLoss, n.Name)
+	}
+	return d.Disk(), nil
+}
+
 // Heal starts the node if it is still down.
 func (f *PowerLossFault) Heal(ctx context.Context, n *cluster.Node) error { return startNode(ctx, n) }
 
 // Verify returns e.g. "back up, lost 58 unsynced bytes of
-// appendonlydir/appendonly.aof.1.incr.aof" if the node answers PING again,
+// appendonlydir/appendonly.aof.1.incr.aof" if the node serves again,
 // and an error wrapping [ErrNoEffect] if it does not.
 func (f *PowerLossFault) Verify(ctx context.Context, n *cluster.Node) (string, error) {
 	if _, err := backUp(n); err != nil {
@@ -85,8 +93,5 @@ func (f *PowerLossFault) Describe() string {
 
 func init() { RegisterFault("power-loss", func() Fault { return new(PowerLossFault) }) }
 
-// Place accepts the Redis nodes only (see [Placer]); it refuses etcd
-// members, which the fsync shim cannot reach.
-func (f *PowerLossFault) Place(t cluster.Topology, node string) error {
-	return notOnEtcd(t, node, "fsync")
-}
+// Place accepts the Redis nodes and etcd members (see [Placer]).
+func (f *PowerLossFault) Place(t cluster.Topology, node string) error { return onProcess(t, node) }

@@ -18,12 +18,13 @@ import (
 // second; a kill -9 keeps both; appendfsync always keeps both either way.
 func TestPowerLossFault_DropsUnsyncedWrites(t *testing.T) {
 	t.Parallel()
+	testcluster.RequireLazyDisks(t)
 	b := testcluster.NewBackend(t)
-	b.FsyncShim = testcluster.FsyncShim(t)
+	b.LazyDisks = true
 	testcluster.CheckPowerLoss(t, testcluster.StartOn(t, b, testcluster.PowerLossTopology))
 }
 
-func TestPowerLossFault_NeedsTheShim(t *testing.T) {
+func TestPowerLossFault_NeedsALazyDisk(t *testing.T) {
 	t.Parallel()
 	c := testcluster.StartCluster(t, cluster.Topology{Persistence: cluster.PersistAOFEverySec})
 	n := c.Nodes[0]
@@ -32,8 +33,8 @@ func TestPowerLossFault_NeedsTheShim(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := (&faults.PowerLossFault{}).Inject(context.Background(), n)
-	if !errors.Is(err, cluster.ErrNoFsyncShim) {
-		t.Fatalf("power loss without the shim: %v, want ErrNoFsyncShim", err)
+	if !errors.Is(err, cluster.ErrNoPowerLoss) {
+		t.Fatalf("power loss on a plain disk: %v, want ErrNoPowerLoss", err)
 	}
 	if err := rdb.Ping(context.Background()).Err(); err != nil {
 		t.Fatalf("the node must be left running: %v", err)

@@ -17,8 +17,8 @@ type BackendFactory func(dir string, needs Needs) (cluster.Backend, error)
 type Needs struct {
 	// Clock is true when a fault moves a node's clock (the clock shim).
 	Clock bool
-	// Fsync is true when a fault cuts a node's power (the fsync shim).
-	Fsync bool
+	// PowerLoss is true when a fault cuts a node's power (lazy disks).
+	PowerLoss bool
 }
 
 // ProcessBackend is the default [BackendFactory]: real processes on this host.
@@ -32,11 +32,7 @@ func ProcessBackend(dir string, needs Needs) (cluster.Backend, error) {
 			return nil, err
 		}
 	}
-	if needs.Fsync {
-		if b.FsyncShim, err = cluster.BuildFsyncShim(ShimCache()); err != nil {
-			return nil, err
-		}
-	}
+	b.LazyDisks = needs.PowerLoss
 	return b, nil
 }
 
@@ -48,9 +44,9 @@ func ShimCache() string {
 	return filepath.Join(os.TempDir(), "lockpick-cache")
 }
 
-// needsOf returns the shims the steps of s (in any arm) need: the clock shim
-// for a clock-* fault, the fsync shim for power-loss.
+// needsOf returns what the steps of s (in any arm) need: the clock shim
+// for a clock-* fault, lazy disks for power-loss.
 func needsOf(s scenario.Scenario) Needs {
 	all := s.FaultText()
-	return Needs{Clock: strings.Contains(all, "clock-"), Fsync: strings.Contains(all, "power-loss")}
+	return Needs{Clock: strings.Contains(all, "clock-"), PowerLoss: strings.Contains(all, "power-loss")}
 }

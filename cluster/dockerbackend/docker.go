@@ -49,12 +49,12 @@ type Backend struct {
 	// it does not load (a static or musl binary) fails to launch with
 	// [cluster.ErrNoClockShim]. default: "" (no shim).
 	ClockShim string
-	// FsyncShim is the path of the fsync shim library ([cluster.BuildFsyncShim]).
-	// When set, it is bind-mounted into every redis-server container and
-	// preloaded, so faults.PowerLossFault can drop what the node had not
-	// fsynced; a node in which it does not load fails to launch with
-	// [cluster.ErrNoFsyncShim]. default: "" (no shim).
-	FsyncShim string
+	// LazyDisks puts every redis-server's and etcd member's data folder on
+	// a lazy filesystem mounted on this host ([cluster.NewDisk]), which the
+	// container sees through its bind mount of Dir, so
+	// faults.PowerLossFault can drop what the node had not synced.
+	// default: false (plain folders).
+	LazyDisks bool
 	// ServerBin and SentinelBin are the host binaries the built image is
 	// made of; unused with Image. default: redis-server and redis-sentinel
 	// from PATH.
@@ -87,8 +87,8 @@ func New(dir string) (*Backend, error) {
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, err
 	}
-	// The containers see Dir by this path, and the fsync shim's journal
-	// records the paths they see: resolve symlinks, as the host does.
+	// The containers see Dir by this path: resolve symlinks, as the host
+	// does.
 	if real, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = real
 	}
@@ -185,16 +185,17 @@ func (b *Backend) Launch(ctx context.Context, spec cluster.ProcSpec) (cluster.Pr
 	if p.timeout <= 0 {
 		p.timeout = 10 * time.Second
 	}
-	if b.FsyncShim != "" && !spec.Sentinel {
-		p.fsync = true
-		_ = os.Remove(filepath.Join(dir, cluster.FsyncJournal)) // a journal of an earlier node
+	if p.disk, err = cluster.NewDisk(filepath.Join(dir, "data"), spec.Name, b.LazyDisks && !spec.Sentinel); err != nil {
+		return nil, &cluster.StartError{Node: p.name, LogPath: p.logPath, Err: err}
 	}
 	if b.ClockShim != "" {
 		if p.clock, err = cluster.NewClock(filepath.Join(dir, "clock")); err != nil {
+			_ = p.disk.Close()
 			return nil, &cluster.StartError{Node: p.name, LogPath: p.logPath, Err: err}
 		}
 	}
 	if err := p.create(ctx, img); err != nil {
+		_ = p.disk.Close()
 		return nil, err
 	}
 	b.mu.Lock()
@@ -213,9 +214,6 @@ func (b *Backend) Launch(ctx context.Context, spec cluster.ProcSpec) (cluster.Pr
 	})
 	if err == nil && p.clock != nil {
 		err = p.checkShim(ctx)
-	}
-	if err == nil && p.fsync {
-		err = p.checkFsyncShim(ctx)
 	}
 	if err != nil {
 		p.remove()

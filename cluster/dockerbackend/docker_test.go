@@ -246,11 +246,12 @@ func TestDockerBackend_ClockShimRefusedByImage(t *testing.T) {
 }
 
 // TestDockerBackend_PowerLoss runs the power-loss cases in containers:
-// the shim is bind-mounted, its journal lands in the shared directory.
+// the lazy disks are mounted on the host, under the bind-mounted folder.
 func TestDockerBackend_PowerLoss(t *testing.T) {
 	t.Parallel()
+	testcluster.RequireLazyDisks(t)
 	b := testcluster.NewDockerBackend(t, false)
-	b.FsyncShim = testcluster.FsyncShim(t)
+	b.LazyDisks = true
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	c, err := cluster.Start(ctx, b, testcluster.PowerLossTopology)

@@ -101,7 +101,8 @@ func (b *Backend) EtcdPlace(ctx context.Context, name string) (cluster.EtcdPlace
 	if err != nil {
 		return cluster.EtcdPlace{}, err
 	}
-	pl := cluster.EtcdPlace{Dir: filepath.Join(b.Dir, name), LogPath: filepath.Join(b.Dir, name+".log"), StartTimeout: b.StartTimeout}
+	pl := cluster.EtcdPlace{Dir: filepath.Join(b.Dir, name), LogPath: filepath.Join(b.Dir, name+".log"),
+		StartTimeout: b.StartTimeout, LazyDisk: b.LazyDisks}
 	if pl.StartTimeout <= 0 {
 		pl.StartTimeout = 10 * time.Second
 	}

@@ -37,7 +37,6 @@ const (
 	imageServerBin   = "/usr/bin/redis-server"
 	imageSentinelBin = "/usr/bin/redis-sentinel"
 	imageClockShim   = "/lockpick/clockshim.so"
-	imageFsyncShim   = "/lockpick/fsyncshim.so"
 )
 
 // RedisImageOptions configures [BuildRedisImage].

@@ -26,7 +26,8 @@ import (
 type dockerProc struct {
 	name, dir, logPath string
 	config             []string
-	sentinel, fsync    bool
+	sentinel           bool
+	disk               *cluster.Disk
 	port               int
 	reservation        *netlink.PortReservation
 	clock              *cluster.Clock
@@ -80,11 +81,6 @@ func (p *dockerProc) create(ctx context.Context, img string) error {
 			binds = append(binds, p.b.ClockShim+":"+imageClockShim+":ro")
 		}
 	}
-	if p.fsync {
-		preload = append(preload, imageFsyncShim)
-		env = append(env, "LOCKPICK_FSYNC_JOURNAL="+filepath.Join(p.dir, cluster.FsyncJournal))
-		binds = append(binds, p.b.FsyncShim+":"+imageFsyncShim+":ro")
-	}
 	if preload != nil {
 		env = append(env, "LD_PRELOAD="+strings.Join(preload, " "))
 	}
@@ -126,7 +122,7 @@ func (p *dockerProc) create(ctx context.Context, img string) error {
 }
 
 func (p *dockerProc) writeConfig() error {
-	_, err := cluster.WriteRedisConfig(p.dir, p.port, p.logPath, p.sentinel, p.config)
+	_, err := cluster.WriteRedisConfig(p.dir, p.disk.Path, p.port, p.logPath, p.sentinel, p.config)
 	return err
 }
 
@@ -234,16 +230,6 @@ func (p *dockerProc) checkShim(ctx context.Context) error {
 		cluster.ErrNoClockShim, p.name, p.b.Image, p.b.ClockShim, why)
 }
 
-// checkFsyncShim returns an error wrapping [cluster.ErrNoFsyncShim] unless the
-// running process has the fsync shim mapped.
-func (p *dockerProc) checkFsyncShim(ctx context.Context) error {
-	pid, err := p.enginePID(ctx)
-	if err != nil {
-		return fmt.Errorf("%w: cannot check that %s loaded it: %v", cluster.ErrNoFsyncShim, p.name, err)
-	}
-	return cluster.CheckFsyncShim(pid, imageFsyncShim)
-}
-
 // enginePID returns the host pid of the container's process, as the
 // engine reports it.
 func (p *dockerProc) enginePID(ctx context.Context) (int, error) {
@@ -257,23 +243,8 @@ func (p *dockerProc) enginePID(ctx context.Context) (int, error) {
 	return insp.Container.State.Pid, nil
 }
 
-// CanLosePower returns an error wrapping [cluster.ErrNoFsyncShim] unless the
-// backend preloads the fsync shim into this node.
-func (p *dockerProc) CanLosePower() error {
-	if !p.fsync {
-		return fmt.Errorf("%w: %s (the backend was given no FsyncShim)", cluster.ErrNoFsyncShim, p.name)
-	}
-	return nil
-}
-
-// PowerLoss drops every byte of the node's data files (in the bind-mounted
-// directory) that it had not fsynced; call it between Kill and Start.
-func (p *dockerProc) PowerLoss() (cluster.PowerCut, error) {
-	if err := p.CanLosePower(); err != nil {
-		return cluster.PowerCut{}, err
-	}
-	return cluster.CutToDurable(p.dir)
-}
+// Disk returns the node's data folder, on this host, bind-mounted.
+func (p *dockerProc) Disk() *cluster.Disk { return p.disk }
 
 // Kill kills the container with SIGKILL (`docker kill`) and waits until it
 // has stopped. A paused container is thawed first, so it dies at once.
@@ -358,7 +329,7 @@ func (p *dockerProc) runningLocked() bool {
 
 // WipeData removes the process's persisted data, which lives in the
 // bind-mounted directory on the host.
-func (p *dockerProc) WipeData() error { return cluster.WipeData(p.dir) }
+func (p *dockerProc) WipeData() error { return p.disk.Wipe() }
 
 // releasePort gives up the port reservation; [cluster.Cluster.Close] calls it.
 func (p *dockerProc) releasePort() {
@@ -382,5 +353,5 @@ func (p *dockerProc) remove() error {
 		return err
 	}
 	p.exited, p.paused = nil, false
-	return nil
+	return p.disk.Close()
 }

@@ -35,9 +35,6 @@ type RunnerImageOptions struct {
 	// scenarios that move clocks run without gcc. default: "" (those
 	// scenarios then fail in the container, which has no compiler).
 	ClockShim string
-	// FsyncShim is a fsync shim built by [cluster.BuildFsyncShim], copied the same
-	// way, so power-loss scenarios run without gcc. default: "".
-	FsyncShim string
 	// EtcdBin is the etcd server binary to copy into the image, for etcd
 	// topologies. default: etcd from PATH if there is one; without it the
 	// image has no etcd, and etcd scenarios fail in it with the reason.
@@ -48,7 +45,9 @@ type RunnerImageOptions struct {
 
 // BuildRunnerImage builds a FROM scratch image holding lockpick, the
 // host's redis-server and redis-sentinel (and etcd, if it has one) with
-// their shared libraries, and the clock and fsync shims, and returns its reference, RunnerImageRepo:<hash>. Its
+// their shared libraries, and the clock shim, and returns its reference,
+// RunnerImageRepo:<hash>. (Power loss needs /dev/fuse and CAP_SYS_ADMIN in
+// the container, to mount lazy disks.) Its
 // entrypoint is lockpick; the process backend runs the nodes inside the
 // container, on the container's own loopback. Results go to /work/results
 // (the working folder is /work), so a bind mount of a host folder there
@@ -83,10 +82,8 @@ func BuildRunnerImage(ctx context.Context, opt *RunnerImageOptions) (string, err
 	case o.EtcdBin != "":
 		return "", err // one asked for and missing; none on PATH leaves it out
 	}
-	for _, shim := range []string{o.ClockShim, o.FsyncShim} {
-		if shim != "" {
-			im.files[filepath.Join(runnerCacheDir, "lockpick", filepath.Base(shim))] = shim
-		}
+	if o.ClockShim != "" {
+		im.files[filepath.Join(runnerCacheDir, "lockpick", filepath.Base(o.ClockShim))] = o.ClockShim
 	}
 	im.dockerfile = "ENV PATH=/usr/bin:/bin TMPDIR=/tmp HOME=/tmp XDG_CACHE_HOME=" + runnerCacheDir + "\n" +
 		"WORKDIR " + runnerWorkDir + "\n" +

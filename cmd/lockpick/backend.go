@@ -34,14 +34,7 @@ func dockerBackend(image string) trial.BackendFactory {
 			return nil, err
 		}
 		b.Image = image
-		if needs.Fsync {
-			if b.FsyncShim, err = cluster.BuildFsyncShim(trial.ShimCache()); err != nil {
-				if errors.Is(err, cluster.ErrNoCompiler) {
-					return nil, fmt.Errorf("%w: the fsync shim, which power-loss needs, cannot be built", err)
-				}
-				return nil, err
-			}
-		}
+		b.LazyDisks = needs.PowerLoss
 		if needs.Clock {
 			if b.ClockShim, err = cluster.BuildClockShim(trial.ShimCache()); err != nil {
 				if errors.Is(err, cluster.ErrNoCompiler) && image != "" {

@@ -20,7 +20,7 @@ func newImageCmd() *cobra.Command {
 		Long: `Image builds a FROM scratch image from files on this host, with no registry:
 this lockpick binary, redis-server and redis-sentinel (and etcd, when it is
 on PATH, for the etcd scenarios) with their shared libraries, and the clock
-and fsync shims (built with gcc when it is there). Its
+shim (built with gcc when it is there). Its
 entrypoint is lockpick, which runs the nodes inside the container with the
 process backend; results go to /work/results, so mount a folder there.
 The image is named lockpick:<hash of its content> and tagged --tag.
@@ -50,14 +50,11 @@ func buildImage(cmd *cobra.Command, out io.Writer, lockpickBin, tag string) erro
 	shim, err := cluster.BuildClockShim(trial.ShimCache())
 	switch {
 	case errors.Is(err, cluster.ErrNoCompiler):
-		fmt.Fprintln(cmd.ErrOrStderr(), "lockpick: no gcc: the image has no clock or fsync shim, so scenarios that move a clock or cut the power will not run in it")
+		fmt.Fprintln(cmd.ErrOrStderr(), "lockpick: no gcc: the image has no clock shim, so scenarios that move a clock will not run in it")
 	case err != nil:
 		return infraError(err)
 	default:
 		o.ClockShim = shim
-		if o.FsyncShim, err = cluster.BuildFsyncShim(trial.ShimCache()); err != nil {
-			return infraError(err)
-		}
 	}
 	ref, err := dockerbackend.BuildRunnerImage(ctx, &o)
 	switch {

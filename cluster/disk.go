@@ -1,0 +1,159 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/lockpick/lockpick/lazyfs"
+)
+
+// A PowerCut is what a simulated power loss took from one node's disk:
+// unsynced bytes by file and namespace operations undone (see [lazyfs.Loss]).
+type PowerCut = lazyfs.Loss
+
+// A Disk is the folder a node keeps its data in. A lazy disk is a lazy
+// filesystem ([lazyfs]) mounted there, over a backing folder beside it
+// (Path+".disk"): what the node has not synced is lost in a power loss.
+// It is ordered, as ext4's journal is: any fsync also makes every earlier
+// create, rename and unlink durable (Redis and etcd count on it).
+// A plain disk is an ordinary folder, which cannot lose power.
+type Disk struct {
+	// Path is the folder the node writes its data in.
+	Path string
+
+	mu sync.Mutex
+	fs *lazyfs.FS
+}
+
+// NewDisk makes the folder path, and mounts a lazy filesystem on it when
+// lazy is true (named for the node in /proc/mounts). It returns an error
+// wrapping [ErrNoPowerLoss] (and [lazyfs.ErrNoFUSE]) when the host cannot
+// mount one. A lazy disk must be closed.
+func NewDisk(path, node string, lazy bool) (*Disk, error) {
+	if err := os.MkdirAll(path, 0o700); err != nil {
+		return nil, err
+	}
+	d := &Disk{Path: path}
+	if !lazy {
+		return d, nil
+	}
+	if err := lazyfs.Available(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrNoPowerLoss, err)
+	}
+	backing := path + ".disk"
+	if err := os.MkdirAll(backing, 0o700); err != nil {
+		return nil, err
+	}
+	fs, err := lazyfs.Mount(path, backing, lazyfs.Options{Name: "lockpick-" + node, Ordered: true})
+	if err != nil {
+		return nil, fmt.Errorf("%w: mount %s: %w", ErrNoPowerLoss, path, err)
+	}
+	d.fs = fs
+	disks.add(d)
+	return d, nil
+}
+
+// Lazy reports whether the disk can lose power.
+func (d *Disk) Lazy() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.fs != nil
+}
+
+// PowerLoss drops everything the node had not synced; call it while the
+// node is down. A plain disk returns an error wrapping [ErrNoPowerLoss].
+func (d *Disk) PowerLoss() (PowerCut, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.fs == nil {
+		return PowerCut{}, fmt.Errorf("%w: %s is not on a lazy filesystem", ErrNoPowerLoss, d.Path)
+	}
+	return d.fs.PowerLoss()
+}
+
+// Wipe removes everything in the folder, durably (a node whose disk was
+// replaced): a later power loss does not bring it back.
+func (d *Disk) Wipe() error {
+	entries, err := os.ReadDir(d.Path)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(d.Path, e.Name())); err != nil {
+			return err
+		}
+	}
+	return syncDir(d.Path)
+}
+
+// Close unmounts a lazy disk, leaving its backing folder. It is idempotent.
+func (d *Disk) Close() error {
+	d.mu.Lock()
+	fs := d.fs
+	d.fs = nil
+	d.mu.Unlock()
+	if fs == nil {
+		return nil
+	}
+	disks.remove(d)
+	return fs.Unmount()
+}
+
+// syncDir fsyncs the folder at path, making its entries durable.
+func syncDir(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	return errors.Join(f.Sync(), f.Close())
+}
+
+// writeDurable writes data to path and syncs the file and its folder, so a
+// file lockpick writes on a lazy disk (a config) survives a power loss.
+func writeDurable(path string, data []byte) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err = errors.Join(err, f.Sync(), f.Close()); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+// disks tracks mounted lazy disks, so [KillAll] unmounts them once the
+// nodes using them are killed.
+var disks = &diskSet{disks: map[*Disk]struct{}{}}
+
+type diskSet struct {
+	mu    sync.Mutex
+	disks map[*Disk]struct{}
+}
+
+func (s *diskSet) add(d *Disk) {
+	s.mu.Lock()
+	s.disks[d] = struct{}{}
+	s.mu.Unlock()
+}
+
+func (s *diskSet) remove(d *Disk) {
+	s.mu.Lock()
+	delete(s.disks, d)
+	s.mu.Unlock()
+}
+
+func (s *diskSet) closeAll() {
+	s.mu.Lock()
+	ds := make([]*Disk, 0, len(s.disks))
+	for d := range s.disks {
+		ds = append(ds, d)
+	}
+	s.mu.Unlock()
+	for _, d := range ds {
+		_ = d.Close()
+	}
+}
