@@ -28,16 +28,37 @@ type Disk struct {
 	fs *lazyfs.FS
 }
 
-// NewDisk makes the folder path, and mounts a lazy filesystem on it when
-// lazy is true (named for the node in /proc/mounts). It returns an error
-// wrapping [ErrNoPowerLoss] (and [lazyfs.ErrNoFUSE]) when the host cannot
-// mount one. A lazy disk must be closed.
-func NewDisk(path, node string, lazy bool) (*Disk, error) {
+// A DiskKind says what a node's data folder is.
+type DiskKind int
+
+const (
+	// PlainDisk is an ordinary folder: it cannot lose power.
+	PlainDisk DiskKind = iota
+	// LazyDisk loses, in a power loss, what the node had not synced.
+	LazyDisk
+	// NoFsyncDisk is a lazy disk whose fsync makes nothing durable: only
+	// [Disk.Sync] does (see [PersistNoFsync]).
+	NoFsyncDisk
+)
+
+// LazyIf returns [LazyDisk] if lazy is true, else [PlainDisk].
+func LazyIf(lazy bool) DiskKind {
+	if lazy {
+		return LazyDisk
+	}
+	return PlainDisk
+}
+
+// NewDisk makes the folder path, and mounts a lazy filesystem on it unless
+// kind is [PlainDisk] (named for the node in /proc/mounts). It returns an
+// error wrapping [ErrNoPowerLoss] (and [lazyfs.ErrNoFUSE]) when the host
+// cannot mount one. A lazy disk must be closed.
+func NewDisk(path, node string, kind DiskKind) (*Disk, error) {
 	if err := os.MkdirAll(path, 0o700); err != nil {
 		return nil, err
 	}
 	d := &Disk{Path: path}
-	if !lazy {
+	if kind == PlainDisk {
 		return d, nil
 	}
 	if err := lazyfs.Available(); err != nil {
@@ -47,7 +68,7 @@ func NewDisk(path, node string, lazy bool) (*Disk, error) {
 	if err := os.MkdirAll(backing, 0o700); err != nil {
 		return nil, err
 	}
-	fs, err := lazyfs.Mount(path, backing, lazyfs.Options{Name: "lockpick-" + node, Ordered: true})
+	fs, err := lazyfs.Mount(path, backing, lazyfs.Options{Name: "lockpick-" + node, Ordered: true, IgnoreSync: kind == NoFsyncDisk})
 	if err != nil {
 		return nil, fmt.Errorf("%w: mount %s: %w", ErrNoPowerLoss, path, err)
 	}
@@ -72,6 +93,17 @@ func (d *Disk) PowerLoss() (PowerCut, error) {
 		return PowerCut{}, fmt.Errorf("%w: %s is not on a lazy filesystem", ErrNoPowerLoss, d.Path)
 	}
 	return d.fs.PowerLoss()
+}
+
+// Sync makes everything the node wrote durable now, as the kernel writes
+// dirty pages back on its own; a plain disk has nothing to do.
+func (d *Disk) Sync() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.fs == nil {
+		return nil
+	}
+	return d.fs.Sync()
 }
 
 // Wipe removes everything in the folder, durably (a node whose disk was

@@ -32,6 +32,8 @@ func startEtcd(ctx context.Context, backend Backend, topo Topology) (_ *Cluster,
 	switch {
 	case topo.Masters > 0 || topo.Replicas > 0 || topo.Shards > 0 || topo.Sentinels > 0:
 		return nil, fmt.Errorf("%w: an etcd topology has no Redis nodes", ErrBadTopology)
+	case topo.Persistence != "" && topo.Persistence != PersistNoFsync:
+		return nil, fmt.Errorf("%w: etcd members take persistence no-fsync or none given, not %q", ErrBadTopology, topo.Persistence)
 	case topo.Etcd > etcdMaxMembers:
 		return nil, fmt.Errorf("%w: %d etcd members (at most %d)", ErrBadTopology, topo.Etcd, etcdMaxMembers)
 	case !ok:
@@ -76,6 +78,11 @@ func startEtcd(ctx context.Context, backend Backend, topo Topology) (_ *Cluster,
 	if err := c.WaitEtcdHealthy(ctx, c.Etcd[0].Proc.(*etcdMember).timeout+topo.EtcdElection*3); err != nil {
 		return nil, err
 	}
+	for _, n := range c.Etcd { // a no-fsync disk's bootstrap, written back
+		if err := n.Proc.(*etcdMember).disk.Sync(); err != nil {
+			return nil, err
+		}
+	}
 	return c, nil
 }
 
@@ -87,7 +94,11 @@ func (c *Cluster) newEtcdNode(ctx context.Context, eb EtcdBackend, name string, 
 		return nil, err
 	}
 	m := &etcdMember{name: name, dir: pl.Dir, logPath: pl.LogPath, runner: pl.Runner, cfg: cfg, timeout: pl.StartTimeout}
-	if m.disk, err = NewDisk(filepath.Join(pl.Dir, "data"), name, pl.LazyDisk); err != nil {
+	kind := LazyIf(pl.LazyDisk)
+	if c.topo.Persistence == PersistNoFsync {
+		kind = NoFsyncDisk
+	}
+	if m.disk, err = NewDisk(filepath.Join(pl.Dir, "data"), name, kind); err != nil {
 		m.releasePort()
 		return nil, err
 	}

@@ -80,7 +80,7 @@ func (b *ProcessBackend) Launch(ctx context.Context, spec ProcSpec) (Proc, error
 		sentinel: spec.Sentinel, shim: b.ClockShim}
 	p.logPath = filepath.Join(b.Dir, spec.Name+".log")
 	var err error
-	if p.disk, err = NewDisk(filepath.Join(dir, "data"), spec.Name, b.LazyDisks && !spec.Sentinel); err != nil {
+	if p.disk, err = NewDisk(filepath.Join(dir, "data"), spec.Name, LazyIf(b.LazyDisks && !spec.Sentinel)); err != nil {
 		return nil, &StartError{Node: p.name, LogPath: p.logPath, Err: err}
 	}
 	if p.shim != "" {

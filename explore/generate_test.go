@@ -112,8 +112,8 @@ func TestGenerator_EtcdSchedulesOnMembers(t *testing.T) {
 		scenario string
 		kinds    []string // the vocabulary every fault that fits must give
 	}{
-		{"etcd-baseline", []string{"drop-replies", "kill", "latency", "partition", "pause", "peer-partition", "reset", "restart"}},
-		{"etcd-pause-holder", []string{"drop-replies", "kill", "latency", "partition", "pause", "pause-client", "peer-partition", "reset", "restart"}},
+		{"etcd-baseline", []string{"drop-replies", "kill", "latency", "partition", "pause", "peer-partition", "power-loss", "reset", "restart"}},
+		{"etcd-pause-holder", []string{"drop-replies", "kill", "latency", "partition", "pause", "pause-client", "peer-partition", "power-loss", "reset", "restart"}},
 	} {
 		base := lookup(t, c.scenario)
 		g, err := explore.NewGenerator(base, nil)

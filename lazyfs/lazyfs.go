@@ -41,6 +41,12 @@ type Options struct {
 	// create, nor the source directory of a rename across directories.
 	// default: false.
 	Ordered bool
+	// IgnoreSync makes fsync and fdatasync succeed without making anything
+	// durable, as a program run without fsync (etcd's --unsafe-no-fsync)
+	// or a disk whose volatile cache acknowledges writes would: only
+	// [FS.Sync] (the kernel writing back on its own) makes data durable.
+	// default: false.
+	IgnoreSync bool
 }
 
 func (o Options) withDefaults() Options {
@@ -113,6 +119,9 @@ func within(dir, p string) bool {
 // start mounts a fresh state of the backing directory.
 func (f *FS) start() error {
 	st, err := newState(f.backing, f.opts.Ordered)
+	if st != nil {
+		st.ignoreSync = f.opts.IgnoreSync
+	}
 	if err != nil {
 		return err
 	}
@@ -172,6 +181,18 @@ func (f *FS) PowerLoss() (Loss, error) {
 		return loss, fmt.Errorf("power loss: mount again: %w", err)
 	}
 	return loss, nil
+}
+
+// Sync makes everything written so far durable at once, as the kernel's
+// writeback of dirty pages and its journal commit eventually do. It
+// returns [ErrUnmounted] after Unmount.
+func (f *FS) Sync() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.srv == nil {
+		return ErrUnmounted
+	}
+	return f.st.syncAll()
 }
 
 // Unmount stops serving and removes the mount (lazily if it is busy), after

@@ -394,6 +394,33 @@ func TestFS_PowerLoss_ordered(t *testing.T) {
 	}
 }
 
+// TestFS_IgnoreSync: fsync makes nothing durable; Sync (the kernel's own
+// writeback) makes everything durable up to that moment.
+func TestFS_IgnoreSync(t *testing.T) {
+	f, mp, _ := mountWith(t, lazyfs.Options{Ordered: true, IgnoreSync: true})
+	writeFile(t, filepath.Join(mp, "before"), "B", true)
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(mp, "after"), "A", true)
+	writeFile(t, filepath.Join(mp, "before"), "BB", true)
+	syncDir(t, mp)
+
+	loss := powerLoss(t, f)
+	for p, want := range map[string]string{"before": "B", "after": "<absent>"} {
+		if got := content(t, filepath.Join(mp, p)); got != want {
+			t.Errorf("%s after the loss: %q, want %q", p, got, want)
+		}
+	}
+	if loss.Total() == 0 || len(loss.Undone) != 1 {
+		t.Errorf("Loss = %s, want bytes of before lost and the create of after undone", loss)
+	}
+	_ = f.Unmount()
+	if err := f.Sync(); !errors.Is(err, lazyfs.ErrUnmounted) {
+		t.Errorf("Sync after Unmount = %v, want ErrUnmounted", err)
+	}
+}
+
 func rename(t *testing.T, mp, from, to string) {
 	t.Helper()
 	if err := os.Rename(filepath.Join(mp, from), filepath.Join(mp, to)); err != nil {

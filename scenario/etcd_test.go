@@ -27,7 +27,7 @@ func TestParse_EtcdErrors(t *testing.T) {
 		{"Redis node on etcd", etcdHead + "lock: {kind: etcd-mutex}\nfaults:\n  - {at: 1s, fault: kill, node: n1}\n", 6, "faults[0].node", "etcd members e1..e3"},
 		{"member out of range", etcdHead + "lock: {kind: etcd-mutex}\nfaults:\n  - {at: 1s, fault: kill, node: e4}\n", 6, "faults[0].node", `no node "e4"`},
 		{"clock jump on a member", etcdHead + "lock: {kind: etcd-mutex}\nfaults:\n  - {at: 1s, fault: clock-jump, node: e1, params: {offset: 10s}}\n", 6, "faults[0].fault", "bypasses libc"},
-		{"power loss on a member", etcdHead + "lock: {kind: etcd-mutex}\nfaults:\n  - {at: 1s, fault: power-loss, node: e1}\n", 6, "faults[0].fault", "fsync shim"},
+		{"no-fsync on Redis", "name: x\nexpect: safe\ntopology: {persistence: no-fsync}\n", 3, "topology.persistence", "for etcd members"},
 		{"@leader on Redis", "name: x\nexpect: safe\nfaults:\n  - {at: 1s, fault: kill, node: \"@leader\"}\n", 4, "faults[0].node", "needs etcd members"},
 		{"@master on etcd", etcdHead + "lock: {kind: etcd-mutex}\nfaults:\n  - {at: 1s, fault: kill, node: \"@master\"}\n", 6, "faults[0].node", "aim at etcd members with @leader"},
 		{"kill on a client's link to a member", etcdHead + "lock: {kind: etcd-mutex}\nfaults:\n  - {at: 1s, fault: kill, node: e1-c1}\n", 6, "faults[0].node", "only partition, latency"},

@@ -65,7 +65,7 @@ func TestCatalogue_ProgramMeetsItsShape(t *testing.T) {
 	}{
 		{scenario.ShapeSingle, 36, 31, single},
 		{scenario.ShapeRedlock, 45, 40, single},
-		{scenario.ShapeEtcd, 7, 7, nil},
+		{scenario.ShapeEtcd, 8, 8, nil},
 	} {
 		t.Run(tc.shape, func(t *testing.T) {
 			for _, caps := range [][]string{allCaps, nil} {

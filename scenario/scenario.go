@@ -122,7 +122,9 @@ type Topology struct {
 	Shards int `json:"shards,omitempty" yaml:"shards"`
 	// NodeTimeout is a Redis Cluster's cluster-node-timeout. default: 500ms.
 	NodeTimeout Duration `json:"node_timeout,omitempty" yaml:"node_timeout"`
-	// Persistence is every node's: none, aof-everysec or aof-always. default: none.
+	// Persistence is every node's: none, aof-everysec or aof-always; for
+	// etcd members, no-fsync (their disks ignore fsync). default: none
+	// (etcd: members fsync as etcd does).
 	Persistence string `json:"persistence,omitempty" yaml:"persistence"`
 	// BackgroundWrites, when set, writes an unrelated key to every node this
 	// often for the whole trial, as other users of a production node would:

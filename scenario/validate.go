@@ -113,10 +113,12 @@ func (s Scenario) validTopology() error {
 	if s.Topology.Sentinels > 0 && s.Topology.Replicas == 0 {
 		return bad("topology.sentinels", "sentinels need at least one replica to promote")
 	}
-	switch s.Topology.Persistence {
-	case "", "none", "aof-everysec", "aof-always":
-	default:
-		return bad("topology.persistence", "must be none, aof-everysec or aof-always, not %q", s.Topology.Persistence)
+	switch p := s.Topology.Persistence; {
+	case p == "no-fsync" && s.Topology.Etcd > 0:
+	case p == "no-fsync":
+		return bad("topology.persistence", "no-fsync is for etcd members (topology: {etcd: 3}); a Redis node takes none, aof-everysec or aof-always")
+	case !slices.Contains([]string{"", "none", "aof-everysec", "aof-always"}, p):
+		return bad("topology.persistence", "must be none, aof-everysec or aof-always (or, for etcd, no-fsync), not %q", p)
 	}
 	if s.Topology.BackgroundWrites < 0 || (s.Topology.BackgroundWrites > 0 && s.Topology.BackgroundWrites.D() < time.Millisecond) {
 		return bad("topology.background_writes", "must be 0 (none) or at least 1ms")
@@ -136,8 +138,8 @@ func (s Scenario) validEtcd() error {
 	case t.Etcd < 0 || t.Etcd > etcdMaxMembers:
 		return bad("topology.etcd", "must be between 0 (no etcd) and %d members, not %d", etcdMaxMembers, t.Etcd)
 	case t.Etcd > 0 && (t.Masters > 0 || t.Replicas > 0 || t.Sentinels > 0 || t.Shards > 0 || t.DownAfter != 0 ||
-		t.NodeTimeout != 0 || t.Persistence != "" || t.BackgroundWrites != 0):
-		return bad("topology.etcd", "an etcd topology has no Redis nodes: drop masters, replicas, sentinels, shards, down_after, node_timeout, persistence and background_writes")
+		t.NodeTimeout != 0 || (t.Persistence != "" && t.Persistence != "no-fsync") || t.BackgroundWrites != 0):
+		return bad("topology.etcd", "an etcd topology has no Redis nodes: drop masters, replicas, sentinels, shards, down_after, node_timeout, persistence (but no-fsync) and background_writes")
 	case EtcdLock(kind) && t.Etcd == 0:
 		return bad("lock.kind", "%s runs on etcd members: it needs topology: {etcd: 3}", kind)
 	case t.Etcd > 0 && !EtcdLock(kind) && kind != "external" && kind != "none":

@@ -52,11 +52,14 @@ type nemesis struct {
 	runCtx  context.Context
 	heals   sync.WaitGroup // aimed steps' heals, which their injects start
 
-	mu       sync.Mutex
-	record   []evidence.Fault
-	live     []bool          // injected and not yet healed, by step
-	injected []chan struct{} // closed once the step's inject returned
-	notes    []string
+	mu     sync.Mutex
+	record []evidence.Fault
+	live   []bool // injected and not yet healed, by step
+	// valueBefore is the lock key's value on a Redis node when its step
+	// fired ("" if absent or not a string), by step.
+	valueBefore []string
+	injected    []chan struct{} // closed once the step's inject returned
+	notes       []string
 }
 
 // An action is an inject or a heal at a point in the trial.
@@ -107,7 +110,7 @@ func newNemesis(env *trialEnv, steps []scenario.Step, rec eventLog) (*nemesis, e
 // newSchedule returns a nemesis for steps with nothing built yet.
 func newSchedule(env *trialEnv, steps []scenario.Step, rec eventLog) *nemesis {
 	m := &nemesis{env: env, steps: steps, rec: rec, faults: make([]faults.Fault, len(steps)),
-		nodes: make([]*cluster.Node, len(steps)), record: make([]evidence.Fault, len(steps)), live: make([]bool, len(steps)),
+		nodes: make([]*cluster.Node, len(steps)), record: make([]evidence.Fault, len(steps)), live: make([]bool, len(steps)), valueBefore: make([]string, len(steps)),
 		injected: make([]chan struct{}, len(steps)), seeds: make([]uint64, len(steps)), moments: make([]*moment, len(steps))}
 	for i := range steps {
 		m.injected[i] = make(chan struct{})
@@ -244,7 +247,11 @@ func (m *nemesis) inject(ctx context.Context, i int) {
 		// client held the lock, by the history, is what can be said.
 		before = m.anyHolds()
 	case n != nil && n.Proc != nil: // a Redis node
-		before = keyBefore(ctx, n, m.env.key)
+		var value string
+		before, value = keyBefore(ctx, n, m.env.key)
+		m.mu.Lock()
+		m.valueBefore[i] = value
+		m.mu.Unlock()
 	case scenario.ClientFault(st.Fault):
 		before = m.clientHolds(target)
 	default:
@@ -276,7 +283,7 @@ func (m *nemesis) inject(ctx context.Context, i int) {
 		}
 		cancel()
 		if !keyAfterHeal(st.Fault) {
-			after = keyOn(ctx, n, m.env.key)
+			after = keyAfter(ctx, n, m.env.key, m.valueOf(i))
 		}
 		if after != "" && noEffect == "" {
 			effect = strings.TrimPrefix(effect+", lock key "+after, ", ")
@@ -364,7 +371,7 @@ func (m *nemesis) heal(ctx context.Context, i int) {
 	if err == nil && keyAfterHeal(st.Fault) && n != nil && cluster.IsEtcdMember(n) {
 		m.observe(target, target+" "+backNote[st.Fault])
 	} else if err == nil && keyAfterHeal(st.Fault) && n != nil && n.Proc != nil {
-		after = keyOn(ctx, n, m.env.key)
+		after = keyAfter(ctx, n, m.env.key, m.valueOf(i))
 		state := after
 		if state == "" {
 			state = "unknown"
@@ -471,10 +478,43 @@ var backNote = map[string]string{"kill": "back up", "pause": "back up", "drop-re
 // keyBefore is keyOn bounded by 200ms: a node that cannot answer (paused
 // by an earlier fault) leaves the key unknown rather than hold the fault
 // back from its time.
-func keyBefore(ctx context.Context, n *cluster.Node, key string) string {
+func keyBefore(ctx context.Context, n *cluster.Node, key string) (state, value string) {
 	ctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel()
-	return keyOn(ctx, n, key)
+	return keyValueOn(ctx, n, key)
+}
+
+// valueOf returns the lock key's value on step i's node when it fired.
+func (m *nemesis) valueOf(i int) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.valueBefore[i]
+}
+
+// keyValueOn is keyOn with the key's value, when it is a string ("" for a
+// hash, as the reentrant lock's).
+func keyValueOn(ctx context.Context, n *cluster.Node, key string) (state, value string) {
+	state = keyOn(ctx, n, key)
+	if state != evidence.KeyHeld {
+		return state, ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	rdb := redis.NewClient(&redis.Options{Addr: n.Proc.Addr(), MaxRetries: -1, DialTimeout: 200 * time.Millisecond, ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	value, _ = rdb.Get(ctx, key).Result()
+	return state, value
+}
+
+// keyAfter returns the key's state on n after a fault: held only by the
+// value it had before (a key lost and taken again by another holder, as
+// a slow restart allows, is absent for the one who held it).
+func keyAfter(ctx context.Context, n *cluster.Node, key, before string) string {
+	state, value := keyValueOn(ctx, n, key)
+	if state == evidence.KeyHeld && before != "" && value != before {
+		return evidence.KeyAbsent
+	}
+	return state
 }
 
 // keyOn reads whether key exists on node n, through its own address (not

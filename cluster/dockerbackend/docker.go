@@ -185,7 +185,7 @@ func (b *Backend) Launch(ctx context.Context, spec cluster.ProcSpec) (cluster.Pr
 	if p.timeout <= 0 {
 		p.timeout = 10 * time.Second
 	}
-	if p.disk, err = cluster.NewDisk(filepath.Join(dir, "data"), spec.Name, b.LazyDisks && !spec.Sentinel); err != nil {
+	if p.disk, err = cluster.NewDisk(filepath.Join(dir, "data"), spec.Name, cluster.LazyIf(b.LazyDisks && !spec.Sentinel)); err != nil {
 		return nil, &cluster.StartError{Node: p.name, LogPath: p.logPath, Err: err}
 	}
 	if b.ClockShim != "" {
