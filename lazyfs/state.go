@@ -20,10 +20,10 @@ const trashName = ".lazyfs-trash"
 // reads of file data share it, even of clean files, so that none sees a sync
 // half done.
 type state struct {
-	backing string // absolute path of the backing directory
-	trash   string // absolute path of the trash directory
-	rootDev uint64 // device and inode number of the backing directory
-	rootIno uint64
+	backing    string // absolute path of the backing directory
+	trash      string // absolute path of the trash directory
+	rootDev    uint64 // device and inode number of the backing directory
+	rootIno    uint64
 	ordered    bool // any fsync makes every namespace operation durable
 	ignoreSync bool // fsync makes nothing durable
 
