@@ -205,7 +205,7 @@ var everyArm = []armCount{{"redlock-tolerance", 5}, {"redlock-power-loss", 6}, {
 	{"watchdog-reconnect", 3}, {"partition-holder", 3}, {"cluster-failover-lock-loss", 2}, {"cluster-minority-primary", 3},
 	{"cluster-slot-migration", 2}, {"etcd-pause-holder", 2}, {"etcd-waiter-lease-expiry", 2}, {"etcd-partition-holder", 3},
 	{"getset-bare-unlock", 3}, {"redlock-delayed-restart", 2}, {"redlock-crash-restart", 4}, {"reply-loss", 3},
-	{"watchdog-pause", 2}, {"single-crash-restart", 4}}
+	{"watchdog-pause", 2}, {"single-crash-restart", 4}, {"etcd-power-loss", 2}, {"redlock-replica-failover", 2}}
 
 // inconclusiveReasons lists why trials were inconclusive, for a failure message.
 func inconclusiveReasons(v results.Verdict) []string {
