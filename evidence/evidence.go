@@ -35,6 +35,9 @@ type Fault struct {
 	// could not be seen. Both are empty for a fault nobody can observe.
 	Effect   string `json:"effect,omitempty"`
 	NoEffect string `json:"no_effect,omitempty"`
+	// Lost is how many unsynced bytes a power loss dropped; nil for other
+	// faults.
+	Lost *int64 `json:"lost_bytes,omitempty"`
 	// Effective is when the inject returned with its effect in place (a
 	// failover: once the new master was seen); nil without an effect.
 	// Requirements with `after:` count from here.

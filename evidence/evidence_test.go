@@ -105,6 +105,13 @@ func TestEvaluate(t *testing.T) {
 			in: evidence.Input{History: history(ok(1)), Faults: []evidence.Fault{{Fault: "restart", Target: "n3", Desc: "restart n3", Fired: secs(0.35), KeyBefore: "held", KeyAfter: "held"}},
 				Require: []evidence.Requirement{{Fault: "restart", Node: "n3", KeyAfter: "absent"}}},
 			reasons: []string{"required restart n3: key absent after it; found key held when it hit, held after it"}},
+		{name: "a power loss that dropped unsynced data",
+			in: evidence.Input{History: history(ok(1)), Faults: []evidence.Fault{{Fault: "power-loss", Target: "e1", Desc: "power loss e1", Fired: secs(0.5), KeyBefore: "held", Lost: int64p(8896)}},
+				Require: []evidence.Requirement{{Fault: "power-loss", Node: "e1", KeyBefore: "held", Lost: "some"}}}},
+		{name: "a power loss with nothing to drop",
+			in: evidence.Input{History: history(ok(1)), Faults: []evidence.Fault{{Fault: "power-loss", Target: "e1", Desc: "power loss e1", Fired: secs(0.5), KeyBefore: "held", Lost: int64p(0)}},
+				Require: []evidence.Requirement{{Fault: "power-loss", Node: "e1", Lost: "some"}}},
+			reasons: []string{"required power-loss e1: some unsynced data lost; found key held when it hit, unknown after it, nothing unsynced lost"}},
 		{name: "a requirement on an aimed target matches what it resolved to",
 			in: evidence.Input{History: history(ok(1), ok(2)), Faults: []evidence.Fault{{Fault: "kill", Target: "n2", Aim: "@master", Desc: "kill n2 (@master)", Fired: secs(0.35), KeyBefore: "held"}},
 				Require: []evidence.Requirement{{Fault: "kill", Node: "@master", KeyBefore: "held"}, {Grants: intp(1), After: "kill n2"}}}},
@@ -178,6 +185,8 @@ func TestEvaluate_Counts(t *testing.T) {
 	}
 }
 
+func int64p(n int64) *int64 { return &n }
+
 func TestRequirement_Validate(t *testing.T) {
 	for _, tc := range []struct {
 		r     evidence.Requirement
@@ -211,6 +220,9 @@ func TestRequirement_Validate(t *testing.T) {
 		{r: evidence.Requirement{Waited: "acquire", Max: "-1s"}, field: "max"},
 		{r: evidence.Requirement{Refused: "acquire", Max: "1s"}, field: "max"},
 		{r: evidence.Requirement{Waited: "acquire", Max: "1s", Grants: intp(1)}},
+		{r: evidence.Requirement{Fault: "power-loss", Node: "e1", Lost: "some"}, valid: true},
+		{r: evidence.Requirement{Fault: "restart", Node: "e1", Lost: "some"}, field: "lost"},
+		{r: evidence.Requirement{Fault: "power-loss", Node: "e1", Lost: "lots"}, field: "lost"},
 	} {
 		field, msg := tc.r.Validate()
 		if (msg == "") != tc.valid || field != tc.field {

@@ -61,6 +61,9 @@ type Requirement struct {
 	Node      string `json:"node,omitempty" yaml:"node"`
 	KeyBefore string `json:"key_before,omitempty" yaml:"key_before"`
 	KeyAfter  string `json:"key_after,omitempty" yaml:"key_after"`
+	// Lost, with a power-loss fault, says whether the node's disk dropped
+	// unsynced data ("some") or had nothing to drop ("none").
+	Lost string `json:"lost,omitempty" yaml:"lost"`
 	// Anomaly with Nodes says that an anomaly of this kind, when a trial
 	// has one, involves every one of these nodes: the attack broke the
 	// lock the way the scenario explains, not some other way.
@@ -114,10 +117,14 @@ func (r Requirement) Validate() (field, msg string) {
 		return "key_before", "only goes with fault"
 	case r.KeyAfter != "" && r.Fault == "":
 		return "key_after", "only goes with fault"
+	case r.Lost != "" && r.Fault != "power-loss":
+		return "lost", "only goes with fault: power-loss"
+	case r.Lost != "" && r.Lost != LostSome && r.Lost != LostNone:
+		return "lost", fmt.Sprintf("must be some or none, not %q", r.Lost)
 	case r.Min != 0 && r.Refused == "" && r.Prevented == "" && r.Anomaly == "":
 		return "min", "only goes with refused, prevented or anomaly"
-	case r.Fault != "" && r.KeyBefore == "" && r.KeyAfter == "":
-		return "fault", "say what the node held: key_before and/or key_after"
+	case r.Fault != "" && r.KeyBefore == "" && r.KeyAfter == "" && r.Lost == "":
+		return "fault", "say what the node held: key_before and/or key_after (or, for a power loss, lost)"
 	case !keyState(r.KeyBefore):
 		return "key_before", fmt.Sprintf("must be held or absent, not %q", r.KeyBefore)
 	case !keyState(r.KeyAfter):
@@ -137,6 +144,24 @@ func (r Requirement) Validate() (field, msg string) {
 		return "anomaly", fmt.Sprintf("unknown anomaly kind %q", r.Anomaly)
 	}
 	return "", ""
+}
+
+// Values of [Requirement].Lost.
+const (
+	LostSome = "some"
+	LostNone = "none"
+)
+
+// lostCheck says what a power loss dropped (lost: bytes, nil if unknown)
+// and whether that is what want asks.
+func lostCheck(want string, lost *int64) (found string, met bool) {
+	switch {
+	case lost == nil:
+		return "unknown what it lost", false
+	case *lost > 0:
+		return fmt.Sprintf("%d unsynced bytes lost", *lost), want == LostSome
+	}
+	return "nothing unsynced lost", want == LostNone
 }
 
 func keyState(s string) bool { return s == "" || s == KeyHeld || s == KeyAbsent }
@@ -172,6 +197,9 @@ func (r Requirement) String() string {
 		}
 		if r.KeyAfter != "" {
 			want = append(want, "key "+r.KeyAfter+" after it")
+		}
+		if r.Lost != "" {
+			want = append(want, r.Lost+" unsynced data lost")
 		}
 		return fmt.Sprintf("%s: %s", strings.TrimSpace(r.Fault+" "+r.Node), strings.Join(want, ", "))
 	case r.Anomaly != "" && r.Min > 0:
@@ -245,6 +273,11 @@ func (in *Input) check(r Requirement) Check {
 		default:
 			c.Found = fmt.Sprintf("key %s when it hit, %s after it", orUnknown(f.KeyBefore), orUnknown(f.KeyAfter))
 			c.Met = (r.KeyBefore == "" || r.KeyBefore == f.KeyBefore) && (r.KeyAfter == "" || r.KeyAfter == f.KeyAfter)
+			if r.Lost != "" {
+				found, met := lostCheck(r.Lost, f.Lost)
+				c.Found += ", " + found
+				c.Met = c.Met && met
+			}
 		}
 	case r.Anomaly != "":
 		c.Met, c.Found = true, "none found"

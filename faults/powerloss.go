@@ -83,6 +83,17 @@ func (f *PowerLossFault) Verify(ctx context.Context, n *cluster.Node) (string, e
 	return "back up, " + f.cut.String(), nil
 }
 
+// LostBytes returns how many unsynced bytes the last Inject dropped, and
+// false if it has not run.
+func (f *PowerLossFault) LostBytes() (int64, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.cut == nil {
+		return 0, false
+	}
+	return f.cut.Total(), true
+}
+
 // Describe returns e.g. "power loss, back after 5s".
 func (f *PowerLossFault) Describe() string {
 	if f.Delay > 0 {

@@ -296,6 +296,11 @@ func (m *nemesis) inject(ctx context.Context, i int) {
 	defer m.mu.Unlock()
 	r := &m.record[i]
 	r.Fired, r.Effective, r.Effect, r.NoEffect, r.KeyBefore, r.KeyAfter = fired, effective, effect, noEffect, before, after
+	if l, ok := f.(interface{ LostBytes() (int64, bool) }); ok && err == nil {
+		if n, ok := l.LostBytes(); ok {
+			r.Lost = &n
+		}
+	}
 	if err != nil && ctx.Err() == nil {
 		r.Error = err.Error()
 	}
