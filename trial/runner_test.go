@@ -8,10 +8,12 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/lockpick/lockpick/campaign"
 	"github.com/lockpick/lockpick/checker"
+	"github.com/lockpick/lockpick/internal/testcluster"
 	"github.com/lockpick/lockpick/internal/testetcd"
 	"github.com/lockpick/lockpick/internal/testredis"
 	"github.com/lockpick/lockpick/results"
@@ -43,9 +45,7 @@ func TestCatalogue(t *testing.T) {
 			if arm := plainArm(s); arm != "" && slices.ContainsFunc(everyArm, func(c armCount) bool { return c.name == s.Name }) {
 				t.Skipf("arm %s is this scenario unchanged, and TestCatalogue_EveryArm runs it with the same checks", arm)
 			}
-			if s.Topology.Etcd > 0 {
-				testetcd.Require(t)
-			}
+			requireParts(t, s)
 			v, dir, err := trial.Run(context.Background(), s, &trial.Options{Trials: 1, Out: t.TempDir(), Parallel: 1})
 			if err != nil {
 				t.Fatal(err)
@@ -146,9 +146,7 @@ func TestCatalogue_EveryArm(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if s.Topology.Etcd > 0 {
-				testetcd.Require(t)
-			}
+			requireParts(t, s)
 			c, dir, err := campaign.Compare(context.Background(), s, nil, &trial.Options{Out: t.TempDir(), Parallel: 1})
 			if err != nil {
 				t.Fatal(err)
@@ -206,6 +204,18 @@ var everyArm = []armCount{{"redlock-tolerance", 5}, {"redlock-power-loss", 6}, {
 	{"cluster-slot-migration", 2}, {"etcd-pause-holder", 2}, {"etcd-waiter-lease-expiry", 2}, {"etcd-partition-holder", 3},
 	{"getset-bare-unlock", 3}, {"redlock-delayed-restart", 2}, {"redlock-crash-restart", 4}, {"reply-loss", 3},
 	{"watchdog-pause", 2}, {"single-crash-restart", 4}, {"etcd-power-loss", 2}, {"redlock-replica-failover", 2}}
+
+// requireParts skips t (or fails it under LOCKPICK_REQUIRE_REDIS=1) when
+// this host lacks what s needs besides Redis: etcd, FUSE for a power loss.
+func requireParts(t *testing.T, s scenario.Scenario) {
+	t.Helper()
+	if s.Topology.Etcd > 0 {
+		testetcd.Require(t)
+	}
+	if strings.Contains(s.FaultText(), "power-loss") {
+		testcluster.RequireLazyDisks(t)
+	}
+}
 
 // inconclusiveReasons lists why trials were inconclusive, for a failure message.
 func inconclusiveReasons(v results.Verdict) []string {
