@@ -18,6 +18,7 @@ import (
 
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/judge"
+	"github.com/lockpick/lockpick/lazyfs"
 	"github.com/lockpick/lockpick/results"
 	"github.com/lockpick/lockpick/scenario"
 	"github.com/lockpick/lockpick/trial"
@@ -134,6 +135,7 @@ func runScenarios(ctx context.Context, out io.Writer, names []string, f runFlags
 	if err != nil {
 		return err
 	}
+	list, skipped = skipWithoutFUSE(list, skipped, lazyfs.Available())
 	subject := subjectOf(f.subject, f.subjCmd)
 	if (f.baseline != "" || f.update != "") && (subject == "" || f.soak > 0 || shard.Count > 1) {
 		return usageError("run: --baseline and --update-baseline go with --subject or --subject-cmd, and not with --soak or --shard")
@@ -142,6 +144,9 @@ func runScenarios(ctx context.Context, out io.Writer, names []string, f runFlags
 		var why []string
 		for _, v := range skipped {
 			why = append(why, v.Scenario+": "+v.Skipped)
+		}
+		if f.subject == "" && f.subjCmd == "" {
+			return usageError("run: nothing this host can run: " + strings.Join(why, "; "))
 		}
 		return usageError("run: " + subjectFlag(f.subjCmd) + ": no scenario fits the subject: " + strings.Join(why, "; "))
 	}

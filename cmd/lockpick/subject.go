@@ -154,6 +154,24 @@ func subjectFlag(external string) string {
 }
 
 // printSkipped prints one line per skipped scenario.
+// skipWithoutFUSE moves the scenarios that cut a node's power to skipped,
+// with the reason, when this host cannot mount the lazy disks they need
+// (noFUSE, from [lazyfs.Available], is not nil).
+func skipWithoutFUSE(list []scenario.Scenario, skipped []*results.Verdict, noFUSE error) ([]scenario.Scenario, []*results.Verdict) {
+	if noFUSE == nil {
+		return list, skipped
+	}
+	var keep []scenario.Scenario
+	for _, s := range list {
+		if strings.Contains(s.FaultText(), "power-loss") {
+			skipped = append(skipped, &results.Verdict{Scenario: s.Name, Skipped: "a power loss needs lazy disks: " + noFUSE.Error()})
+			continue
+		}
+		keep = append(keep, s)
+	}
+	return keep, skipped
+}
+
 func printSkipped(w io.Writer, skipped []*results.Verdict) {
 	for _, v := range skipped {
 		fmt.Fprintf(w, "%s: skipped: %s\n", v.Scenario, wrap(v.Skipped, 96, "    "))

@@ -14,6 +14,7 @@ import (
 	"github.com/lockpick/lockpick/evidence"
 	"github.com/lockpick/lockpick/internal/testredis"
 	"github.com/lockpick/lockpick/judge"
+	"github.com/lockpick/lockpick/lazyfs"
 	"github.com/lockpick/lockpick/results"
 	"github.com/lockpick/lockpick/scenario"
 )
@@ -219,5 +220,28 @@ func TestSubjectRun_BaselineOfAnotherLock(t *testing.T) {
 	err := runScenarios(context.Background(), io.Discard, []string{"single-baseline"}, f)
 	if exitCode(err) != exitUsage || !strings.Contains(fmt.Sprint(err), "written for otherlock") {
 		t.Fatalf("a baseline of another lock: exit %d (%v), want %d naming it", exitCode(err), err, exitUsage)
+	}
+}
+
+// Without FUSE, a run skips the scenarios that cut power, saying why, and
+// runs the others.
+func TestSkipWithoutFUSE(t *testing.T) {
+	var list []scenario.Scenario
+	for _, n := range []string{"single-baseline", "redlock-power-loss", "etcd-power-loss"} {
+		s, err := scenario.Lookup(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		list = append(list, s)
+	}
+	keep, skipped := skipWithoutFUSE(list, nil, lazyfs.ErrNoFUSE)
+	if len(keep) != 1 || keep[0].Name != "single-baseline" {
+		t.Errorf("kept %d scenarios, want single-baseline alone", len(keep))
+	}
+	if len(skipped) != 2 || !strings.Contains(skipped[0].Skipped, "FUSE") {
+		t.Errorf("skipped %+v, want the two power-loss scenarios, with FUSE in the reason", skipped)
+	}
+	if keep, skipped := skipWithoutFUSE(list, nil, nil); len(keep) != 3 || len(skipped) != 0 {
+		t.Errorf("with FUSE: kept %d, skipped %d; want 3 and 0", len(keep), len(skipped))
 	}
 }
