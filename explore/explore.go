@@ -90,8 +90,11 @@ type Result struct {
 	Flaky []Finding `json:"flaky,omitempty"`
 	// Inconclusive counts the trials that proved nothing, by reason.
 	Inconclusive map[string]int `json:"inconclusive,omitempty"`
-	Stuck        int            `json:"stuck"`
-	Starves      int            `json:"starves,omitempty"`
+	// Exercised counts the search trials in which each fault fired, by
+	// kind and target ("pause-client c1"): what the search really tried.
+	Exercised map[string]int `json:"exercised,omitempty"`
+	Stuck     int            `json:"stuck"`
+	Starves   int            `json:"starves,omitempty"`
 	// SearchSeconds is the search's wall time; PerMinute its schedules per minute.
 	SearchSeconds float64 `json:"search_seconds"`
 	PerMinute     float64 `json:"schedules_per_minute"`
@@ -126,6 +129,18 @@ type Finding struct {
 	originalTrial trial.TrialResult
 	minimalTrial  *trial.TrialResult
 	minimal       scenario.Scenario
+}
+
+// exercised counts, for each fault kind and target, the trials in which
+// it fired (once a trial, however often).
+func exercised(trials []Tried) map[string]int {
+	out := map[string]int{}
+	for _, t := range trials {
+		for _, f := range slices.Compact(slices.Sorted(slices.Values(t.Exercised))) {
+			out[f]++
+		}
+	}
+	return out
 }
 
 // ErrFoundNothing is not an error of the harness: the budget ran out with no
@@ -298,6 +313,7 @@ func explore(ctx context.Context, base scenario.Scenario, gen *Generator, o Opti
 	if searchTime > 0 {
 		res.PerMinute = float64(len(res.Trials)) / searchTime.Minutes()
 	}
+	res.Exercised = exercised(res.Trials)
 	for _, t := range res.Trials {
 		switch t.Observed {
 		case evidence.Inconclusive:

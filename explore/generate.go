@@ -31,7 +31,26 @@ func (sc Schedule) Apply(base scenario.Scenario) scenario.Scenario {
 	s.Hold = sc.Hold
 	s.Faults = slices.Clone(sc.Faults)
 	s.Require, s.Arms, s.Explore, s.Suites = nil, nil, nil, nil
+	s.Duration = scenario.Duration(max(base.Duration.D(), settled(s.Faults, base.Lock.TTL.D())))
 	return s
+}
+
+// settled returns when the faults have healed and a lease they touched has
+// run out: the last heal (a fault's end, or a restart's delay), plus a
+// TTL. A trial that ends before then cannot show what the fault did to
+// the lock (a paused holder that never wakes to write).
+func settled(faults []scenario.Step, ttl time.Duration) time.Duration {
+	var last time.Duration
+	for _, f := range faults {
+		end := f.At.D() + f.For.D()
+		if d, ok := f.Params["delay"].(string); ok {
+			if delay, err := time.ParseDuration(d); err == nil {
+				end = max(end, f.At.D()+delay)
+			}
+		}
+		last = max(last, end)
+	}
+	return round(last + ttl)
 }
 
 // Describe lists the faults in words, e.g. "+300ms kill @master; +1.2s pause n2 for 800ms".

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lockpick/lockpick/explore"
 	"github.com/lockpick/lockpick/scenario"
@@ -231,4 +232,22 @@ func normal(t *testing.T, s scenario.Scenario) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// A schedule's trial lasts until its faults have healed and a lease they
+// touched has run out: on single-baseline (TTL 2s, 2s trial) a holder
+// paused 1.2s in for 3s wakes inside the trial, 2s before its end.
+func TestSchedule_ApplyLastsUntilTheFaultsSettle(t *testing.T) {
+	base := lookup(t, "single-baseline")
+	ttl := base.Lock.TTL.D()
+	sc := explore.Schedule{Hold: base.Hold, Faults: []scenario.Step{
+		{At: scenario.Duration(1200 * time.Millisecond), Fault: "pause", Node: "n1", For: scenario.Duration(3 * time.Second)},
+		{At: scenario.Duration(300 * time.Millisecond), Fault: "restart", Node: "n1", Params: map[string]any{"delay": "4s"}},
+	}}
+	if got, want := sc.Apply(base).Duration.D(), 300*time.Millisecond+4*time.Second+ttl; got != want {
+		t.Errorf("duration %v, want %v (the restart's delay, then a TTL)", got, want)
+	}
+	if got := (explore.Schedule{Hold: base.Hold}).Apply(base).Duration; got != base.Duration {
+		t.Errorf("no faults: duration %v, want the scenario's %v", got, base.Duration)
+	}
 }

@@ -46,6 +46,7 @@ func writeReport(path string, base scenario.Scenario, res *Result) error {
 		R             *Result
 		Unsafe, Incon int
 		Reasons       []reasonCount
+		Exercised     []reasonCount
 		SearchSVG     template.HTML
 		Findings      []findingView
 	}{R: res, SearchSVG: template.HTML(searchSVG(res.Trials))}
@@ -61,6 +62,10 @@ func writeReport(path string, base scenario.Scenario, res *Result) error {
 		data.Reasons = append(data.Reasons, reasonCount{r, n})
 	}
 	slices.SortFunc(data.Reasons, func(a, b reasonCount) int { return b.N - a.N })
+	for f, n := range res.Exercised {
+		data.Exercised = append(data.Exercised, reasonCount{f, n})
+	}
+	slices.SortFunc(data.Exercised, func(a, b reasonCount) int { return strings.Compare(a.Reason, b.Reason) })
 	for _, fd := range append(slices.Clone(res.Findings), res.Flaky...) {
 		v := findingView{Finding: fd, Clients: fd.minimal.Clients, Hold: fd.minimal.Hold.D().String(), Duration: fd.minimal.Duration.D().String(),
 			OriginalHold: fd.Original.Hold.D().String(), FlakyText: flakyText(fd), ReplayTrials: max(fd.Measured, 10)}

@@ -17,6 +17,7 @@ func TestWriteReport_FlakyFindingAndStarvingTrials(t *testing.T) {
 	sched := explore.Schedule{Index: 7, Seed: 9, Hold: scenario.Duration(1140 * time.Millisecond), Faults: noisy().Faults}
 	res := &explore.Result{Scenario: "fake", Seed: 1, Budget: "10m0s",
 		Trials: []explore.Tried{{Schedule: sched, Observed: "starves", EndedAt: 3}, {Schedule: sched, Observed: "unsafe", EndedAt: 5}},
+		Exercised: map[string]int{"pause-client c1": 2, "restart n1": 1},
 		Flaky: []explore.Finding{{File: "flaky.yaml", Original: sched, Kind: "double-grant", Anomaly: "double-grant: two holders",
 			Shrunk: explore.Shrunk{K: 4, N: 5, Steps: []explore.ShrinkStep{{Change: "confirm the finding", Replays: 2, Reproduced: 0}}}}},
 	}
@@ -34,7 +35,7 @@ func TestWriteReport_FlakyFindingAndStarvingTrials(t *testing.T) {
 			t.Errorf("report says %q", bad)
 		}
 	}
-	for _, want := range []string{"hold 1.14s", "broke the lock 0 of 2 times", "--trials 10", `.starves{fill:`, `class="starves"/></svg> starves`} {
+	for _, want := range []string{"<code>pause-client c1</code> × 2, <code>restart n1</code> × 1", "hold 1.14s", "broke the lock 0 of 2 times", "--trials 10", `.starves{fill:`, `class="starves"/></svg> starves`} {
 		if !strings.Contains(html, want) {
 			t.Errorf("report lacks %q", want)
 		}

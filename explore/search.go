@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,8 +26,11 @@ type Tried struct {
 	// writes the resource fenced: evidence that the attack met it.
 	Prevented map[string]int `json:"prevented,omitempty"`
 	Example   string         `json:"example,omitempty"` // the first anomaly, in words
-	Seconds   float64        `json:"seconds"`           // the trial's wall time
-	EndedAt   float64        `json:"ended_at"`          // seconds from the start of the search
+	// Exercised lists the faults that fired, by kind and the target they
+	// hit (an aimed one as resolved), e.g. "pause-client c1".
+	Exercised []string `json:"exercised,omitempty"`
+	Seconds   float64  `json:"seconds"`  // the trial's wall time
+	EndedAt   float64  `json:"ended_at"` // seconds from the start of the search
 }
 
 // A finding is an unsafe trial, with what it recorded and the kind of its
@@ -188,6 +192,11 @@ func byName(counts map[checker.Kind]int) map[string]int {
 func tried(sc Schedule, tr trial.TrialResult, at time.Duration) (Tried, string) {
 	t := Tried{Schedule: sc, Observed: tr.Observed, Reason: tr.Reason, Seconds: tr.Wall.Seconds(), EndedAt: at.Seconds()}
 	t.Anomalies, t.Prevented = byName(tr.Check.Counts()), byName(tr.Check.PreventedCounts())
+	for _, f := range tr.Evidence.Faults {
+		if f.Fired != nil && f.Error == "" {
+			t.Exercised = append(t.Exercised, strings.TrimSpace(f.Fault+" "+f.Target))
+		}
+	}
 	// The example is the first safety anomaly, else the first of any kind.
 	kind := ""
 	for _, a := range tr.Check.Anomalies {
