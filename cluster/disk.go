@@ -143,20 +143,6 @@ func syncDir(path string) error {
 	return errors.Join(f.Sync(), f.Close())
 }
 
-// writeDurable writes data to path and syncs the file and its folder, so a
-// file lockpick writes on a lazy disk (a config) survives a power loss.
-func writeDurable(path string, data []byte) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err = errors.Join(err, f.Sync(), f.Close()); err != nil {
-		return err
-	}
-	return syncDir(filepath.Dir(path))
-}
-
 // disks tracks mounted lazy disks, so [KillAll] unmounts them once the
 // nodes using them are killed.
 var disks = &diskSet{disks: map[*Disk]struct{}{}}
