@@ -162,15 +162,26 @@ func (s *state) syncFile(ino uint64) syscall.Errno {
 	if s.ignoreSync {
 		return 0
 	}
-	if d := s.files[ino]; d != nil {
-		if err := d.flush(d.fd); err != nil {
-			return fs.ToErrno(err)
-		}
-		unix.Close(d.fd)
-		delete(s.files, ino)
+	if err := s.flushLocked(ino); err != nil {
+		return fs.ToErrno(err)
 	}
 	s.syncedLocked(func(op *nsOp) { op.fileSynced(ino) })
 	return 0
+}
+
+// flushLocked writes the unsynced data of file ino, if any, to the backing
+// file, which then holds all of it.
+func (s *state) flushLocked(ino uint64) error {
+	d := s.files[ino]
+	if d == nil {
+		return nil
+	}
+	if err := d.flush(d.fd); err != nil {
+		return fmt.Errorf("sync %s: %w", d.path, err)
+	}
+	unix.Close(d.fd)
+	delete(s.files, ino)
+	return nil
 }
 
 // syncDir makes the namespace operations on directory dir durable.
@@ -194,12 +205,10 @@ func (s *state) syncAll() error {
 	if s.dead {
 		return ErrUnmounted
 	}
-	for ino, d := range s.files {
-		if err := d.flush(d.fd); err != nil {
-			return fmt.Errorf("sync %s: %w", d.path, err)
+	for ino := range s.files {
+		if err := s.flushLocked(ino); err != nil {
+			return err
 		}
-		unix.Close(d.fd)
-		delete(s.files, ino)
 	}
 	s.settleLocked(func(op *nsOp) { op.waits = nil })
 	return nil
