@@ -9,8 +9,9 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 all: build
 
 # deps installs redis-server, redis-sentinel, gcc, python3-redis (for examples/pylock),
-# python3-etcd3 (for examples/pyetcdlock) and etcd-server (etcd 3.4, for the etcd
-# topologies; see docs/etcd.md) from Debian when they are missing.
+# python3-etcd3 (for examples/pyetcdlock), etcd-server (etcd 3.4, for the etcd
+# topologies; see docs/etcd.md) and postgresql-15 (for the PostgreSQL topologies;
+# see docs/postgres.md) from Debian when they are missing.
 deps:
 	@if ! command -v redis-server >/dev/null || ! command -v redis-sentinel >/dev/null; then \
 		echo "installing redis-server and redis-sentinel (Debian packages)"; \
@@ -40,6 +41,12 @@ deps:
 		$(SUDO) apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq etcd-server >/dev/null; \
 		$(SUDO) service etcd stop >/dev/null 2>&1 || true; \
+	fi
+	@if [ ! -x /usr/lib/postgresql/15/bin/initdb ]; then \
+		echo "installing postgresql-15 (Debian package, for the PostgreSQL topologies)"; \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq postgresql-15 >/dev/null; \
+		$(SUDO) service postgresql stop >/dev/null 2>&1 || true; \
 	fi
 
 build:

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,6 +59,10 @@ type Topology struct {
 	EtcdHeartbeat time.Duration
 	// EtcdElection is the members' --election-timeout. default: 1000ms.
 	EtcdElection time.Duration
+	// Postgres, when above 0, makes the topology PostgreSQL nodes instead
+	// of Redis nodes (see pgcluster.go): 1 is a primary p1, 2 adds p2, a
+	// hot standby streaming from it. Process backend only.
+	Postgres int
 
 	_ struct{} // disallow positional literals, for extensibility
 }
@@ -176,6 +182,9 @@ type Cluster struct {
 	Services []*Node
 	// Etcd lists the etcd members of an etcd topology (see etcdcluster.go).
 	Etcd []*Node
+	// Postgres lists the PostgreSQL nodes of a Postgres topology, p1 first
+	// (see pgcluster.go).
+	Postgres []*Node
 
 	topo         Topology
 	backend      Backend
@@ -197,6 +206,9 @@ type Cluster struct {
 func Start(ctx context.Context, backend Backend, topo Topology) (_ *Cluster, err error) {
 	if topo.Etcd > 0 {
 		return startEtcd(ctx, backend, topo)
+	}
+	if topo.Postgres > 0 {
+		return startPostgres(ctx, backend, topo)
 	}
 	if topo.Shards > 0 && (topo.Masters > 1 || topo.Sentinels > 0) {
 		return nil, fmt.Errorf("%w: a Redis Cluster (shards) has no independent masters or sentinels", ErrBadTopology)
@@ -330,7 +342,7 @@ func (c *Cluster) AddProxy(name, upstream string) (*Node, error) {
 func (c *Cluster) all() []*Node {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append(append(append(append([]*Node{}, c.Nodes...), c.Sentinels...), c.Services...), c.Etcd...)
+	return append(append(append(append(append([]*Node{}, c.Nodes...), c.Sentinels...), c.Services...), c.Etcd...), c.Postgres...)
 }
 
 // Node returns the redis-server node, sentinel or service with the given
@@ -384,7 +396,8 @@ func (c *Cluster) Close() error {
 		f.Close()
 	}
 	var errs []error
-	for _, n := range append(append(append([]*Node{}, c.Sentinels...), c.Nodes...), c.Etcd...) {
+	// A replica goes before its primary, which it would otherwise reconnect to.
+	for _, n := range append(append(append(append([]*Node{}, c.Sentinels...), c.Nodes...), c.Etcd...), reversed(c.Postgres)...) {
 		if n.Proc != nil {
 			errs = append(errs, n.Proc.Kill())
 			if r, ok := n.Proc.(interface{ releasePort() }); ok {
@@ -400,6 +413,11 @@ func (c *Cluster) Close() error {
 		// folder, 40 trials of a compare filled 15 GB. The logs stay.
 		if m, ok := n.Proc.(*etcdMember); ok {
 			errs = append(errs, m.WipeData())
+		}
+	}
+	for _, n := range c.Postgres { // about 40 MB each; the logs stay
+		if p, ok := n.Proc.(*pgNode); ok && p.disk != nil {
+			errs = append(errs, os.RemoveAll(p.disk.Path), os.RemoveAll(p.disk.Path+".disk"))
 		}
 	}
 	return errors.Join(errs...)
@@ -444,4 +462,11 @@ func (t Topology) IsReplica(node string) bool {
 		return i > t.Shards
 	}
 	return i > max(t.Masters, 1)
+}
+
+// reversed returns a reversed copy of ns.
+func reversed(ns []*Node) []*Node {
+	out := slices.Clone(ns)
+	slices.Reverse(out)
+	return out
 }

@@ -90,6 +90,9 @@ func Place(f Fault, t cluster.Topology, node string) error {
 // onRedisNode returns nil if node is "" or one of t's Redis nodes n1..nN,
 // and otherwise an error saying a process fault needs one.
 func onRedisNode(t cluster.Topology, node string) error {
+	if t.Postgres > 0 {
+		return fmt.Errorf("acts on a Redis node, and a PostgreSQL topology has none (p1..p%d are PostgreSQL nodes)", t.Postgres)
+	}
 	if t.Etcd > 0 {
 		return fmt.Errorf("acts on a Redis node, and an etcd topology has none (e1..e%d are etcd members)", t.Etcd)
 	}
@@ -100,8 +103,15 @@ func onRedisNode(t cluster.Topology, node string) error {
 }
 
 // onProcess returns nil if node is "" or a process of t: a Redis node
-// n1..nN, or an etcd member e1..eN of an etcd topology.
+// n1..nN, an etcd member e1..eN of an etcd topology, or a PostgreSQL node
+// p1..pN of a PostgreSQL topology.
 func onProcess(t cluster.Topology, node string) error {
+	if t.Postgres > 0 {
+		if node == "" || t.PostgresIndex(node) > 0 {
+			return nil
+		}
+		return fmt.Errorf("acts on a PostgreSQL node's process (p1..p%d), not %q", t.Postgres, node)
+	}
 	if t.Etcd == 0 {
 		return onRedisNode(t, node)
 	}
@@ -116,6 +126,9 @@ func onProcess(t cluster.Topology, node string) error {
 // etcd is a Go program: it reads its clocks through the vDSO, which the
 // clock shim does not see.
 func notOnEtcd(t cluster.Topology, node, shim string) error {
+	if t.Postgres > 0 {
+		return fmt.Errorf("cannot reach PostgreSQL nodes: lockpick does not preload the %s shim into them (and an advisory lock reads no clock: it never expires)", shim)
+	}
 	if t.Etcd > 0 {
 		return fmt.Errorf("cannot reach etcd members: etcd is a Go program, which bypasses libc and so the %s shim", shim)
 	}

@@ -142,5 +142,5 @@ func init() {
 	RegisterFault("pause-process", func() Fault { return new(ProcessPauseFault) })
 }
 
-// Place accepts the Redis nodes and etcd members (see [Placer]).
+// Place accepts the Redis nodes, etcd members and PostgreSQL nodes (see [Placer]).
 func (f *PauseFault) Place(t cluster.Topology, node string) error { return onProcess(t, node) }

@@ -104,5 +104,5 @@ func (f *PowerLossFault) Describe() string {
 
 func init() { RegisterFault("power-loss", func() Fault { return new(PowerLossFault) }) }
 
-// Place accepts the Redis nodes and etcd members (see [Placer]).
+// Place accepts the Redis nodes, etcd members and PostgreSQL nodes (see [Placer]).
 func (f *PowerLossFault) Place(t cluster.Topology, node string) error { return onProcess(t, node) }

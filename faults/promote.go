@@ -33,6 +33,9 @@ func (f *PromoteFault) Inject(ctx context.Context, n *cluster.Node) error {
 	if _, err := procOf(n); err != nil {
 		return err
 	}
+	if cluster.IsPostgresNode(n) {
+		return cluster.PostgresPromote(ctx, n)
+	}
 	repl, err := linkOf(n, ReplicationLink)
 	if err != nil {
 		return err
@@ -83,6 +86,16 @@ func (f *PromoteFault) Verify(ctx context.Context, n *cluster.Node) (string, err
 	if err != nil {
 		return "", err
 	}
+	if cluster.IsPostgresNode(n) {
+		rec, err := cluster.PostgresInRecovery(ctx, n, time.Second)
+		switch {
+		case err != nil:
+			return "", fmt.Errorf("cluster: pg_is_in_recovery of %s: %w", n.Name, err)
+		case rec:
+			return "", noEffect("%s is still a standby (pg_is_in_recovery true)", n.Name)
+		}
+		return "primary (pg_is_in_recovery false)", nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	role, err := cluster.NodeRole(ctx, p.Addr())
@@ -107,10 +120,28 @@ func init() { RegisterFault("promote", func() Fault { return new(PromoteFault) }
 
 // Place accepts the nodes that start as replicas only (see [Placer]); a
 // node chosen as the fault fires must be a replica then. A Redis Cluster
-// refuses REPLICAOF (cluster-failover is its promote).
+// refuses REPLICAOF (cluster-failover is its promote). Of PostgreSQL
+// nodes, it accepts the standby p2 (pg_promote()), without demote.
 func (f *PromoteFault) Place(t cluster.Topology, node string) error {
+	if t.Postgres > 0 {
+		return onPostgresReplica(t, node, f.Demote)
+	}
 	if t.Shards > 0 {
 		return errors.New("cannot act in a Redis Cluster, which refuses REPLICAOF; use cluster-failover")
 	}
 	return onReplica(t, node)
+}
+
+// onPostgresReplica returns nil for p2 of a PostgreSQL topology with a
+// standby, or "", and why not otherwise.
+func onPostgresReplica(t cluster.Topology, node string, demote bool) error {
+	switch {
+	case t.Postgres < 2:
+		return errors.New("needs a PostgreSQL standby to promote (topology: {postgres: 2})")
+	case demote:
+		return errors.New("demote is not offered on PostgreSQL nodes (the old primary would need pg_rewind)")
+	case node != "" && node != "p2":
+		return fmt.Errorf("acts on the PostgreSQL standby p2, not %q", node)
+	}
+	return nil
 }

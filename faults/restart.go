@@ -2,6 +2,7 @@ package faults
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -93,6 +94,8 @@ func (f *RestartFault) Verify(ctx context.Context, n *cluster.Node) (string, err
 	defer cancel()
 	if cluster.IsEtcdMember(n) {
 		s += " (etcd /health true)"
+	} else if cluster.IsPostgresNode(n) {
+		s += " (answers SELECT 1)"
 	} else if m, err := cluster.Info(ictx, p.Addr(), "server"); err == nil && m["uptime_in_seconds"] != "" {
 		s += " (uptime " + m["uptime_in_seconds"] + "s)"
 	}
@@ -161,6 +164,12 @@ func backUp(n *cluster.Node) (cluster.Proc, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cluster.IsPostgresNode(n) {
+		if err := cluster.PostgresPing(context.Background(), p.Addr(), time.Second); err != nil {
+			return nil, noEffect("%s does not answer SELECT 1 on %s: %v", n.Name, p.Addr(), err)
+		}
+		return p, nil
+	}
 	if cluster.IsEtcdMember(n) {
 		ctx, cancel := context.WithTimeout(context.Background(), etcdBackWithin)
 		defer cancel()
@@ -178,5 +187,11 @@ func backUp(n *cluster.Node) (cluster.Proc, error) {
 	return p, nil
 }
 
-// Place accepts the Redis nodes and etcd members (see [Placer]).
-func (f *RestartFault) Place(t cluster.Topology, node string) error { return onProcess(t, node) }
+// Place accepts the Redis nodes, etcd members and PostgreSQL nodes, the
+// latter without wipe (see [Placer]).
+func (f *RestartFault) Place(t cluster.Topology, node string) error {
+	if f.Wipe && t.Postgres > 0 {
+		return errors.New("wipe is not offered on PostgreSQL nodes (a primary would come back as a new, empty cluster its replica cannot follow)")
+	}
+	return onProcess(t, node)
+}

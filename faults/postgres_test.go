@@ -1,0 +1,99 @@
+package faults_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/faults"
+	"github.com/lockpick/lockpick/internal/testcluster"
+	"github.com/lockpick/lockpick/internal/testpg"
+)
+
+// TestPostgres_ProcessFaults injects kill, restart, pause and promote on
+// PostgreSQL nodes and checks each effect with its Verify.
+func TestPostgres_ProcessFaults(t *testing.T) {
+	c := testpg.Start(t, 2, false)
+	p1, p2 := c.Postgres[0], c.Postgres[1]
+	for _, tc := range []struct {
+		f    faults.Fault
+		n    *cluster.Node
+		want string
+	}{
+		{&faults.KillFault{}, p1, "down"},
+		{&faults.RestartFault{}, p1, "back up (answers SELECT 1)"},
+		{&faults.PauseFault{}, p1, "frozen (SIGSTOP)"},
+		{&faults.PromoteFault{}, p2, "primary (pg_is_in_recovery false)"},
+	} {
+		injectVerify(t, tc.f, tc.n, tc.want)
+	}
+}
+
+// TestPostgres_PowerLoss cuts a primary's power on a lazy disk: it comes
+// back, and a committed row (PostgreSQL fsyncs its WAL) is still there.
+func TestPostgres_PowerLoss(t *testing.T) {
+	testcluster.RequireLazyDisks(t)
+	c := testpg.Start(t, 1, true)
+	p1 := c.Postgres[0]
+	ctx := context.Background()
+	conn, err := cluster.PostgresConnect(ctx, p1.Link.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, "CREATE TABLE t (v int); INSERT INTO t VALUES (1)"); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.Close(ctx)
+	injectVerify(t, &faults.PowerLossFault{}, p1, "back up, ")
+	conn, err = cluster.PostgresConnect(ctx, p1.Link.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var v int
+	if err := conn.QueryRow(ctx, "SELECT v FROM t").Scan(&v); err != nil || v != 1 {
+		t.Fatalf("committed row after power loss: %v, %v; want 1", v, err)
+	}
+}
+
+// TestPostgres_Place accepts p1/p2 for process faults and refuses what
+// cannot act on PostgreSQL nodes.
+func TestPostgres_Place(t *testing.T) {
+	topo := cluster.Topology{Postgres: 2}
+	for _, tc := range []struct {
+		f    faults.Fault
+		node string
+		ok   bool
+	}{
+		{&faults.KillFault{}, "p1", true},
+		{&faults.PauseFault{}, "p2", true},
+		{&faults.PowerLossFault{}, "p1", true},
+		{&faults.KillFault{}, "n1", false},
+		{&faults.PromoteFault{}, "p2", true},
+		{&faults.PromoteFault{}, "p1", false},
+		{&faults.RestartFault{Wipe: true}, "p1", false},
+		{&faults.ClockJumpFault{}, "p1", false},
+	} {
+		if err := faults.Place(tc.f, topo, tc.node); (err == nil) != tc.ok {
+			t.Errorf("Place(%s, %s) = %v, want ok %v", faults.Describe(tc.f, nil), tc.node, err, tc.ok)
+		}
+	}
+}
+
+func injectVerify(t *testing.T, f faults.Fault, n *cluster.Node, want string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := f.Inject(ctx, n); err != nil {
+		t.Fatalf("inject %s: %v", faults.Describe(f, n), err)
+	}
+	got, err := faults.Verify(ctx, f, n)
+	if err != nil || !strings.HasPrefix(got, want) {
+		t.Errorf("verify %s = %q, %v; want %q", faults.Describe(f, n), got, err, want)
+	}
+	if err := f.Heal(ctx, n); err != nil {
+		t.Fatalf("heal %s: %v", faults.Describe(f, n), err)
+	}
+}
