@@ -135,12 +135,17 @@ type Topology struct {
 	// or 5; at most 7) instead of Redis nodes, for the etcd-* locks. Every
 	// other field must then be zero. Both backends run them.
 	Etcd int `json:"etcd,omitempty" yaml:"etcd"`
+	// Postgres, when above 0, makes the topology PostgreSQL nodes instead
+	// of Redis nodes, for the pg-* locks: 1 is a primary p1, 2 adds p2, a
+	// hot standby streaming from it. Every other field must then be zero.
+	// Process backend only (docs/postgres.md).
+	Postgres int `json:"postgres,omitempty" yaml:"postgres"`
 }
 
 // Nodes returns the number of Redis nodes, n1..nN: the masters (at least
 // one) and the replicas; 0 in an etcd topology.
 func (t Topology) Nodes() int {
-	if t.Etcd > 0 {
+	if t.Etcd > 0 || t.Postgres > 0 {
 		return 0
 	}
 	if t.Shards > 0 {
@@ -152,7 +157,7 @@ func (t Topology) Nodes() int {
 // Cluster is the topology as package cluster starts it.
 func (t Topology) Cluster() cluster.Topology {
 	return cluster.Topology{Masters: t.Masters, Replicas: t.Replicas, Sentinels: t.Sentinels, DownAfter: t.DownAfter.D(),
-		Persistence: cluster.Persistence(t.Persistence), Shards: t.Shards, NodeTimeout: t.NodeTimeout.D(), Etcd: t.Etcd}
+		Persistence: cluster.Persistence(t.Persistence), Shards: t.Shards, NodeTimeout: t.NodeTimeout.D(), Etcd: t.Etcd, Postgres: t.Postgres}
 }
 
 // A Lock names the algorithm under test and its settings.

@@ -278,6 +278,8 @@ func (s Scenario) validAim(st Step) string {
 			return st.Node + " needs etcd members (topology: {etcd: 3})"
 		}
 		return ""
+	case s.Topology.Postgres > 0 && st.Node != AimHolderResource:
+		return fmt.Sprintf("%s names a Redis node; name PostgreSQL nodes p1..p%d", st.Node, s.Topology.Postgres)
 	case s.Topology.Etcd > 0 && st.Node != AimHolderResource:
 		return fmt.Sprintf("%s names a Redis node; aim at etcd members with %s or %s", st.Node, AimLeader, AimFollower)
 	case st.Node == AimMaster, st.Node == AimKeyHolder, st.Node == AimHolderResource:

@@ -90,6 +90,9 @@ func (s Scenario) validTopology() error {
 	if err := s.validEtcd(); err != nil {
 		return err
 	}
+	if err := s.validPostgres(); err != nil {
+		return err
+	}
 	for _, c := range []struct {
 		field string
 		n     int
@@ -148,6 +151,29 @@ func (s Scenario) validEtcd() error {
 		return bad("lock.acquire", "etcd-v3lock is the server's Lock RPC, which has no try-lock: set acquire: block")
 	case EtcdLock(kind) && (s.Lock.TTL.D() < 2*time.Second || s.Lock.TTL.D()%time.Second != 0):
 		return bad("lock.ttl", "an etcd lease lives whole seconds, at least 2s with lockpick's member timings, not %v", s.Lock.TTL.D())
+	}
+	return nil
+}
+
+// pgMaxNodes is the most PostgreSQL nodes a topology may have: a primary
+// and a standby.
+const pgMaxNodes = 2
+
+// validPostgres checks a PostgreSQL topology, and that PostgreSQL's locks
+// and PostgreSQL nodes go together. Their locks take no ttl (a session
+// lock never expires); one given is ignored.
+func (s Scenario) validPostgres() error {
+	t, kind := s.Topology, s.Lock.Kind
+	switch {
+	case t.Postgres < 0 || t.Postgres > pgMaxNodes:
+		return bad("topology.postgres", "must be 0 (none), 1 (a primary) or 2 (a primary and a standby), not %d", t.Postgres)
+	case t.Postgres > 0 && (t.Masters > 0 || t.Replicas > 0 || t.Sentinels > 0 || t.Shards > 0 || t.DownAfter != 0 ||
+		t.NodeTimeout != 0 || t.Persistence != "" || t.BackgroundWrites != 0 || t.Etcd > 0):
+		return bad("topology.postgres", "a PostgreSQL topology has no Redis nodes or etcd members: drop masters, replicas, sentinels, shards, down_after, node_timeout, persistence, background_writes and etcd")
+	case PostgresLock(kind) && t.Postgres == 0:
+		return bad("lock.kind", "%s runs on PostgreSQL nodes: it needs topology: {postgres: 1}", kind)
+	case t.Postgres > 0 && !PostgresLock(kind) && kind != "external" && kind != "none":
+		return bad("lock.kind", "%s is not a PostgreSQL lock; a PostgreSQL topology takes %s, external or none", kind, strings.Join(pgKinds, ", "))
 	}
 	return nil
 }
@@ -263,8 +289,8 @@ func (s Scenario) validSubject() error {
 	if s.Lock.RequireLeader && s.Lock.Kind != "etcd-mutex" {
 		return bad("lock.require_leader", "only etcd-mutex waits through etcd's WithRequireLeader")
 	}
-	if s.Fenced && !slices.Contains([]string{"set-nx", "reentrant", "etcd-mutex", "external"}, s.Lock.Kind) {
-		return bad("fenced", "only the set-nx, reentrant and etcd-mutex locks and external subjects hand out fencing tokens")
+	if s.Fenced && !slices.Contains([]string{"set-nx", "reentrant", "etcd-mutex", "pg-advisory", "pg-advisory-fenced", "external"}, s.Lock.Kind) {
+		return bad("fenced", "only the set-nx, reentrant, etcd-mutex and pg-advisory locks and external subjects hand out fencing tokens")
 	}
 	if (s.Lock.Kind == "external") != (len(s.Lock.Command) > 0) {
 		return bad("lock.command", "the external subject, and only it, needs the command that runs it")
@@ -341,7 +367,9 @@ func (s Scenario) validStep(field string, st Step) error {
 		}
 	} else if s.Topology.Etcd > 0 && !s.validEtcdNode(st.Node) {
 		return bad(field+".node", "no node %q; the topology has etcd members e1..e%d, the resource paths r1..r%d and each client's own link to a member, e<i>-c<p>", st.Node, s.Topology.Etcd, s.Clients)
-	} else if s.Topology.Etcd == 0 && !validNode(st.Node, nodes, s.Clients) {
+	} else if s.Topology.Postgres > 0 && !s.validPostgresNode(st.Node) {
+		return bad(field+".node", "no node %q; the topology has PostgreSQL nodes p1..p%d, the resource paths r1..r%d and each client's own link to a node, p<i>-c<p>", st.Node, s.Topology.Postgres, s.Clients)
+	} else if s.Topology.Etcd == 0 && s.Topology.Postgres == 0 && !validNode(st.Node, nodes, s.Clients) {
 		return bad(field+".node", "no node %q; the topology has n1..n%d, the resource paths r1..r%d and each client's own link to a node, n<i>-c<p>", st.Node, nodes, s.Clients)
 	}
 	if _, _, link := ClientLinkOf(st.Node); link && !slices.Contains(linkFaults, st.Fault) {
@@ -448,6 +476,9 @@ func (s Scenario) knownFault(r evidence.Requirement) (field, msg string) {
 		if r.Fault == "" {
 			return "", ""
 		}
+		if s.Topology.Postgres > 0 && r.KeyAfter != "" {
+			return "key_after", "is read from a Redis node; a PostgreSQL advisory lock is not read (key_before on a node says whether a client held the lock, by the history)"
+		}
 		if s.Topology.Etcd > 0 && r.KeyAfter != "" {
 			return "key_after", "is read from a Redis node; an etcd member's key is not read (key_before on a member says whether a client held the lock, by the history)"
 		}
@@ -474,7 +505,8 @@ func (s Scenario) matchesStep(target string, st Step) bool {
 	case st.Node == AimHolderResource:
 		return validNode(target, 0, s.Clients) && strings.HasPrefix(target, "r")
 	}
-	known := validNode(target, s.Topology.Nodes(), 0) || s.Topology.Cluster().EtcdIndex(target) > 0
+	known := validNode(target, s.Topology.Nodes(), 0) || s.Topology.Cluster().EtcdIndex(target) > 0 ||
+		s.Topology.Cluster().PostgresIndex(target) > 0
 	return known && faults.Place(mustFault(st), s.Topology.Cluster(), target) == nil
 }
 
@@ -545,14 +577,25 @@ func (s Scenario) validEtcdNode(name string) bool {
 	return validNode(name, 0, s.Clients) || t.EtcdIndex(name) > 0
 }
 
+// validPostgresNode accepts, in a PostgreSQL topology, the nodes p1..pN,
+// the resource paths r1..rC and the clients' own links to nodes, p<i>-c<p>.
+func (s Scenario) validPostgresNode(name string) bool {
+	t := s.Topology.Cluster()
+	if node, p, ok := ClientLinkOf(name); ok {
+		return p >= 1 && p <= s.Clients && t.PostgresIndex(node) > 0
+	}
+	return validNode(name, 0, s.Clients) || t.PostgresIndex(name) > 0
+}
+
 // linkFaults are the faults a client's own link to a node takes.
 var linkFaults = []string{"partition", "latency", "drop-replies", "reset"}
 
 // ClientLinkOf splits a per-client link's name, "n1-c2" (or an etcd
-// member's, "e1-c2"), into its node and client.
+// member's, "e1-c2", or a PostgreSQL node's, "p1-c2"), into its node and
+// client.
 func ClientLinkOf(name string) (node string, p int, ok bool) {
 	node, c, found := strings.Cut(name, "-c")
-	if !found || !(strings.HasPrefix(node, "n") || strings.HasPrefix(node, "e")) {
+	if !found || !(strings.HasPrefix(node, "n") || strings.HasPrefix(node, "e") || strings.HasPrefix(node, "p")) {
 		return "", 0, false
 	}
 	p, err := strconv.Atoi(c)

@@ -14,6 +14,7 @@ const (
 	singleInstance              // one master, maybe with replicas and sentinels
 	independent                 // Redlock: independent masters, no replicas
 	onEtcd                      // etcd members
+	onPostgres                  // PostgreSQL nodes
 )
 
 // The shapes a lock program can declare (`--subject-shape`), so that the
@@ -27,10 +28,12 @@ const (
 	ShapeRedlock = "redlock"
 	// ShapeEtcd is a lock on etcd members.
 	ShapeEtcd = "etcd"
+	// ShapePostgres is a lock on PostgreSQL nodes.
+	ShapePostgres = "postgres"
 )
 
 // shapes maps the declarable shapes to the ones the traits use.
-var shapes = map[string]shape{"": anyShape, ShapeSingle: singleInstance, ShapeRedlock: independent, ShapeEtcd: onEtcd}
+var shapes = map[string]shape{"": anyShape, ShapeSingle: singleInstance, ShapeRedlock: independent, ShapeEtcd: onEtcd, ShapePostgres: onPostgres}
 
 // WithSubject returns s with the lock under test replaced by the subject
 // kind, for `lockpick run --subject`, named "<scenario>@<subject>" and
@@ -146,6 +149,10 @@ func (s Scenario) shapeMisfit(kind string, tr Traits) string {
 		return "it is an etcd lock, and the scenario runs Redis nodes"
 	case sh != onEtcd && sh != anyShape && s.Topology.Etcd > 0:
 		return "it is a Redis lock, and the scenario runs etcd members"
+	case sh == onPostgres && s.Topology.Postgres == 0:
+		return "it is a PostgreSQL lock, and the scenario runs no PostgreSQL nodes"
+	case sh != onPostgres && sh != anyShape && s.Topology.Postgres > 0:
+		return "it is not a PostgreSQL lock, and the scenario runs PostgreSQL nodes"
 	case sh == singleInstance && masters > 1:
 		return fmt.Sprintf("it is a single-instance lock, and the scenario is a Redlock topology of %d independent masters", masters)
 	case sh == independent && s.Topology.Shards > 0 && kind != "redlock":

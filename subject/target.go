@@ -30,6 +30,9 @@ type View struct {
 	// Etcd lists the etcd members of an etcd topology (then Nodes is
 	// empty), e1 first, each at its client proxy's address.
 	Etcd []NodeAddr `json:"etcd,omitempty"`
+	// Postgres lists the PostgreSQL nodes of a PostgreSQL topology (then
+	// Nodes is empty), p1 first, each at its proxy's address.
+	Postgres []NodeAddr `json:"postgres,omitempty"`
 }
 
 // A NodeAddr is a node's name and the address clients dial.
@@ -72,6 +75,15 @@ func ClientLinks(c *cluster.Cluster, v View, p int) (View, error) {
 		members[i] = NodeAddr{Name: m.Name, Addr: l.Addr(), Announced: m.Addr}
 	}
 	v.Etcd = members
+	pgs := make([]NodeAddr, len(v.Postgres))
+	for i, m := range v.Postgres {
+		l, err := c.AddProxy(clientLinkName(m.Name, p), m.Addr)
+		if err != nil {
+			return v, err
+		}
+		pgs[i] = NodeAddr{Name: m.Name, Addr: l.Addr(), Announced: m.Addr}
+	}
+	v.Postgres = pgs
 	return v, nil
 }
 
@@ -90,6 +102,9 @@ func ViewOf(c *cluster.Cluster) View {
 	}
 	for _, n := range c.Etcd {
 		v.Etcd = append(v.Etcd, NodeAddr{Name: n.Name, Addr: n.Addr()})
+	}
+	for _, n := range c.Postgres {
+		v.Postgres = append(v.Postgres, NodeAddr{Name: n.Name, Addr: n.Addr()})
 	}
 	return v
 }
