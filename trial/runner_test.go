@@ -15,6 +15,7 @@ import (
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/internal/testcluster"
 	"github.com/lockpick/lockpick/internal/testetcd"
+	"github.com/lockpick/lockpick/internal/testpg"
 	"github.com/lockpick/lockpick/internal/testredis"
 	"github.com/lockpick/lockpick/results"
 	"github.com/lockpick/lockpick/scenario"
@@ -211,6 +212,9 @@ func requireParts(t *testing.T, s scenario.Scenario) {
 	t.Helper()
 	if s.Topology.Etcd > 0 {
 		testetcd.Require(t)
+	}
+	if s.Topology.Postgres > 0 {
+		testpg.Require(t)
 	}
 	if strings.Contains(s.FaultText(), "power-loss") {
 		testcluster.RequireLazyDisks(t)
