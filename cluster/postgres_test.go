@@ -44,11 +44,21 @@ func TestPostgres_PrimaryAndReplica(t *testing.T) {
 	}
 }
 
-// TestPostgres_Primary logs the start time of a primary alone, on a lazy
-// disk when the host can mount one.
+// TestPostgres_Primary logs the start time of a primary alone, and checks
+// that Close leaves neither the postmaster nor any backend running.
 func TestPostgres_Primary(t *testing.T) {
 	c := testpg.Start(t, 1, false)
 	pgExec(t, c.Postgres[0].Link.Addr(), "SELECT 1")
+	pid := c.Postgres[0].Proc.(cluster.PIDProc).PID()
+	procs := append([]int{pid}, childrenOf(t, pid)...)
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range procs {
+		if alive(p) {
+			t.Errorf("PostgreSQL process %d still alive after Close", p)
+		}
+	}
 }
 
 func pgExec(t *testing.T, addr, sql string) {

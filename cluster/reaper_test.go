@@ -15,6 +15,7 @@ import (
 
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/internal/testcluster"
+	"github.com/lockpick/lockpick/internal/testpg"
 	"github.com/lockpick/lockpick/internal/testredis"
 )
 
@@ -27,14 +28,18 @@ const helperDirEnv = "LOCKPICK_CLUSTER_TEST_HELPER_DIR"
 
 // helperTopoEnv, set to "redis-cluster", makes the helper start a Redis
 // Cluster of 3 primaries and 3 replicas instead of master, replica and
-// sentinel; set to "etcd", 3 etcd members. A "-lazy" suffix puts the
-// nodes' data on lazy disks.
+// sentinel; set to "etcd", 3 etcd members; set to "postgres", a
+// PostgreSQL primary and standby. A "-lazy" suffix puts the nodes' data on
+// lazy disks.
 const helperTopoEnv = "LOCKPICK_CLUSTER_TEST_HELPER_TOPO"
 
 // helperNodes is how many processes the helper's topology runs.
 func helperNodes(topo string) int {
-	if topo == "redis-cluster" {
+	switch strings.TrimSuffix(topo, "-lazy") {
+	case "redis-cluster":
 		return 6
+	case "postgres":
+		return 2
 	}
 	return 3
 }
@@ -93,12 +98,17 @@ func TestReapOnSignal_NoNodeOutlivesTheRun(t *testing.T) {
 		{"SIGKILL, etcd", "run-plain", "etcd", func(p *os.Process, _ *os.File) error { return p.Kill() }},
 		{"SIGINT, lazy disks", "run-reap", "redis-lazy", func(p *os.Process, _ *os.File) error { return p.Signal(os.Interrupt) }},
 		{"SIGTERM, etcd on lazy disks", "run-reap", "etcd-lazy", func(p *os.Process, _ *os.File) error { return p.Signal(syscall.SIGTERM) }},
+		{"SIGINT, postgres on lazy disks", "run-reap", "postgres-lazy", func(p *os.Process, _ *os.File) error { return p.Signal(os.Interrupt) }},
+		{"SIGKILL, postgres", "run-plain", "postgres", func(p *os.Process, _ *os.File) error { return p.Kill() }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			lazy := strings.HasSuffix(tc.topo, "-lazy")
 			if lazy {
 				testcluster.RequireLazyDisks(t)
+			}
+			if strings.HasPrefix(tc.topo, "postgres") {
+				testpg.Require(t)
 			}
 			dir := t.TempDir()
 			cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -125,6 +135,9 @@ func TestReapOnSignal_NoNodeOutlivesTheRun(t *testing.T) {
 			kids := redisChildren(t, cmd.Process.Pid)
 			if got, want := len(kids), helperNodes(tc.topo); got != want {
 				t.Fatalf("helper runs %d redis processes %v, want %d", got, kids, want)
+			}
+			for _, pid := range kids { // a postmaster's backends must go too
+				kids = append(kids, childrenOf(t, pid)...)
 			}
 			if lazy && len(mountsUnder(t, dir)) == 0 {
 				t.Fatalf("the helper mounted no lazy disk under %s", dir)
@@ -172,8 +185,8 @@ func mountsUnder(tb testing.TB, dir string) []string {
 	return out
 }
 
-// redisChildren returns the pids of redis-server, redis-sentinel and etcd
-// processes whose parent is ppid.
+// redisChildren returns the pids of redis-server, redis-sentinel, etcd and
+// postgres (postmaster) processes whose parent is ppid.
 func redisChildren(tb testing.TB, ppid int) []int {
 	tb.Helper()
 	stats, err := filepath.Glob("/proc/[0-9]*/stat")
@@ -183,7 +196,24 @@ func redisChildren(tb testing.TB, ppid int) []int {
 	var pids []int
 	for _, path := range stats {
 		comm, state, parent, ok := procStat(path)
-		if ok && parent == ppid && state != "Z" && (strings.HasPrefix(comm, "redis-") || comm == "etcd") {
+		if ok && parent == ppid && state != "Z" && (strings.HasPrefix(comm, "redis-") || comm == "etcd" || comm == "postgres") {
+			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(path)))
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// childrenOf returns the pids of the live processes whose parent is ppid.
+func childrenOf(tb testing.TB, ppid int) []int {
+	tb.Helper()
+	stats, err := filepath.Glob("/proc/[0-9]*/stat")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var pids []int
+	for _, path := range stats {
+		if _, state, parent, ok := procStat(path); ok && parent == ppid && state != "Z" {
 			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(path)))
 			pids = append(pids, pid)
 		}
@@ -229,6 +259,8 @@ func startHelperTopology(b cluster.Backend, err error, timeout time.Duration) in
 			topo = cluster.Topology{Shards: 3, Replicas: 1}
 		case "etcd":
 			topo = cluster.Topology{Etcd: 3}
+		case "postgres":
+			topo = cluster.Topology{Postgres: 2}
 		}
 		_, err = cluster.Start(ctx, b, topo)
 	}
