@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -43,8 +44,9 @@ type pgSubject struct {
 }
 
 var (
-	_ Subject = (*pgSubject)(nil)
-	_ Warmer  = (*pgSubject)(nil)
+	_ Subject   = (*pgSubject)(nil)
+	_ Warmer    = (*pgSubject)(nil)
+	_ io.Closer = (*pgSubject)(nil)
 )
 
 // lockID is the advisory lock's 64-bit key: a hash of the scenario's key.
