@@ -6,6 +6,7 @@ import (
 
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/cluster/dockerbackend"
+	"github.com/lockpick/lockpick/scenario"
 	"github.com/lockpick/lockpick/trial"
 )
 
@@ -45,4 +46,19 @@ func dockerBackend(image string) trial.BackendFactory {
 		}
 		return b, nil
 	}
+}
+
+// backendFits returns why the backend named by --backend cannot run a
+// scenario of list (PostgreSQL nodes run on the process backend only), or
+// nil.
+func backendFits(name string, list ...scenario.Scenario) error {
+	if name != "docker" {
+		return nil
+	}
+	for _, s := range list {
+		if s.Topology.Postgres > 0 {
+			return fmt.Errorf("--backend docker runs no PostgreSQL nodes (%s: process backend only, see docs/postgres.md)", s.Name)
+		}
+	}
+	return nil
 }

@@ -65,6 +65,9 @@ func compare(ctx context.Context, out io.Writer, name string, arms []string, f r
 	if err != nil {
 		return usageError(err.Error())
 	}
+	if err := backendFits(f.backend, s); err != nil {
+		return usageError("compare: " + err.Error())
+	}
 	shard, err := f.shard.resolve()
 	if err != nil {
 		return usageError("compare: " + err.Error())

@@ -136,6 +136,9 @@ func runScenarios(ctx context.Context, out io.Writer, names []string, f runFlags
 		return err
 	}
 	list, skipped = skipWithoutFUSE(list, skipped, lazyfs.Available())
+	if err := backendFits(f.backend, list...); err != nil {
+		return usageError("run: " + err.Error())
+	}
 	subject := subjectOf(f.subject, f.subjCmd)
 	if (f.baseline != "" || f.update != "") && (subject == "" || f.soak > 0 || shard.Count > 1) {
 		return usageError("run: --baseline and --update-baseline go with --subject or --subject-cmd, and not with --soak or --shard")
