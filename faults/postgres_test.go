@@ -97,3 +97,29 @@ func injectVerify(t *testing.T, f faults.Fault, n *cluster.Node, want string) {
 		t.Fatalf("heal %s: %v", faults.Describe(f, n), err)
 	}
 }
+
+// TestPostgres_LinkFaults cuts and delays a PostgreSQL node's client link:
+// each is verified on the link, a query through it fails while refused and
+// answers again once healed.
+func TestPostgres_LinkFaults(t *testing.T) {
+	c := testpg.Start(t, 1, false)
+	p1 := c.Postgres[0]
+	ctx := context.Background()
+	injectVerify(t, &faults.LatencyFault{Latency: 50 * time.Millisecond}, p1, "toxic latency")
+	cut := &faults.PartitionFault{Refuse: true}
+	if err := cut.Inject(ctx, p1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := faults.Verify(ctx, cut, p1); err != nil {
+		t.Fatal(err)
+	}
+	if err := cluster.PostgresPing(ctx, p1.Link.Addr(), time.Second); err == nil {
+		t.Error("a query through the refused link was answered")
+	}
+	if err := cut.Heal(ctx, p1); err != nil {
+		t.Fatal(err)
+	}
+	if err := cluster.PostgresPing(ctx, p1.Link.Addr(), 5*time.Second); err != nil {
+		t.Errorf("no answer through the healed link: %v", err)
+	}
+}
