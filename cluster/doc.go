@@ -5,7 +5,10 @@
 // [Backend]: [ProcessBackend] runs them as children of this process, the
 // backend of package dockerbackend as containers. With Topology{Etcd: N}
 // the nodes are etcd members instead, run by the backend's [EtcdRunner]:
-// as children of this process, or as containers (see docs/etcd.md).
+// as children of this process, or as containers (see docs/etcd.md). With
+// Topology{Postgres: N} they are PostgreSQL servers (a primary and maybe a
+// hot standby), children of this process on the process backend only, run
+// as the user nobody when this process is root (see docs/postgres.md).
 //
 // # Network
 //

@@ -7,7 +7,9 @@
 // the built-in kinds are lockpick's own locks (set-nx, redlock, reentrant,
 // setnx-expire, getset, multilock), the redislock and redsync libraries
 // through adapters, etcd's locks on etcd members (etcd-mutex, etcd-v3lock,
-// through package etcdlock), none (no lock at all), and external: a lock in another
+// through package etcdlock), PostgreSQL's session advisory locks on
+// PostgreSQL nodes (pg-advisory, pg-advisory-fenced, through pgx), none
+// (no lock at all), and external: a lock in another
 // program, driven over the worker protocol (docs/worker-protocol.md).
 // [Register] adds a kind. A [Target] turns a [View] of the deployment into
 // the Redis clients a subject talks through. Optional abilities are
