@@ -145,14 +145,14 @@ func (s Scenario) retarget(kind string, p Program) (Scenario, error) {
 func (s Scenario) shapeMisfit(kind string, tr Traits) string {
 	sh, masters := shapes[tr.Shape], max(s.Topology.Masters, 1)
 	switch {
-	case sh == onEtcd && s.Topology.Etcd == 0:
-		return "it is an etcd lock, and the scenario runs Redis nodes"
-	case sh != onEtcd && sh != anyShape && s.Topology.Etcd > 0:
-		return "it is a Redis lock, and the scenario runs etcd members"
 	case sh == onPostgres && s.Topology.Postgres == 0:
 		return "it is a PostgreSQL lock, and the scenario runs no PostgreSQL nodes"
 	case sh != onPostgres && sh != anyShape && s.Topology.Postgres > 0:
 		return "it is not a PostgreSQL lock, and the scenario runs PostgreSQL nodes"
+	case sh == onEtcd && s.Topology.Etcd == 0:
+		return "it is an etcd lock, and the scenario runs Redis nodes"
+	case sh != onEtcd && sh != anyShape && s.Topology.Etcd > 0:
+		return "it is a Redis lock, and the scenario runs etcd members"
 	case sh == singleInstance && masters > 1:
 		return fmt.Sprintf("it is a single-instance lock, and the scenario is a Redlock topology of %d independent masters", masters)
 	case sh == independent && s.Topology.Shards > 0 && kind != "redlock":
