@@ -134,6 +134,13 @@ func (d *Disk) Close() error {
 	return fs.Unmount()
 }
 
+// Remove unmounts the disk and removes its folder and backing folder, with
+// all the node's data (a closed cluster's: etcd preallocates 64 MB of WAL
+// a member).
+func (d *Disk) Remove() error {
+	return errors.Join(d.Close(), os.RemoveAll(d.Path), os.RemoveAll(d.Path+".disk"))
+}
+
 // syncDir fsyncs the folder at path, making its entries durable.
 func syncDir(path string) error {
 	f, err := os.Open(path)

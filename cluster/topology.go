@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -412,12 +411,12 @@ func (c *Cluster) Close() error {
 		// etcd preallocates a 64 MB WAL per member: kept in every trial
 		// folder, 40 trials of a compare filled 15 GB. The logs stay.
 		if m, ok := n.Proc.(*etcdMember); ok {
-			errs = append(errs, m.WipeData())
+			errs = append(errs, m.disk.Remove())
 		}
 	}
 	for _, n := range c.Postgres { // about 40 MB each; the logs stay
 		if p, ok := n.Proc.(*pgNode); ok && p.disk != nil {
-			errs = append(errs, os.RemoveAll(p.disk.Path), os.RemoveAll(p.disk.Path+".disk"))
+			errs = append(errs, p.disk.Remove())
 		}
 	}
 	return errors.Join(errs...)
