@@ -16,7 +16,7 @@ import (
 func TestWriteReport_FlakyFindingAndStarvingTrials(t *testing.T) {
 	sched := explore.Schedule{Index: 7, Seed: 9, Hold: scenario.Duration(1140 * time.Millisecond), Faults: noisy().Faults}
 	res := &explore.Result{Scenario: "fake", Seed: 1, Budget: "10m0s",
-		Trials: []explore.Tried{{Schedule: sched, Observed: "starves", EndedAt: 3}, {Schedule: sched, Observed: "unsafe", EndedAt: 5}},
+		Trials:    []explore.Tried{{Schedule: sched, Observed: "starves", EndedAt: 3}, {Schedule: sched, Observed: "unsafe", EndedAt: 5}},
 		Exercised: map[string]int{"pause-client c1": 2, "restart n1": 1},
 		Flaky: []explore.Finding{{File: "flaky.yaml", Original: sched, Kind: "double-grant", Anomaly: "double-grant: two holders",
 			Shrunk: explore.Shrunk{K: 4, N: 5, Steps: []explore.ShrinkStep{{Change: "confirm the finding", Replays: 2, Reproduced: 0}}}}},
