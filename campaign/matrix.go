@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/lockpick/lockpick/internal/suggest"
 	"github.com/lockpick/lockpick/results"
 	"github.com/lockpick/lockpick/scenario"
 	"github.com/lockpick/lockpick/trial"
@@ -156,6 +159,16 @@ func cellScenario(c results.MatrixCell) (scenario.Scenario, error) {
 	return s.Arm(c.Arm)
 }
 
+// ErrUnknownLine means a row or column named is not in the matrix; the
+// error wrapping it names the ones that are.
+var ErrUnknownLine = errors.New("campaign: no such row or column")
+
+// unknownLine is an [ErrUnknownLine] that says msg.
+type unknownLine string
+
+func (e unknownLine) Error() string        { return string(e) }
+func (e unknownLine) Is(target error) bool { return target == ErrUnknownLine }
+
 // Select keeps the rows and columns named (all when a list is empty) and
 // the cells in them.
 func (m Matrix) Select(rows, columns []string) (Matrix, error) {
@@ -185,11 +198,35 @@ func pickLines(what string, ls []results.MatrixLine, names []string) ([]results.
 	for _, n := range names {
 		i := slices.IndexFunc(ls, func(l results.MatrixLine) bool { return l.Name == n })
 		if i < 0 {
-			return nil, fmt.Errorf("%w: no %s %q in the matrix", scenario.ErrUnknownScenario, what, n)
+			return nil, unknownLine(fmt.Sprintf("no %s %q in the matrix%s; its %ss: %s (lockpick matrix --list)",
+				what, n, lineHint(n, ls), what, strings.Join(lineNames(ls), ", ")))
 		}
 		out = append(out, ls[i])
 	}
 	return out, nil
+}
+
+// lineNames returns the names of ls, in order.
+func lineNames(ls []results.MatrixLine) []string {
+	var out []string
+	for _, l := range ls {
+		out = append(out, l.Name)
+	}
+	return out
+}
+
+// lineHint suggests the line a user meant by n: the nearest name, else
+// the one whose label contains n ("failover" for "failover / leader loss").
+func lineHint(n string, ls []results.MatrixLine) string {
+	if h := suggest.Hint(n, lineNames(ls)); h != "" {
+		return h
+	}
+	for _, l := range ls {
+		if n != "" && strings.Contains(strings.ToLower(l.Label), strings.ToLower(n)) {
+			return fmt.Sprintf(" (did you mean %q, %q?)", l.Name, l.Label)
+		}
+	}
+	return ""
 }
 
 // Runs is the number of cells that name a scenario.

@@ -111,8 +111,16 @@ func TestServices_IsValid(t *testing.T) {
 	if m.Runs() < 15 {
 		t.Errorf("the built-in matrix runs %d cells", m.Runs())
 	}
-	if _, err := m.Select([]string{"etcd"}, []string{"no-such-column"}); !errors.Is(err, scenario.ErrUnknownScenario) {
+	if _, err := m.Select([]string{"etcd"}, []string{"no-such-column"}); !errors.Is(err, campaign.ErrUnknownLine) {
 		t.Errorf("Select of an unknown column: %v", err)
+	}
+	_, err = m.Select(nil, []string{"failover"})
+	if err == nil || !strings.Contains(err.Error(), `did you mean "leader-loss"`) || !strings.Contains(err.Error(), "crash-restart") {
+		t.Errorf("Select of column failover: %v, want a hint at leader-loss and the list of columns", err)
+	}
+	_, err = m.Select([]string{"etdc"}, nil)
+	if err == nil || !strings.Contains(err.Error(), `did you mean "etcd"`) {
+		t.Errorf("Select of row etdc: %v, want a hint at etcd", err)
 	}
 }
 

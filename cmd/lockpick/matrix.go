@@ -10,11 +10,13 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/lockpick/lockpick/campaign"
 	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/results"
 	"github.com/lockpick/lockpick/scenario"
 	"github.com/lockpick/lockpick/trial"
 )
@@ -24,6 +26,7 @@ type matrixFlags struct {
 	file          string
 	rows, columns []string
 	markdown      string
+	list          bool
 }
 
 func newMatrixCmd() *cobra.Command {
@@ -41,7 +44,8 @@ time to the first violation, as a Markdown table (the README's), and writes
 a run folder with a folder per cell, matrix.json and matrix.md.
 
 The built-in matrix is campaign/services.yaml; --file takes another in the
-same format (docs/matrix.md). A cell whose scenario did not match its own
+same format (docs/matrix.md); --list prints its rows, columns and cells
+without running anything. A cell whose scenario did not match its own
 expectation is marked (!) and makes matrix exit 1, as compare does.`,
 		Example: "  lockpick matrix --trials 20 --parallel 2\n  lockpick matrix --rows etcd,etcd-fenced --columns holder-pause --trials 5",
 		Args:    cobra.NoArgs,
@@ -54,6 +58,7 @@ expectation is marked (!) and makes matrix exit 1, as compare does.`,
 	fl.StringSliceVar(&f.rows, "rows", nil, "rows to run, in order (default: all)")
 	fl.StringSliceVar(&f.columns, "columns", nil, "columns to run, in order (default: all)")
 	fl.StringVar(&f.markdown, "markdown", "", "also write the table to this file")
+	fl.BoolVar(&f.list, "list", false, "print the matrix's rows, columns and cells (the names --rows and --columns take) and exit")
 	fl.IntVarP(&f.run.trials, "trials", "n", 20, "trials per cell")
 	fl.Uint64Var(&f.run.seed, "seed", 1, "seed of each cell's first trial; trial i uses seed+i-1")
 	fl.IntVarP(&f.run.parallel, "parallel", "p", 1, "trials to run at once (each has its own nodes and ports)")
@@ -70,6 +75,10 @@ func matrix(ctx context.Context, out io.Writer, f matrixFlags) error {
 	m, err := loadMatrix(f)
 	if err != nil {
 		return usageError("matrix: " + err.Error())
+	}
+	if f.list {
+		printMatrixLines(out, m)
+		return nil
 	}
 	nb, err := backendFactory(f.run.backend, "")
 	if err != nil {
@@ -102,6 +111,34 @@ func matrix(ctx context.Context, out io.Writer, f matrixFlags) error {
 		return mismatch("%d cells did not match their scenario's expectation: %s", len(bad), strings.Join(bad, "; "))
 	}
 	return nil
+}
+
+// printMatrixLines prints m's rows and columns, name, label and summary,
+// and each cell's scenario or why it is empty.
+func printMatrixLines(w io.Writer, m campaign.Matrix) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, part := range []struct {
+		title string
+		lines []results.MatrixLine
+	}{{"ROW", m.Rows}, {"COLUMN", m.Columns}} {
+		fmt.Fprintf(tw, "%s\tLABEL\tSUMMARY\n", part.title)
+		for _, l := range part.lines {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", l.Name, l.Label, l.Summary)
+		}
+		fmt.Fprintln(tw)
+	}
+	fmt.Fprintln(tw, "CELL\tPLAYS")
+	for _, c := range m.Cells {
+		plays := c.Scenario
+		if c.Arm != "" {
+			plays += "[" + c.Arm + "]"
+		}
+		if plays == "" {
+			plays = "— " + c.Why
+		}
+		fmt.Fprintf(tw, "%s × %s\t%s\n", c.Row, c.Column, plays)
+	}
+	_ = tw.Flush()
 }
 
 func loadMatrix(f matrixFlags) (campaign.Matrix, error) {

@@ -1,0 +1,34 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// --list names every row and column (what --rows and --columns take) and
+// what each cell plays, and runs nothing.
+func TestMatrix_List(t *testing.T) {
+	var out bytes.Buffer
+	f := matrixFlags{list: true, run: runFlags{trials: 1, parallel: 1}}
+	if err := matrix(context.Background(), &out, f); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"ROW", "etcd-fenced", "COLUMN", "leader-loss", "failover / leader loss", "etcd × power-loss", "etcd-power-loss[fsync]"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("matrix --list lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// A wrong column is exit 2, with a hint and the list.
+func TestMatrix_UnknownColumn(t *testing.T) {
+	f := matrixFlags{columns: []string{"failover"}, run: runFlags{trials: 1, parallel: 1}}
+	err := matrix(context.Background(), &bytes.Buffer{}, f)
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != 2 || !strings.Contains(err.Error(), `did you mean "leader-loss"`) {
+		t.Errorf("matrix --columns failover: %v, want exit 2 with a hint", err)
+	}
+}
