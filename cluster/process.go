@@ -26,8 +26,9 @@ type ProcessBackend struct {
 	// ServerBin and SentinelBin are the binaries to run.
 	// default: redis-server and redis-sentinel from PATH.
 	ServerBin, SentinelBin string
-	// StartTimeout bounds how long a process may take to answer PING.
-	// default: 5s.
+	// StartTimeout bounds how long a process may take to answer PING: a
+	// liveness bound, generous so that a loaded machine never crosses it (a
+	// process that dies returns at once). default: 30s.
 	StartTimeout time.Duration
 	// ClockShim is the path of the clock shim library ([BuildClockShim]).
 	// When set, every process is started with it preloaded, so its clock can
@@ -53,7 +54,7 @@ func NewProcessBackend(dir string) (*ProcessBackend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &ProcessBackend{Dir: dir, StartTimeout: 5 * time.Second}
+	b := &ProcessBackend{Dir: dir, StartTimeout: 30 * time.Second}
 	if b.ServerBin, err = exec.LookPath("redis-server"); err != nil {
 		return nil, fmt.Errorf("%w: redis-server (apt-get install redis-server)", ErrBinaryNotFound)
 	}

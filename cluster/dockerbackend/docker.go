@@ -60,7 +60,8 @@ type Backend struct {
 	// from PATH.
 	ServerBin, SentinelBin string
 	// StartTimeout bounds how long a container may take to answer PING
-	// after `docker start`. default: 10s.
+	// after `docker start`: a liveness bound, generous so that a loaded
+	// machine never crosses it. default: 30s.
 	StartTimeout time.Duration
 
 	mu        sync.Mutex
@@ -93,7 +94,7 @@ func New(dir string) (*Backend, error) {
 		abs = real
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	b := &Backend{Dir: abs, StartTimeout: 10 * time.Second, id: cluster.RandomID()[:12], ctx: ctx, cancel: cancel}
+	b := &Backend{Dir: abs, StartTimeout: 30 * time.Second, id: cluster.RandomID()[:12], ctx: ctx, cancel: cancel}
 	return b, os.MkdirAll(abs, 0o755)
 }
 
@@ -183,7 +184,7 @@ func (b *Backend) Launch(ctx context.Context, spec cluster.ProcSpec) (cluster.Pr
 	p := &dockerProc{name: spec.Name, dir: dir, config: spec.Config, sentinel: spec.Sentinel,
 		logPath: filepath.Join(b.Dir, spec.Name+".log"), timeout: b.StartTimeout, b: b, api: api}
 	if p.timeout <= 0 {
-		p.timeout = 10 * time.Second
+		p.timeout = 30 * time.Second
 	}
 	if p.disk, err = cluster.NewDisk(filepath.Join(dir, "data"), spec.Name, cluster.LazyIf(b.LazyDisks && !spec.Sentinel)); err != nil {
 		return nil, &cluster.StartError{Node: p.name, LogPath: p.logPath, Err: err}

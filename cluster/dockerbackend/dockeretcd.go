@@ -104,7 +104,7 @@ func (b *Backend) EtcdPlace(ctx context.Context, name string) (cluster.EtcdPlace
 	pl := cluster.EtcdPlace{Dir: filepath.Join(b.Dir, name), LogPath: filepath.Join(b.Dir, name+".log"),
 		StartTimeout: b.StartTimeout, LazyDisk: b.LazyDisks}
 	if pl.StartTimeout <= 0 {
-		pl.StartTimeout = 10 * time.Second
+		pl.StartTimeout = 30 * time.Second
 	}
 	r := &etcdContainer{name: name, dir: pl.Dir, logPath: pl.LogPath, image: img, b: b, api: b.api}
 	b.mu.Lock()
