@@ -217,9 +217,9 @@ func (f *FS) stop() error {
 	if err := unmount(f.mountpoint); err != nil {
 		return err
 	}
-	done := make(chan struct{})
+	srv, done := f.srv, make(chan struct{})
 	go func() {
-		f.srv.Wait()
+		srv.Wait()
 		close(done)
 	}()
 	select {

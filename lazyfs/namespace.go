@@ -69,10 +69,11 @@ func (n *node) Link(ctx context.Context, target fs.InodeEmbedder, name string, o
 	if n.hidden(name) {
 		return nil, syscall.EPERM
 	}
-	ch, errno := n.LoopbackNode.Link(ctx, target, name, out)
-	if errno == 0 {
-		n.patch(ch.StableAttr().Ino, &out.Attr)
-	}
+	var ch *fs.Inode
+	errno := n.st.stat(func() uint64 { return ch.StableAttr().Ino }, func() (errno syscall.Errno) {
+		ch, errno = n.LoopbackNode.Link(ctx, target, name, out)
+		return errno
+	}, sizeOf(&out.Attr))
 	return n.created("link", name, ch, errno)
 }
 

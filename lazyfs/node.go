@@ -64,38 +64,33 @@ func (n *node) dirID() uint64 {
 	return n.StableAttr().Ino
 }
 
-// patch sets the size in a to the one users see, if the file has unsynced changes.
-func (n *node) patch(ino uint64, a *fuse.Attr) {
-	if size, ok := n.st.size(ino); ok {
-		a.Size, a.Blocks = size, (size+511)/512
-	}
+// sizeOf returns a func setting the size in a to the one users see.
+func sizeOf(a *fuse.Attr) func(uint64) {
+	return func(size uint64) { a.Size, a.Blocks = size, (size+511)/512 }
 }
+
+// ino returns the node's inode number, for [state.stat].
+func (n *node) ino() uint64 { return n.StableAttr().Ino }
 
 func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
 	if n.hidden(name) {
 		return nil, syscall.ENOENT
 	}
-	ch, errno := n.LoopbackNode.Lookup(ctx, name, out)
-	if errno == 0 {
-		n.patch(ch.StableAttr().Ino, &out.Attr)
-	}
+	var ch *fs.Inode
+	errno := n.st.stat(func() uint64 { return ch.StableAttr().Ino }, func() (errno syscall.Errno) {
+		ch, errno = n.LoopbackNode.Lookup(ctx, name, out)
+		return errno
+	}, sizeOf(&out.Attr))
 	return ch, errno
 }
 
 func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	errno := n.LoopbackNode.Getattr(ctx, f, out)
-	if errno == 0 {
-		n.patch(n.StableAttr().Ino, &out.Attr)
-	}
-	return errno
+	return n.st.stat(n.ino, func() syscall.Errno { return n.LoopbackNode.Getattr(ctx, f, out) }, sizeOf(&out.Attr))
 }
 
 func (n *node) Statx(ctx context.Context, f fs.FileHandle, flags, mask uint32, out *fuse.StatxOut) syscall.Errno {
-	errno := n.LoopbackNode.Statx(ctx, f, flags, mask, out)
-	if size, ok := n.st.size(n.StableAttr().Ino); ok && errno == 0 {
-		out.Size, out.Blocks = size, (size+511)/512
-	}
-	return errno
+	return n.st.stat(n.ino, func() syscall.Errno { return n.LoopbackNode.Statx(ctx, f, flags, mask, out) },
+		func(size uint64) { out.Size, out.Blocks = size, (size+511)/512 })
 }
 
 // Setattr keeps a size change in memory and applies the rest (mode, owner,
@@ -113,16 +108,12 @@ func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 	}
 	rest := *in
 	rest.Valid &^= fuse.FATTR_SIZE
-	var errno syscall.Errno
-	if h != nil {
-		errno = h.lf.Setattr(ctx, &rest, out)
-	} else {
-		errno = n.LoopbackNode.Setattr(ctx, nil, &rest, out)
-	}
-	if errno == 0 {
-		n.patch(n.StableAttr().Ino, &out.Attr)
-	}
-	return errno
+	return n.st.stat(n.ino, func() syscall.Errno {
+		if h != nil {
+			return h.lf.Setattr(ctx, &rest, out)
+		}
+		return n.LoopbackNode.Setattr(ctx, nil, &rest, out)
+	}, sizeOf(&out.Attr))
 }
 
 func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
@@ -163,7 +154,18 @@ func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out 
 		h.Release(ctx)
 		return nil, nil, 0, errno
 	}
-	n.patch(h.ino, &out.Attr)
+	errno = n.st.stat(func() uint64 { return h.ino }, func() syscall.Errno {
+		var st syscall.Stat_t
+		if err := syscall.Fstat(h.fd, &st); err != nil {
+			return fs.ToErrno(err)
+		}
+		out.Attr.FromStat(&st)
+		return 0
+	}, sizeOf(&out.Attr))
+	if errno != 0 {
+		h.Release(ctx)
+		return nil, nil, 0, errno
+	}
 	return ch, h, fuseFlags | fuse.FOPEN_KEEP_CACHE, 0
 }
 

@@ -143,13 +143,21 @@ func (s *state) allocate(ino uint64, end int64, keepSize bool, alloc func() sysc
 }
 
 // size returns the size users see of the file ino, if it has unsynced changes.
-func (s *state) size(ino uint64) (uint64, bool) {
+// stat runs stat, which reads the backing file's attributes, then gives set
+// the size users see if the file has unsynced changes, both under one lock:
+// an fsync's flush between the two would report the backing file's size
+// from before it, smaller than the kernel's, which the kernel takes (an
+// fsync does not change its attribute version) and O_APPEND then writes at.
+func (s *state) stat(ino func() uint64, stat func() syscall.Errno, set func(size uint64)) syscall.Errno {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if d := s.files[ino]; d != nil {
-		return uint64(d.size), true
+	if errno := stat(); errno != 0 {
+		return errno
 	}
-	return 0, false
+	if d := s.files[ino()]; d != nil {
+		set(uint64(d.size))
+	}
+	return 0
 }
 
 // syncFile makes the file ino durable: its data and size, and its creation.
