@@ -251,3 +251,12 @@ func TestSchedule_ApplyLastsUntilTheFaultsSettle(t *testing.T) {
 		t.Errorf("no faults: duration %v, want the scenario's %v", got, base.Duration)
 	}
 }
+
+// A PostgreSQL scenario is refused with the reason, not drawn on (it has
+// no Redis node to aim at: the draw panicked).
+func TestNewGenerator_RefusesPostgres(t *testing.T) {
+	_, err := explore.NewGenerator(lookup(t, "pg-baseline"), nil)
+	if err == nil || !strings.Contains(err.Error(), "PostgreSQL") {
+		t.Errorf("pg-baseline: err = %v, want a refusal naming PostgreSQL", err)
+	}
+}
