@@ -64,6 +64,9 @@ func NewDisk(path, node string, kind DiskKind) (*Disk, error) {
 	if err := lazyfs.Available(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrNoPowerLoss, err)
 	}
+	// Dead mounts of an earlier lockpick killed with SIGKILL (their server
+	// gone): once a process, before the first mount.
+	sweepOnce.Do(func() { _, _ = lazyfs.Sweep("/") })
 	backing := path + ".disk"
 	if err := os.MkdirAll(backing, 0o700); err != nil {
 		return nil, err
@@ -149,6 +152,8 @@ func syncDir(path string) error {
 	}
 	return errors.Join(f.Sync(), f.Close())
 }
+
+var sweepOnce sync.Once
 
 // disks tracks mounted lazy disks, so [KillAll] unmounts them once the
 // nodes using them are killed.
