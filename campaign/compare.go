@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockpick/lockpick/judge"
 	"github.com/lockpick/lockpick/results"
 	"github.com/lockpick/lockpick/scenario"
 	"github.com/lockpick/lockpick/trial"
@@ -58,7 +59,7 @@ func Compare(ctx context.Context, s scenario.Scenario, arms []string, opt *trial
 			dir.Abort()
 			return nil, "", err
 		}
-		c.Arms = append(c.Arms, results.NewArmResult(arms[i], armSummary(s, arms[i]), verdict, arms[i]))
+		c.Arms = append(c.Arms, judge.Arm(arms[i], armSummary(s, arms[i]), verdict, arms[i]))
 	}
 	c.AddTests()
 	c.WallSeconds = time.Since(began).Seconds()

@@ -14,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/lockpick/lockpick/internal/suggest"
+	"github.com/lockpick/lockpick/judge"
 	"github.com/lockpick/lockpick/results"
 	"github.com/lockpick/lockpick/scenario"
 	"github.com/lockpick/lockpick/trial"
@@ -292,7 +293,7 @@ func runCell(ctx context.Context, c *results.MatrixCell, o trial.Options, dir *r
 	if err != nil {
 		return err
 	}
-	a := results.NewArmResult(c.Arm, s.Summary, v, co.Name)
+	a := judge.Arm(c.Arm, s.Summary, v, co.Name)
 	c.Result = &a
 	return nil
 }

@@ -426,7 +426,7 @@ func mergeCompare(g *shardGroup, out, name string) (Merged, error) {
 		if err == nil {
 			var v *results.Verdict
 			if v, err = mergeRun(g.arms[i], ad); err == nil {
-				c.Arms = append(c.Arms, results.NewArmResult(arm.Arm, arm.Summary, v, arm.Arm))
+				c.Arms = append(c.Arms, judge.Arm(arm.Arm, arm.Summary, v, arm.Arm))
 				verdicts = append(verdicts, v)
 				_, err = ad.Commit()
 			}

@@ -68,3 +68,25 @@ func FirstViolation(h checker.History, r checker.Result, o Observation, rules Ru
 	}
 	return time.Duration(max(first-startMono, 1))
 }
+
+// Contradicts reports whether an arm's conclusive trials go against its
+// expectation: a violation where safe was expected, or none where one was.
+// (An arm with an inconclusive trial does not match either, but its rate
+// still stands, with the inconclusive trials counted beside it.)
+func Contradicts(a results.ArmResult) bool {
+	if a.Matched || a.Conclusive == 0 {
+		return false
+	}
+	if a.Expect == Safe {
+		return a.Violations > 0
+	}
+	return a.Violations == 0 || a.Inconclusive == 0
+}
+
+// Arm returns arm's result (rate and interval) from its verdict, with
+// whether it contradicts its expectation.
+func Arm(arm, summary string, v *results.Verdict, dir string) results.ArmResult {
+	a := results.NewArmResult(arm, summary, v, dir)
+	a.Contradicts = Contradicts(a)
+	return a
+}

@@ -43,6 +43,9 @@ type ArmResult struct {
 	Inconclusive int `json:"inconclusive"`
 	// Violations counts conclusive trials observed unsafe, stuck or starves.
 	Violations int `json:"violations"`
+	// Contradicts says the conclusive trials go against the expectation
+	// (judge.Contradicts decides it); the matrix marks such a cell (!).
+	Contradicts bool `json:"contradicts,omitempty"`
 	// Rate is Violations / Conclusive, 0 without conclusive trials.
 	Rate float64 `json:"rate"`
 	Low  float64 `json:"ci95_low"`

@@ -127,24 +127,10 @@ func rateText(a ArmResult) string {
 	if a.Inconclusive > 0 {
 		t += fmt.Sprintf(", %d inconclusive", a.Inconclusive)
 	}
-	if contradicts(a) {
+	if a.Contradicts {
 		t += " (!)"
 	}
 	return t
-}
-
-// contradicts reports whether an arm's conclusive trials go against its
-// expectation: a violation where safe was expected, or none where one was.
-// (An arm with an inconclusive trial does not match either, but its rate
-// still stands, with the inconclusive trials counted beside it.)
-func contradicts(a ArmResult) bool {
-	if a.Matched || a.Conclusive == 0 {
-		return false
-	}
-	if a.Expect == "safe" {
-		return a.Violations > 0
-	}
-	return a.Violations == 0 || a.Inconclusive == 0
 }
 
 func (m *Matrix) legend() string {

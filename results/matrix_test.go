@@ -13,7 +13,7 @@ func TestMatrixMarkdown_CellsLegendAndReasons(t *testing.T) {
 			{Row: "a", Column: "x", Scenario: "s1", Result: &ArmResult{Expect: "unsafe", Observed: "unsafe", Matched: true,
 				Conclusive: 20, Violations: 20, Low: 0.839, High: 1, FirstViolationMedian: 2.5}},
 			{Row: "a", Column: "y", Scenario: "s2", Arm: "fenced", Result: &ArmResult{Expect: "safe", Observed: "unsafe",
-				Conclusive: 20, Violations: 1, Low: 0.009, High: 0.236, FirstViolationMedian: 1}},
+				Conclusive: 20, Violations: 1, Contradicts: true, Low: 0.009, High: 0.236, FirstViolationMedian: 1}},
 			{Row: "b", Column: "x", Scenario: "s3", Result: &ArmResult{Expect: "safe", Observed: "inconclusive",
 				Conclusive: 18, Inconclusive: 2, High: 0.176}},
 			{Row: "b", Column: "y", Why: "cannot be run here"},
