@@ -41,6 +41,11 @@ func Rerender(runDir string) error {
 		if err := readRunFile(runDir, "matrix.json", &m); err != nil {
 			return err
 		}
+		for _, c := range m.Cells { // judged again: a matrix.json of before the field has none
+			if c.Result != nil {
+				c.Result.Contradicts = judge.Contradicts(*c.Result)
+			}
+		}
 		return os.WriteFile(filepath.Join(runDir, "matrix.md"), []byte(m.Markdown()), 0o644)
 	}
 	s, err := RunScenario(runDir)
