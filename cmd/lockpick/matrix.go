@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -152,12 +153,13 @@ func loadMatrix(f matrixFlags) (campaign.Matrix, error) {
 	return m.Select(f.rows, f.columns)
 }
 
-// serverVersions names the redis-server and etcd on this host, for the
-// table's legend; a missing one is left out.
+// serverVersions names the redis-server, etcd and PostgreSQL on this
+// host, for the table's legend; a missing one is left out.
 func serverVersions() []string {
 	var out []string
-	for _, c := range [][]string{{"redis-server", "--version"}, {"etcd", "--version"}} {
-		b, err := exec.Command(c[0], c[1]).Output()
+	for _, c := range [][]string{{"redis-server", "redis-server"}, {"etcd", "etcd"},
+		{"PostgreSQL", filepath.Join(cluster.PostgresBinDir, "postgres")}} {
+		b, err := exec.Command(c[1], "--version").Output()
 		if v := versionIn(string(b)); err == nil && v != "" {
 			out = append(out, c[0]+" "+v)
 		}
@@ -165,11 +167,12 @@ func serverVersions() []string {
 	return out
 }
 
-// versionIn finds "v=7.0.15" or "etcd Version: 3.4.23" in a --version line.
+// versionIn finds "v=7.0.15", "etcd Version: 3.4.23" or "postgres
+// (PostgreSQL) 15.18" in a --version line.
 func versionIn(s string) string {
 	for _, f := range strings.Fields(s) {
 		f = strings.TrimPrefix(f, "v=")
-		if len(f) > 0 && f[0] >= '0' && f[0] <= '9' && strings.Count(f, ".") >= 2 {
+		if len(f) > 0 && f[0] >= '0' && f[0] <= '9' && strings.Contains(f, ".") {
 			return f
 		}
 	}

@@ -32,3 +32,17 @@ func TestMatrix_UnknownColumn(t *testing.T) {
 		t.Errorf("matrix --columns failover: %v, want exit 2 with a hint", err)
 	}
 }
+
+// The legend's versions come from each server's --version line.
+func TestVersionIn(t *testing.T) {
+	for line, want := range map[string]string{
+		"Redis server v=7.0.15 sha=00000000:0 malloc=jemalloc-5.3.0 bits=64": "7.0.15",
+		"etcd Version: 3.4.23\nGit SHA: Not provided":                        "3.4.23",
+		"postgres (PostgreSQL) 15.18":                                        "15.18",
+		"no version here":                                                    "",
+	} {
+		if got := versionIn(line); got != want {
+			t.Errorf("versionIn(%q) = %q, want %q", line, got, want)
+		}
+	}
+}
