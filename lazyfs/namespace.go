@@ -116,16 +116,25 @@ func (s *state) record(op *nsOp) syscall.Errno {
 	return 0
 }
 
+// lstatLocked stats the backing path p, refusing once the mount is dead.
+func (s *state) lstatLocked(p string) (unix.Stat_t, syscall.Errno) {
+	var st unix.Stat_t
+	if s.dead {
+		return st, syscall.EIO
+	}
+	if err := unix.Lstat(p, &st); err != nil {
+		return st, fs.ToErrno(err)
+	}
+	return st, 0
+}
+
 // unlink moves the file at p to the trash and journals op.
 func (s *state) unlink(op *nsOp, p string) syscall.Errno {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.dead {
-		return syscall.EIO
-	}
-	var st unix.Stat_t
-	if err := unix.Lstat(p, &st); err != nil {
-		return fs.ToErrno(err)
+	st, errno := s.lstatLocked(p)
+	if errno != 0 {
+		return errno
 	}
 	if isDir(&st) {
 		return syscall.EISDIR
@@ -144,12 +153,9 @@ func (s *state) unlink(op *nsOp, p string) syscall.Errno {
 func (s *state) rmdir(op *nsOp, p string) syscall.Errno {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.dead {
-		return syscall.EIO
-	}
-	var st unix.Stat_t
-	if err := unix.Lstat(p, &st); err != nil {
-		return fs.ToErrno(err)
+	st, errno := s.lstatLocked(p)
+	if errno != 0 {
+		return errno
 	}
 	if !isDir(&st) {
 		return syscall.ENOTDIR
