@@ -10,8 +10,9 @@ all: build
 
 # deps installs redis-server, redis-sentinel, gcc, python3-redis (for examples/pylock),
 # python3-etcd3 (for examples/pyetcdlock), etcd-server (etcd 3.4, for the etcd
-# topologies; see docs/etcd.md) and postgresql-15 (for the PostgreSQL topologies;
-# see docs/postgres.md) from Debian when they are missing.
+# topologies; see docs/etcd.md), postgresql-15 (for the PostgreSQL topologies;
+# see docs/postgres.md) and zookeeper (ZooKeeper 3.8 and a JRE, for the ZooKeeper
+# topologies; see docs/zookeeper.md) from Debian when they are missing.
 deps:
 	@if ! command -v redis-server >/dev/null || ! command -v redis-sentinel >/dev/null; then \
 		echo "installing redis-server and redis-sentinel (Debian packages)"; \
@@ -47,6 +48,12 @@ deps:
 		$(SUDO) apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq postgresql-15 >/dev/null; \
 		$(SUDO) service postgresql stop >/dev/null 2>&1 || true; \
+	fi
+	@if [ ! -f /usr/share/java/zookeeper.jar ]; then \
+		echo "installing zookeeper (Debian package, ZooKeeper 3.8 and a JRE, for the ZooKeeper topologies)"; \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq zookeeper >/dev/null; \
+		$(SUDO) service zookeeper stop >/dev/null 2>&1 || true; \
 	fi
 
 build:
