@@ -17,6 +17,7 @@ import (
 	"github.com/lockpick/lockpick/internal/testcluster"
 	"github.com/lockpick/lockpick/internal/testpg"
 	"github.com/lockpick/lockpick/internal/testredis"
+	"github.com/lockpick/lockpick/internal/testzk"
 )
 
 // helperEnv, when set, makes the test binary a helper process instead of
@@ -29,7 +30,8 @@ const helperDirEnv = "LOCKPICK_CLUSTER_TEST_HELPER_DIR"
 // helperTopoEnv, set to "redis-cluster", makes the helper start a Redis
 // Cluster of 3 primaries and 3 replicas instead of master, replica and
 // sentinel; set to "etcd", 3 etcd members; set to "postgres", a
-// PostgreSQL primary and standby. A "-lazy" suffix puts the nodes' data on
+// PostgreSQL primary and standby; set to "zookeeper", 3 ZooKeeper members
+// (JVMs). A "-lazy" suffix puts the nodes' data on
 // lazy disks.
 const helperTopoEnv = "LOCKPICK_CLUSTER_TEST_HELPER_TOPO"
 
@@ -100,6 +102,8 @@ func TestReapOnSignal_NoNodeOutlivesTheRun(t *testing.T) {
 		{"SIGTERM, etcd on lazy disks", "run-reap", "etcd-lazy", func(p *os.Process, _ *os.File) error { return p.Signal(syscall.SIGTERM) }},
 		{"SIGINT, postgres on lazy disks", "run-reap", "postgres-lazy", func(p *os.Process, _ *os.File) error { return p.Signal(os.Interrupt) }},
 		{"SIGKILL, postgres", "run-plain", "postgres", func(p *os.Process, _ *os.File) error { return p.Kill() }},
+		{"SIGTERM, zookeeper on lazy disks", "run-reap", "zookeeper-lazy", func(p *os.Process, _ *os.File) error { return p.Signal(syscall.SIGTERM) }},
+		{"SIGKILL, zookeeper", "run-plain", "zookeeper", func(p *os.Process, _ *os.File) error { return p.Kill() }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -109,6 +113,9 @@ func TestReapOnSignal_NoNodeOutlivesTheRun(t *testing.T) {
 			}
 			if strings.HasPrefix(tc.topo, "postgres") {
 				testpg.Require(t)
+			}
+			if strings.HasPrefix(tc.topo, "zookeeper") {
+				testzk.Require(t)
 			}
 			dir := t.TempDir()
 			cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -185,8 +192,8 @@ func mountsUnder(tb testing.TB, dir string) []string {
 	return out
 }
 
-// redisChildren returns the pids of redis-server, redis-sentinel, etcd and
-// postgres (postmaster) processes whose parent is ppid.
+// redisChildren returns the pids of redis-server, redis-sentinel, etcd,
+// postgres (postmaster) and java (ZooKeeper) processes whose parent is ppid.
 func redisChildren(tb testing.TB, ppid int) []int {
 	tb.Helper()
 	stats, err := filepath.Glob("/proc/[0-9]*/stat")
@@ -196,7 +203,7 @@ func redisChildren(tb testing.TB, ppid int) []int {
 	var pids []int
 	for _, path := range stats {
 		comm, state, parent, ok := procStat(path)
-		if ok && parent == ppid && state != "Z" && (strings.HasPrefix(comm, "redis-") || comm == "etcd" || comm == "postgres") {
+		if ok && parent == ppid && state != "Z" && (strings.HasPrefix(comm, "redis-") || comm == "etcd" || comm == "postgres" || comm == "java") {
 			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(path)))
 			pids = append(pids, pid)
 		}
@@ -261,6 +268,8 @@ func startHelperTopology(b cluster.Backend, err error, timeout time.Duration) in
 			topo = cluster.Topology{Etcd: 3}
 		case "postgres":
 			topo = cluster.Topology{Postgres: 2}
+		case "zookeeper":
+			topo = cluster.Topology{ZooKeeper: 3}
 		}
 		_, err = cluster.Start(ctx, b, topo)
 	}

@@ -62,6 +62,10 @@ type Topology struct {
 	// of Redis nodes (see pgcluster.go): 1 is a primary p1, 2 adds p2, a
 	// hot standby streaming from it. Process backend only.
 	Postgres int
+	// ZooKeeper, when above 0, makes the topology an ensemble of ZooKeeper
+	// members z1..zN (1, 3 or 5) instead of Redis nodes (see zkcluster.go).
+	// Process backend only.
+	ZooKeeper int
 
 	_ struct{} // disallow positional literals, for extensibility
 }
@@ -184,6 +188,9 @@ type Cluster struct {
 	// Postgres lists the PostgreSQL nodes of a Postgres topology, p1 first
 	// (see pgcluster.go).
 	Postgres []*Node
+	// ZooKeeper lists the members of a ZooKeeper ensemble, z1 first (see
+	// zkcluster.go).
+	ZooKeeper []*Node
 
 	topo         Topology
 	backend      Backend
@@ -195,6 +202,7 @@ type Cluster struct {
 
 	peerFilters []*netlink.PeerFilter // of the etcd members (see etcdsides.go)
 	etcdSides   map[string]int        // etcd member -> side of a partition; nil without one; guarded by mu
+	zkServers   []string              // the ZooKeeper members' server.N lines, at their peer filters
 }
 
 // Start launches topo on backend and waits until replicas are in sync and
@@ -208,6 +216,9 @@ func Start(ctx context.Context, backend Backend, topo Topology) (_ *Cluster, err
 	}
 	if topo.Postgres > 0 {
 		return startPostgres(ctx, backend, topo)
+	}
+	if topo.ZooKeeper > 0 {
+		return startZooKeeper(ctx, backend, topo)
 	}
 	if topo.Shards > 0 && (topo.Masters > 1 || topo.Sentinels > 0) {
 		return nil, fmt.Errorf("%w: a Redis Cluster (shards) has no independent masters or sentinels", ErrBadTopology)
@@ -341,7 +352,7 @@ func (c *Cluster) AddProxy(name, upstream string) (*Node, error) {
 func (c *Cluster) all() []*Node {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append(append(append(append(append([]*Node{}, c.Nodes...), c.Sentinels...), c.Services...), c.Etcd...), c.Postgres...)
+	return append(append(append(append(append(append([]*Node{}, c.Nodes...), c.Sentinels...), c.Services...), c.Etcd...), c.Postgres...), c.ZooKeeper...)
 }
 
 // Node returns the redis-server node, sentinel or service with the given
@@ -396,7 +407,7 @@ func (c *Cluster) Close() error {
 	}
 	var errs []error
 	// A replica goes before its primary, which it would otherwise reconnect to.
-	for _, n := range append(append(append(append([]*Node{}, c.Sentinels...), c.Nodes...), c.Etcd...), reversed(c.Postgres)...) {
+	for _, n := range append(append(append(append(append([]*Node{}, c.Sentinels...), c.Nodes...), c.Etcd...), reversed(c.Postgres)...), c.ZooKeeper...) {
 		if n.Proc != nil {
 			errs = append(errs, n.Proc.Kill())
 			if r, ok := n.Proc.(interface{ releasePort() }); ok {
@@ -417,6 +428,11 @@ func (c *Cluster) Close() error {
 	for _, n := range c.Postgres { // about 40 MB each; the logs stay
 		if p, ok := n.Proc.(*pgNode); ok && p.disk != nil {
 			errs = append(errs, p.disk.Remove())
+		}
+	}
+	for _, n := range c.ZooKeeper { // the logs stay
+		if z, ok := n.Proc.(*zkMember); ok && z.disk != nil {
+			errs = append(errs, z.disk.Remove())
 		}
 	}
 	return errors.Join(errs...)

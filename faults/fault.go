@@ -90,6 +90,9 @@ func Place(f Fault, t cluster.Topology, node string) error {
 // onRedisNode returns nil if node is "" or one of t's Redis nodes n1..nN,
 // and otherwise an error saying a process fault needs one.
 func onRedisNode(t cluster.Topology, node string) error {
+	if t.ZooKeeper > 0 {
+		return fmt.Errorf("acts on a Redis node, and a ZooKeeper topology has none (z1..z%d are ZooKeeper members)", t.ZooKeeper)
+	}
 	if t.Postgres > 0 {
 		return fmt.Errorf("acts on a Redis node, and a PostgreSQL topology has none (p1..p%d are PostgreSQL nodes)", t.Postgres)
 	}
@@ -103,9 +106,15 @@ func onRedisNode(t cluster.Topology, node string) error {
 }
 
 // onProcess returns nil if node is "" or a process of t: a Redis node
-// n1..nN, an etcd member e1..eN of an etcd topology, or a PostgreSQL node
-// p1..pN of a PostgreSQL topology.
+// n1..nN, an etcd member e1..eN of an etcd topology, a PostgreSQL node
+// p1..pN of a PostgreSQL topology, or a ZooKeeper member z1..zN.
 func onProcess(t cluster.Topology, node string) error {
+	if t.ZooKeeper > 0 {
+		if node == "" || t.ZooKeeperIndex(node) > 0 {
+			return nil
+		}
+		return fmt.Errorf("acts on a ZooKeeper member's process (z1..z%d), not %q", t.ZooKeeper, node)
+	}
 	if t.Postgres > 0 {
 		if node == "" || t.PostgresIndex(node) > 0 {
 			return nil
@@ -126,6 +135,9 @@ func onProcess(t cluster.Topology, node string) error {
 // etcd is a Go program: it reads its clocks through the vDSO, which the
 // clock shim does not see.
 func notOnEtcd(t cluster.Topology, node, shim string) error {
+	if t.ZooKeeper > 0 {
+		return fmt.Errorf("cannot reach ZooKeeper members: lockpick does not preload the %s shim into their JVMs (and ZooKeeper expires sessions by the monotonic clock, System.nanoTime, which a wall-clock jump does not move)", shim)
+	}
 	if t.Postgres > 0 {
 		return fmt.Errorf("cannot reach PostgreSQL nodes: lockpick does not preload the %s shim into them (and an advisory lock reads no clock: it never expires)", shim)
 	}

@@ -36,13 +36,13 @@ func (f *KillFault) Heal(ctx context.Context, n *cluster.Node) error { return st
 // Verify returns "down" if the process's own address refuses connections,
 // and an error wrapping [ErrNoEffect] if it accepts them (even without
 // answering, as a paused node does): a Redis node is sent a PING, an etcd
-// member or a PostgreSQL node only dialled.
+// member, a PostgreSQL node or a ZooKeeper member only dialled.
 func (f *KillFault) Verify(ctx context.Context, n *cluster.Node) (string, error) {
 	p, err := procOf(n)
 	if err != nil {
 		return "", err
 	}
-	if cluster.IsEtcdMember(n) || cluster.IsPostgresNode(n) {
+	if cluster.IsEtcdMember(n) || cluster.IsPostgresNode(n) || cluster.IsZooKeeperMember(n) {
 		err = refused(p.Addr(), 200*time.Millisecond)
 	} else {
 		err = cluster.Ping(p.Addr(), 200*time.Millisecond)
@@ -71,5 +71,6 @@ func (f *KillFault) Describe() string { return "kill" }
 
 func init() { RegisterFault("kill", func() Fault { return new(KillFault) }) }
 
-// Place accepts the Redis nodes, etcd members and PostgreSQL nodes (see [Placer]).
+// Place accepts the Redis nodes, etcd members, PostgreSQL nodes and ZooKeeper
+// members (see [Placer]).
 func (f *KillFault) Place(t cluster.Topology, node string) error { return onProcess(t, node) }

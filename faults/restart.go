@@ -94,6 +94,8 @@ func (f *RestartFault) Verify(ctx context.Context, n *cluster.Node) (string, err
 	defer cancel()
 	if cluster.IsEtcdMember(n) {
 		s += " (etcd /health true)"
+	} else if mode, err := cluster.ZooKeeperServing(n, 500*time.Millisecond); err == nil {
+		s += " (serves as " + mode + ")"
 	} else if cluster.IsPostgresNode(n) {
 		s += " (answers SELECT 1)"
 	} else if m, err := cluster.Info(ictx, p.Addr(), "server"); err == nil && m["uptime_in_seconds"] != "" {
@@ -114,6 +116,16 @@ func (f *RestartFault) Verify(ctx context.Context, n *cluster.Node) (string, err
 // an etcd member reports another member id than before the crash (it was
 // replaced). It returns an error wrapping [ErrNoEffect] if not.
 func (f *RestartFault) verifyWiped(ctx context.Context, n *cluster.Node, p cluster.Proc) (string, error) {
+	if cluster.IsZooKeeperMember(n) {
+		zxid, err := cluster.ZooKeeperLoadedZxid(p.LogPath())
+		switch {
+		case err != nil:
+			return "", noEffect("%s: %v", n.Name, err)
+		case zxid != "0x0":
+			return "", noEffect("%s loaded its data at its restart (highest zxid %s)", n.Name, zxid)
+		}
+		return "wiped (its start loaded zxid 0x0)", nil
+	}
 	if cluster.IsEtcdMember(n) {
 		id, err := cluster.EtcdMemberID(ctx, n, 500*time.Millisecond)
 		switch {
@@ -170,6 +182,10 @@ func backUp(n *cluster.Node) (cluster.Proc, error) {
 		}
 		return p, nil
 	}
+	if cluster.IsZooKeeperMember(n) {
+		_, err := zkBackUp(n)
+		return p, err
+	}
 	if cluster.IsEtcdMember(n) {
 		ctx, cancel := context.WithTimeout(context.Background(), etcdBackWithin)
 		defer cancel()
@@ -187,8 +203,8 @@ func backUp(n *cluster.Node) (cluster.Proc, error) {
 	return p, nil
 }
 
-// Place accepts the Redis nodes, etcd members and PostgreSQL nodes, the
-// latter without wipe (see [Placer]).
+// Place accepts the Redis nodes, etcd members, ZooKeeper members and
+// PostgreSQL nodes, the latter without wipe (see [Placer]).
 func (f *RestartFault) Place(t cluster.Topology, node string) error {
 	if f.Wipe && t.Postgres > 0 {
 		return errors.New("wipe is not offered on PostgreSQL nodes (a primary would come back as a new, empty cluster its replica cannot follow)")

@@ -1,0 +1,212 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lockpick/lockpick/cluster/netlink"
+)
+
+// zkStartTimeout bounds one start of a ZooKeeper member's JVM (until it
+// answers ruok); zkServeTimeout, per member, how long an ensemble may take
+// to elect a leader and serve once every JVM is up. Both are liveness
+// bounds, generous for a loaded machine: a 3-member ensemble serves in
+// about 1.5 s at rest (docs/zookeeper.md).
+const (
+	zkStartTimeout = 60 * time.Second
+	zkServeTimeout = 20 * time.Second
+)
+
+// startZooKeeper starts topo.ZooKeeper members z1..zN of one ensemble on
+// backend, which must be the process backend, and waits until every one
+// serves (a leader is elected and every follower has joined it). It is the
+// whole of [Start] for a topology with ZooKeeper set.
+func startZooKeeper(ctx context.Context, backend Backend, topo Topology) (_ *Cluster, err error) {
+	pb, ok := backend.(*ProcessBackend)
+	switch {
+	case topo.Masters > 0 || topo.Replicas > 0 || topo.Shards > 0 || topo.Sentinels > 0 || topo.Etcd > 0 || topo.Postgres > 0:
+		return nil, fmt.Errorf("%w: a ZooKeeper topology has no Redis nodes, etcd members or PostgreSQL nodes", ErrBadTopology)
+	case topo.ZooKeeper != 1 && topo.ZooKeeper != 3 && topo.ZooKeeper != 5:
+		return nil, fmt.Errorf("%w: %d ZooKeeper members (1, 3 or 5)", ErrBadTopology, topo.ZooKeeper)
+	case topo.Persistence != "":
+		return nil, fmt.Errorf("%w: ZooKeeper members take no persistence setting (they fsync their transaction log)", ErrBadTopology)
+	case !ok:
+		return nil, fmt.Errorf("%w: ZooKeeper members run on the process backend only, not %T", ErrBadTopology, backend)
+	}
+	c := &Cluster{topo: topo, backend: backend, proxies: netlink.NewProxies()}
+	defer func() {
+		if err != nil {
+			_ = c.Close()
+		}
+	}()
+	for i := 1; i <= topo.ZooKeeper; i++ {
+		n, err := c.newZooKeeperNode(pb, i)
+		if err != nil {
+			return nil, err
+		}
+		c.mu.Lock() // the peer filters read the members (etcdDialer)
+		c.ZooKeeper = append(c.ZooKeeper, n)
+		c.mu.Unlock()
+	}
+	// All members start at once: each waits for the others to elect.
+	errs := make([]error, len(c.ZooKeeper))
+	var wg sync.WaitGroup
+	for i, n := range c.ZooKeeper {
+		wg.Go(func() { errs[i] = n.Proc.Start(ctx) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if err := c.WaitZooKeeperServing(ctx, zkServeTimeout*time.Duration(topo.ZooKeeper)); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// newZooKeeperNode reserves member i's three ports, makes its disk, puts
+// a proxy in front of its client port and a peer filter in front of each
+// of its quorum and election ports, and returns the node, not yet started.
+func (c *Cluster) newZooKeeperNode(pb *ProcessBackend, i int) (*Node, error) {
+	name := "z" + strconv.Itoa(i)
+	dir := filepath.Join(pb.Dir, name)
+	z := &zkMember{name: name, id: i, dir: dir, logPath: filepath.Join(pb.Dir, name+".log"),
+		timeout: max(pb.StartTimeout, zkStartTimeout)}
+	var err error
+	if z.disk, err = NewDisk(filepath.Join(dir, "data"), name, LazyIf(pb.LazyDisks)); err != nil {
+		return nil, err
+	}
+	for _, port := range []*int{&z.clientPort, &z.quorumPort, &z.electionPort} {
+		r, err := netlink.ReservePort()
+		if err != nil {
+			z.releasePort()
+			return nil, err
+		}
+		z.reservations = append(z.reservations, r)
+		*port = r.Port()
+	}
+	n := &Node{Name: name, Proc: z, cluster: c}
+	if n.Link, err = c.proxies.Add(name, z.Addr()); err != nil {
+		z.releasePort()
+		return nil, err
+	}
+	var filtered []string // quorum, election
+	for _, port := range []int{z.quorumPort, z.electionPort} {
+		f, err := netlink.NewPeerFilter(name, loopback(port), c.etcdDialer,
+			func(sender string) bool { return c.EtcdCut(sender, name) })
+		if err != nil {
+			z.releasePort()
+			return nil, err
+		}
+		c.peerFilters = append(c.peerFilters, f)
+		filtered = append(filtered, f.Addr())
+	}
+	line := fmt.Sprintf("server.%d=127.0.0.1:%s:%s", i, port(filtered[0]), port(filtered[1]))
+	c.zkServers = append(c.zkServers, line)
+	z.peers = func() []string {
+		var others []string
+		for j, l := range c.zkServers {
+			if j != i-1 {
+				others = append(others, l)
+			}
+		}
+		return others
+	}
+	return n, nil
+}
+
+// ZooKeeperIndex returns i for a ZooKeeper member named "z<i>" of t, else 0.
+func (t Topology) ZooKeeperIndex(node string) int {
+	i, err := strconv.Atoi(strings.TrimPrefix(node, "z"))
+	if err != nil || !strings.HasPrefix(node, "z") || i < 1 || i > t.ZooKeeper {
+		return 0
+	}
+	return i
+}
+
+// IsZooKeeperMember reports whether n is a ZooKeeper member.
+func IsZooKeeperMember(n *Node) bool {
+	_, ok := n.Proc.(*zkMember)
+	return ok
+}
+
+// ZooKeeperAddrs returns the client addresses of the ZooKeeper members
+// (their proxies, z1 first), for a client's server list.
+func (c *Cluster) ZooKeeperAddrs() []string {
+	addrs := make([]string, len(c.ZooKeeper))
+	for i, n := range c.ZooKeeper {
+		addrs[i] = n.Link.Addr()
+	}
+	return addrs
+}
+
+// ZooKeeperServing reports the mode of the ZooKeeper member n, asked on
+// its own address within timeout ("leader", "follower", "standalone"), or
+// an error when it is down or does not serve (it has no quorum).
+func ZooKeeperServing(n *Node, timeout time.Duration) (string, error) {
+	z, ok := n.Proc.(*zkMember)
+	if !ok {
+		return "", fmt.Errorf("cluster: %s is not a ZooKeeper member", n.Name)
+	}
+	return ZooKeeperMode(z.Addr(), timeout)
+}
+
+// WaitZooKeeperServing waits until every running member serves (it is the
+// leader, a follower in sync with it, or a standalone server), for at
+// most timeout. It returns an error wrapping [ErrNotReady] naming the
+// members that did not, or ctx's error.
+func (c *Cluster) WaitZooKeeperServing(ctx context.Context, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		var sick []string
+		for _, n := range c.ZooKeeper {
+			if n.Proc.(PIDProc).PID() == 0 {
+				continue
+			}
+			if _, err := ZooKeeperServing(n, 500*time.Millisecond); err != nil {
+				sick = append(sick, n.Name)
+			}
+		}
+		if len(sick) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w: ZooKeeper members %s not serving after %v", ErrNotReady, strings.Join(sick, ","), timeout)
+		}
+		if err := SleepCtx(ctx, 50*time.Millisecond); err != nil {
+			return err
+		}
+	}
+}
+
+// ZooKeeperLeader returns the running member that says it leads (srvr's
+// Mode: leader, or standalone for an ensemble of one), asking each on its
+// own address. It returns an error wrapping [ErrNoLeader] if none does.
+func (c *Cluster) ZooKeeperLeader() (*Node, error) {
+	for _, n := range c.ZooKeeper {
+		if n.Proc.(PIDProc).PID() == 0 {
+			continue
+		}
+		if m, err := ZooKeeperServing(n, 500*time.Millisecond); err == nil && (m == "leader" || m == "standalone") {
+			return n, nil
+		}
+	}
+	return nil, fmt.Errorf("%w among %d ZooKeeper members", ErrNoLeader, len(c.ZooKeeper))
+}
+
+// ZooKeeperRunning returns the members whose JVM is running, in name order.
+func (c *Cluster) ZooKeeperRunning() []*Node {
+	var run []*Node
+	for _, n := range c.ZooKeeper {
+		if n.Proc.(PIDProc).PID() != 0 {
+			run = append(run, n)
+		}
+	}
+	return run
+}

@@ -1,0 +1,409 @@
+package cluster
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/lockpick/lockpick/cluster/netlink"
+)
+
+// ZooKeeperJars is the class path a ZooKeeper member runs with: Debian's
+// zookeeper 3.8 (whose manifest names the jars it needs) and slf4j's
+// simple logger, so the member logs to its stderr (the member's log).
+var ZooKeeperJars = []string{"/usr/share/java/zookeeper.jar", "/usr/share/java/slf4j-simple.jar"}
+
+// zkMainClass is the server's entry point: a quorum peer, or a standalone
+// server when its configuration names no other member.
+const zkMainClass = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
+
+// zkTick is the members' tickTime: the unit of ZooKeeper's timeouts (a
+// session's at least 2 ticks, a follower's sync limit, the election's
+// waits) and the granularity of session expiry.
+const zkTick = 200 * time.Millisecond
+
+// A zkMember is one ZooKeeper server (a JVM) of a ZooKeeper ensemble, a
+// child process of this one, in its own folder: its configuration
+// (zoo.cfg) and its data directory (data/, on a [Disk]: myid, snapshots,
+// transaction log); its log is <name>.log beside the folder. Its client,
+// quorum and election ports are reserved for the cluster's life, so a
+// killed member restarts on the same addresses. Its configuration names
+// its own ports for itself and every other member's peer filters, so
+// peer traffic goes through them (see [Cluster.PartitionEtcd]); clients
+// reach it through its Link.
+type zkMember struct {
+	name, dir, logPath string
+	id                 int // myid: the member's number
+	clientPort         int
+	quorumPort         int
+	electionPort       int
+	reservations       []*netlink.PortReservation
+	disk               *Disk
+	timeout            time.Duration // of a start
+	// peers returns the server.N lines of the other members, at their
+	// peer filters; set by the cluster.
+	peers func() []string
+
+	// pid is the running JVM's process id, 0 when none; read without mu,
+	// which a start holds for seconds (the peer filters ask during it).
+	pid atomic.Int64
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	exited chan struct{}
+}
+
+var (
+	_ Proc        = (*zkMember)(nil)
+	_ PIDProc     = (*zkMember)(nil)
+	_ DurableProc = (*zkMember)(nil)
+)
+
+func (z *zkMember) Name() string    { return z.name }
+func (z *zkMember) LogPath() string { return z.logPath }
+
+// Addr returns the member's own client address (not its proxy).
+func (z *zkMember) Addr() string { return loopback(z.clientPort) }
+
+func loopback(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
+
+// Disk returns the member's data directory.
+func (z *zkMember) Disk() *Disk { return z.disk }
+
+// PID returns the running JVM's process id, or 0 when it is not running.
+func (z *zkMember) PID() int { return int(z.pid.Load()) }
+
+// config returns the member's zoo.cfg. Timeouts are in ticks of zkTick:
+// 10 s to join a leader (initLimit), 2 s for a follower to keep up
+// (syncLimit). Sessions may last 2 ticks to 60 s, so a scenario's TTL is
+// the session timeout asked for. The transaction log is preallocated 1 MB
+// at a time (ZooKeeper's default, 64 MB, filled lazy disks).
+func (z *zkMember) config() string {
+	lines := []string{
+		"tickTime=" + strconv.FormatInt(zkTick.Milliseconds(), 10),
+		"initLimit=50",
+		"syncLimit=10",
+		"dataDir=" + z.disk.Path,
+		"clientPortAddress=127.0.0.1",
+		"clientPort=" + strconv.Itoa(z.clientPort),
+		"minSessionTimeout=" + strconv.FormatInt(2*zkTick.Milliseconds(), 10),
+		"maxSessionTimeout=60000",
+		"preAllocSize=1024",
+		"forceSync=yes",
+		"admin.enableServer=false",
+		"4lw.commands.whitelist=srvr,ruok",
+		"cnxTimeout=1000",
+	}
+	if others := z.peers(); len(others) > 0 {
+		lines = append(lines, fmt.Sprintf("server.%d=127.0.0.1:%d:%d", z.id, z.quorumPort, z.electionPort))
+		lines = append(lines, others...)
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// javaBin returns the java launcher, or [ErrBinaryNotFound].
+func javaBin() (string, error) {
+	if p, err := exec.LookPath("java"); err == nil {
+		return p, nil
+	}
+	return "", fmt.Errorf("%w: java (apt-get install zookeeper)", ErrBinaryNotFound)
+}
+
+// ZooKeeperInstalled reports whether java and Debian's ZooKeeper jars
+// ([ZooKeeperJars]) are found.
+func ZooKeeperInstalled() bool {
+	if _, err := javaBin(); err != nil {
+		return false
+	}
+	return zkJarsMissing() == ""
+}
+
+// zkJarsMissing returns the first jar of [ZooKeeperJars] that is missing, or "".
+func zkJarsMissing() string {
+	for _, j := range ZooKeeperJars {
+		if !fileExists(j) {
+			return j
+		}
+	}
+	return ""
+}
+
+// Start starts the member if it is not running (writing its myid the
+// first time, or after WipeData) and waits until its client port answers
+// ruok: the JVM is up. It does not wait for a quorum: a member serves
+// clients only once the ensemble has a leader (see
+// [Cluster.WaitZooKeeperServing]).
+func (z *zkMember) Start(ctx context.Context) error {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	if z.cmd != nil {
+		select {
+		case <-z.exited: // died on its own: start it again
+			zkReaper.remove(z)
+			z.cmd = nil
+		default:
+			return nil
+		}
+	}
+	if err := z.launchLocked(); err != nil {
+		return z.startError(err)
+	}
+	if err := z.waitUp(ctx); err != nil {
+		_ = z.killLocked()
+		return z.startError(err)
+	}
+	return nil
+}
+
+// launchLocked writes the configuration (and myid, if the data directory
+// has none) and starts the JVM without waiting for it.
+func (z *zkMember) launchLocked() error {
+	java, err := javaBin()
+	if err != nil {
+		return err
+	}
+	if j := zkJarsMissing(); j != "" {
+		return fmt.Errorf("%w: %s (apt-get install zookeeper)", ErrBinaryNotFound, j)
+	}
+	cfg := filepath.Join(z.dir, "zoo.cfg")
+	if err := os.WriteFile(cfg, []byte(z.config()), 0o644); err != nil {
+		return err
+	}
+	myid := filepath.Join(z.disk.Path, "myid")
+	if !fileExists(myid) {
+		if err := os.WriteFile(myid, []byte(strconv.Itoa(z.id)+"\n"), 0o644); err != nil {
+			return err
+		}
+		if err := z.disk.Sync(); err != nil {
+			return err
+		}
+	}
+	logf, err := os.OpenFile(z.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	// A small heap, the serial collector and the client compiler only: a
+	// member starts in about a second and stays under 100 MB.
+	cmd := exec.Command(java, "-Xms32m", "-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+		"-Djava.net.preferIPv4Stack=true", "-Dorg.slf4j.simpleLogger.showDateTime=true",
+		"-cp", strings.Join(ZooKeeperJars, ":"), zkMainClass, cfg)
+	cmd.Dir = z.dir
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Env = zkEnv()
+	// As for Redis nodes (process.go): die with lockpick, and keep a
+	// terminal's Ctrl-C from reaching the member first.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); z.pid.Store(0); close(exited) }()
+	z.cmd, z.exited = cmd, exited
+	z.pid.Store(int64(cmd.Process.Pid))
+	zkReaper.add(z)
+	return nil
+}
+
+// zkEnv is lockpick's environment without the variables a JVM or
+// ZooKeeper reads as settings.
+func zkEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "JAVA_TOOL_OPTIONS=") && !strings.HasPrefix(kv, "JDK_JAVA_OPTIONS=") &&
+			!strings.HasPrefix(kv, "_JAVA_OPTIONS=") && !strings.HasPrefix(kv, "CLASSPATH=") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// waitUp polls the member's client port with ruok until it answers imok,
+// the JVM exits, ctx ends or the start timeout passes.
+func (z *zkMember) waitUp(ctx context.Context) error {
+	deadline := time.Now().Add(z.timeout)
+	for {
+		if out, err := ZooKeeperCommand(z.Addr(), "ruok", 500*time.Millisecond); err == nil && out == "imok" {
+			return nil
+		}
+		select {
+		case <-z.exited:
+			return errors.New("process exited during start")
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(25 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w: no imok within %v", ErrNotReady, z.timeout)
+		}
+	}
+}
+
+func (z *zkMember) startError(err error) error {
+	return &StartError{Node: z.name, LogPath: z.logPath, Err: err, LogTail: LogTail(z.logPath, 5)}
+}
+
+// Kill kills the JVM (SIGKILL to its process group, after a SIGCONT, so
+// a paused member dies too) and waits until it has exited. It is idempotent.
+func (z *zkMember) Kill() error {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	return z.killLocked()
+}
+
+func (z *zkMember) killLocked() error {
+	if z.cmd == nil {
+		return nil
+	}
+	pid := z.cmd.Process.Pid
+	_ = syscall.Kill(pid, syscall.SIGCONT)
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	<-z.exited
+	zkReaper.remove(z)
+	z.cmd = nil
+	return nil
+}
+
+func (z *zkMember) signal(sig syscall.Signal) error {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	if z.cmd == nil {
+		return fmt.Errorf("%w: %s", ErrNotRunning, z.name)
+	}
+	return z.cmd.Process.Signal(sig)
+}
+
+// Pause freezes the member (SIGSTOP to the JVM, every thread of it);
+// Resume thaws it (SIGCONT).
+func (z *zkMember) Pause() error  { return z.signal(syscall.SIGSTOP) }
+func (z *zkMember) Resume() error { return z.signal(syscall.SIGCONT) }
+
+// WipeData empties the member's data directory (myid, snapshots,
+// transaction log); call it between Kill and Start, which writes myid
+// again: the member comes back empty and learns the state from the leader.
+func (z *zkMember) WipeData() error { return z.disk.Wipe() }
+
+// releasePort gives up the member's ports and unmounts its disk;
+// [Cluster.Close] calls it once the member is killed.
+func (z *zkMember) releasePort() {
+	for _, r := range z.reservations {
+		r.Release()
+	}
+	_ = z.disk.Close()
+}
+
+// ZooKeeperCommand sends a four-letter word (ruok, srvr) to the ZooKeeper
+// server at addr and returns its answer, trimmed, within timeout.
+func ZooKeeperCommand(addr, word string, timeout time.Duration) (string, error) {
+	conn, err := net.DialTimeout("tcp", addr, timeout)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(timeout))
+	if _, err := io.WriteString(conn, word); err != nil {
+		return "", err
+	}
+	b, err := io.ReadAll(conn)
+	if err != nil && len(b) == 0 {
+		return "", err
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// ZooKeeperMode returns the mode the ZooKeeper server at addr reports
+// (srvr's "Mode:": leader, follower, standalone), or an error when it does
+// not answer within timeout or does not serve (no quorum: "This ZooKeeper
+// instance is not currently serving requests").
+func ZooKeeperMode(addr string, timeout time.Duration) (string, error) {
+	out, err := ZooKeeperCommand(addr, "srvr", timeout)
+	if err != nil {
+		return "", err
+	}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		if m, ok := strings.CutPrefix(sc.Text(), "Mode: "); ok {
+			return strings.TrimSpace(m), nil
+		}
+	}
+	return "", fmt.Errorf("cluster: ZooKeeper at %s does not serve: %q", addr, firstLine(out))
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
+}
+
+// A liveSet tracks running members of one kind, so [KillAll] (Ctrl-C,
+// SIGTERM) stops them as it stops Redis processes.
+type liveSet[T interface {
+	comparable
+	Kill() error
+}] struct {
+	mu  sync.Mutex
+	set map[T]struct{}
+}
+
+func (s *liveSet[T]) add(m T) {
+	s.mu.Lock()
+	if s.set == nil {
+		s.set = map[T]struct{}{}
+	}
+	s.set[m] = struct{}{}
+	s.mu.Unlock()
+}
+
+func (s *liveSet[T]) remove(m T) {
+	s.mu.Lock()
+	delete(s.set, m)
+	s.mu.Unlock()
+}
+
+func (s *liveSet[T]) killAll() {
+	s.mu.Lock()
+	ms := make([]T, 0, len(s.set))
+	for m := range s.set {
+		ms = append(ms, m)
+	}
+	s.mu.Unlock()
+	for _, m := range ms {
+		_ = m.Kill()
+	}
+}
+
+// zkReaper tracks running ZooKeeper members.
+var zkReaper = &liveSet[*zkMember]{}
+
+func init() { reapHooks = append(reapHooks, zkReaper.killAll) }
+
+// ZooKeeperLoadedZxid returns the highest zxid a ZooKeeper member loaded
+// from its data directory at its last start ("0x0": none), read from its
+// log at logPath, or an error if the log says nothing of it.
+func ZooKeeperLoadedZxid(logPath string) (string, error) {
+	b, err := os.ReadFile(logPath)
+	if err != nil {
+		return "", err
+	}
+	const mark = "highest zxid is "
+	i := strings.LastIndex(string(b), mark)
+	if i < 0 {
+		return "", fmt.Errorf("cluster: %s does not say what the member loaded (%q)", logPath, mark)
+	}
+	rest := string(b[i+len(mark):])
+	if j := strings.IndexAny(rest, ", \n"); j >= 0 {
+		rest = rest[:j]
+	}
+	return rest, nil
+}

@@ -1,0 +1,64 @@
+package faults_test
+
+import (
+	"testing"
+
+	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/faults"
+	"github.com/lockpick/lockpick/internal/testcluster"
+	"github.com/lockpick/lockpick/internal/testzk"
+)
+
+// TestZooKeeper_ProcessFaults injects kill, restart (with and without its
+// data), pause and a peer partition on the members of a 3-member
+// ensemble and checks each effect with its Verify.
+func TestZooKeeper_ProcessFaults(t *testing.T) {
+	c := testzk.Start(t, 3, false)
+	z1, z2 := c.ZooKeeper[0], c.ZooKeeper[1]
+	for _, tc := range []struct {
+		f    faults.Fault
+		n    *cluster.Node
+		want string
+	}{
+		{&faults.KillFault{}, z1, "down"},
+		{&faults.RestartFault{}, z1, "back up (serves as "},
+		{&faults.RestartFault{Wipe: true}, z2, "back up (serves as "},
+		{&faults.PauseFault{}, z2, "frozen (SIGSTOP)"},
+		{&faults.PeerPartitionFault{}, z1, "peer traffic cut between z1 and z2,z3"},
+	} {
+		injectVerify(t, tc.f, tc.n, tc.want)
+	}
+}
+
+// TestZooKeeper_PowerLoss cuts a lone member's power on a lazy disk: it
+// comes back and serves.
+func TestZooKeeper_PowerLoss(t *testing.T) {
+	testcluster.RequireLazyDisks(t)
+	c := testzk.Start(t, 1, true)
+	injectVerify(t, &faults.PowerLossFault{}, c.ZooKeeper[0], "back up, ")
+}
+
+// TestZooKeeper_Place accepts z1..zN for process faults and the peer
+// partition, and refuses what cannot act on ZooKeeper members.
+func TestZooKeeper_Place(t *testing.T) {
+	topo := cluster.Topology{ZooKeeper: 3}
+	for _, tc := range []struct {
+		f    faults.Fault
+		node string
+		ok   bool
+	}{
+		{&faults.KillFault{}, "z1", true},
+		{&faults.RestartFault{Wipe: true}, "z3", true},
+		{&faults.PauseFault{}, "z2", true},
+		{&faults.PowerLossFault{}, "z1", true},
+		{&faults.PeerPartitionFault{}, "z1", true},
+		{&faults.KillFault{}, "z4", false},
+		{&faults.KillFault{}, "n1", false},
+		{&faults.PromoteFault{}, "z2", false},
+		{&faults.ClockJumpFault{}, "z1", false},
+	} {
+		if err := faults.Place(tc.f, topo, tc.node); (err == nil) != tc.ok {
+			t.Errorf("Place(%s, %s) = %v, want ok %v", faults.Describe(tc.f, nil), tc.node, err, tc.ok)
+		}
+	}
+}
