@@ -27,8 +27,14 @@ type Options struct {
 	// Faults is the vocabulary; default: the scenario's explore section,
 	// else every fault that fits the topology.
 	Faults []string
-	// Seed makes the search: the same seed plays the same schedules. default: 1.
+	// Seed makes the search: the same seed plays the same schedules under
+	// the random strategy (a guided search also follows what its trials
+	// showed). default: 1.
 	Seed uint64
+	// Strategy is how schedules are drawn: [StrategyGuided] (around the
+	// ones that came closest to breaking the lock) or [StrategyRandom].
+	// default: guided.
+	Strategy string
 	// Parallel is how many trials of the search run at once. default:
 	// [DefaultReplayParallel].
 	Parallel int
@@ -57,6 +63,8 @@ type Options struct {
 	// goes to shard (j mod Count)+1), so n machines with one seed search n
 	// disjoint parts of one schedule sequence. default: every schedule.
 	Shard results.Shard
+
+	searchOnly bool // see [Search]
 }
 
 // Progress is where an exploration stands.
@@ -76,6 +84,7 @@ type Progress struct {
 type Result struct {
 	Scenario   string   `json:"scenario"`
 	Seed       uint64   `json:"seed"`
+	Strategy   string   `json:"strategy"`
 	Vocabulary []string `json:"vocabulary"`
 	Parallel   int      `json:"parallel"`
 	// Budget is what bounded the search, e.g. "10m0s" or "500 trials".
@@ -153,17 +162,7 @@ var ErrFoundNothing = errors.New("explore: no finding within the budget")
 // budget ran out first, an *[trial.InfraError] when the harness failed.
 func Explore(ctx context.Context, base scenario.Scenario, opt Options) (*Result, error) {
 	o := opt.withDefaults()
-	base.Faults, base.Arms = nil, nil
-	if slices.Contains(o.Faults, "pause-client") && len(base.Isolate) == 0 {
-		// Asked for by name: every client runs as its own process, so any can be frozen.
-		for p := 1; p <= base.Clients; p++ {
-			base.Isolate = append(base.Isolate, p)
-		}
-	}
-	if err := o.Shard.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: %v", scenario.ErrBadScenario, err)
-	}
-	gen, err := NewGenerator(base, o.Faults)
+	base, gen, err := prepare(base, o)
 	if err != nil {
 		return nil, err
 	}
@@ -189,9 +188,50 @@ func Explore(ctx context.Context, base scenario.Scenario, opt Options) (*Result,
 	return res, err
 }
 
+// Search runs only the search of [Explore]: it stops at the first unsafe
+// trial, which it neither shrinks nor replays, and writes nothing. The
+// Result's FirstFindingSeconds is 0 when the budget ran out first (and the
+// error is then [ErrFoundNothing]). A benchmark compares strategies by it.
+func Search(ctx context.Context, base scenario.Scenario, opt Options) (*Result, error) {
+	o := opt.withDefaults()
+	o.searchOnly = true
+	base, gen, err := prepare(base, o)
+	if err != nil {
+		return nil, err
+	}
+	res, err := explore(ctx, base, gen, o, nil)
+	if err == nil && res.FirstFindingSeconds == 0 {
+		err = ErrFoundNothing
+	}
+	return res, err
+}
+
+// prepare returns base as explore plays it (no scripted faults or arms;
+// with pause-client asked for, every client isolated) and its generator.
+func prepare(base scenario.Scenario, o Options) (scenario.Scenario, *Generator, error) {
+	base.Faults, base.Arms = nil, nil
+	if slices.Contains(o.Faults, "pause-client") && len(base.Isolate) == 0 {
+		// Asked for by name: every client runs as its own process, so any can be frozen.
+		for p := 1; p <= base.Clients; p++ {
+			base.Isolate = append(base.Isolate, p)
+		}
+	}
+	if err := o.Shard.Validate(); err != nil {
+		return base, nil, fmt.Errorf("%w: %v", scenario.ErrBadScenario, err)
+	}
+	if !slices.Contains(Strategies(), o.Strategy) {
+		return base, nil, fmt.Errorf("%w: unknown search strategy %q (known: %s)", scenario.ErrBadScenario, o.Strategy, strings.Join(Strategies(), ", "))
+	}
+	gen, err := NewGenerator(base, o.Faults)
+	return base, gen, err
+}
+
 func (o Options) withDefaults() Options {
 	if o.Seed == 0 {
 		o.Seed = 1
+	}
+	if o.Strategy == "" {
+		o.Strategy = StrategyGuided
 	}
 	if o.Parallel <= 0 {
 		o.Parallel = DefaultReplayParallel()
@@ -227,7 +267,7 @@ func (o Options) withDefaults() Options {
 func DefaultReplayParallel() int { return 2 * runtime.NumCPU() }
 
 func explore(ctx context.Context, base scenario.Scenario, gen *Generator, o Options, dir *results.RunDir) (*Result, error) {
-	res := &Result{Scenario: base.Name, Seed: o.Seed, Vocabulary: gen.Kinds(), Parallel: o.Parallel, ReplayParallel: o.Shrink.Parallel,
+	res := &Result{Scenario: base.Name, Seed: o.Seed, Strategy: o.Strategy, Vocabulary: gen.Kinds(), Parallel: o.Parallel, ReplayParallel: o.Shrink.Parallel,
 		Inconclusive: map[string]int{}}
 	if !o.Shard.Whole() {
 		res.Shard = o.Shard.String()
@@ -255,6 +295,7 @@ func explore(ctx context.Context, base scenario.Scenario, gen *Generator, o Opti
 		}
 	}
 	sr := &searcher{base: base, gen: gen, seed: o.Seed, parallel: o.Parallel, maxTry: o.MaxTrials, backend: o.Backend, began: began, shard: o.Shard,
+		strategy: o.Strategy, guide: &guide{},
 		progress: func(t Tried) {
 			report(func(p *Progress) {
 				p.Trials++
@@ -287,6 +328,9 @@ func explore(ctx context.Context, base scenario.Scenario, gen *Generator, o Opti
 		found := time.Since(began).Seconds()
 		if res.FirstFindingSeconds == 0 {
 			res.FirstFindingSeconds = found
+		}
+		if o.searchOnly {
+			break
 		}
 		report(func(p *Progress) { p.Phase, p.Best = "shrink", f.tried.Schedule.Describe() })
 		var fd Finding

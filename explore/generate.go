@@ -22,6 +22,9 @@ type Schedule struct {
 	Seed   uint64            `json:"seed"` // the trial's seed
 	Hold   scenario.Duration `json:"hold"`
 	Faults []scenario.Step   `json:"faults"`
+	// Change says, for a schedule a guided search made from another, which
+	// one and how, e.g. "#12: move kill, resize pause"; "" when drawn afresh.
+	Change string `json:"change,omitempty"`
 }
 
 // Apply returns base with the schedule's hold and faults, no requirements

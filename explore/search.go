@@ -41,7 +41,7 @@ type finding struct {
 	kind  string
 }
 
-// searcher runs random schedules on base until one is unsafe or the budget
+// searcher runs schedules on base until one is unsafe or the budget
 // is spent.
 type searcher struct {
 	base     scenario.Scenario
@@ -54,6 +54,8 @@ type searcher struct {
 	began    time.Time
 	progress func(t Tried)
 	shard    results.Shard // plays every Count-th schedule, from Index-1
+	strategy string        // StrategyGuided or StrategyRandom
+	guide    *guide        // the closest schedules so far, for a guided search
 
 	mu    sync.Mutex
 	tried []Tried
@@ -146,10 +148,13 @@ func (sr *searcher) schedule(i int) int {
 // play runs the search's i-th schedule and records it; it returns the
 // finding if the trial was unsafe.
 func (sr *searcher) play(ctx context.Context, i int) (*finding, error) {
-	sc := sr.gen.Schedule(sr.seed, sr.schedule(i))
+	sc := sr.gen.draw(sr.seed, sr.schedule(i), sr.strategy, sr.guide)
 	tr, err := runTrial(ctx, sc.Apply(sr.base), sc.Seed, sr.backend)
 	if err != nil {
 		return nil, err
+	}
+	if sr.guide != nil {
+		sr.guide.add(sc, closeness(tr, sr.base.Lock.TTL.D()))
 	}
 	t, kind := tried(sc, tr, time.Since(sr.began))
 	sr.mu.Lock()

@@ -39,6 +39,7 @@ type exploreFlags struct {
 	measure   int
 	replays   int
 	backend   string
+	strategy  string
 	quiet     bool
 	shard     shardFlags
 }
@@ -67,7 +68,14 @@ explain generated from the faults and the anomaly), measured with --measure
 replays in a run of its own; with the original schedule, its history, the
 shrink steps and report.html, in results/explore/<time>-<scenario>-seed<S>/.
 
-The same --seed plays the same schedules. See docs/explore.md.
+By default the search is guided: after a few random schedules, most are
+changes (a fault moved, stretched, aimed elsewhere, added or dropped) of the
+schedules whose trials came closest to breaking the lock: the shortest
+handover between two holders, a holder acting after its lease was gone, a
+stale write a fence refused. --strategy random draws every schedule afresh.
+
+Under --strategy random the same --seed plays the same schedules; a guided
+search also follows what its trials showed. See docs/explore.md.
 
 Exit codes: 0 no finding within the budget, 1 a finding (or a search in
 which every trial was inconclusive), 2 bad usage, 3 the harness failed.`,
@@ -85,7 +93,8 @@ which every trial was inconclusive), 2 bad usage, 3 the harness failed.`,
 	addSubjectFlags(cmd, &f.subject, &f.subjCmd, &f.shape, &f.caps, "the search instead of the scenario's own: redislock, redsync, ...")
 	fl.StringVar(&f.faults, "faults", "", "the fault vocabulary, comma-separated (default: every fault that fits the topology): "+strings.Join(explore.Kinds(), ","))
 	fl.StringVar(&f.budget, "budget", "5m", "how long to search: a duration (10m) or a number of trials (500)")
-	fl.Uint64Var(&f.seed, "seed", 1, "seed of the search: the same seed plays the same schedules")
+	fl.Uint64Var(&f.seed, "seed", 1, "seed of the search: the same seed plays the same schedules (under --strategy random)")
+	fl.StringVar(&f.strategy, "strategy", explore.StrategyGuided, "how schedules are drawn: "+strings.Join(explore.Strategies(), " or ")+" (guided: around those that came closest to breaking the lock)")
 	fl.IntVarP(&f.parallel, "parallel", "p", 0, fmt.Sprintf("search trials to run at once, each with its own nodes and ports (default: 2 per CPU, here %d)", explore.DefaultReplayParallel()))
 	fl.IntVar(&f.replayPar, "replay-parallel", 0, fmt.Sprintf("shrink and measurement replays to run at once (default: 2 per CPU, here %d)", explore.DefaultReplayParallel()))
 	fl.StringVar(&f.out, "out", "results/explore", "folder to create the explore folder in")
@@ -106,7 +115,7 @@ func runExplore(ctx context.Context, out io.Writer, args []string, f exploreFlag
 	if f.parallel < 0 || f.findings < 1 || f.measure < 1 || f.replayPar < 0 {
 		return usageError("explore: --findings and --measure must be at least 1, --parallel and --replay-parallel at least 0 (the default)")
 	}
-	o := explore.Options{Seed: f.seed, Parallel: f.parallel, Out: f.out, Findings: f.findings, Measure: f.measure}
+	o := explore.Options{Seed: f.seed, Strategy: f.strategy, Parallel: f.parallel, Out: f.out, Findings: f.findings, Measure: f.measure}
 	var err error
 	if o.Shard, err = f.shard.resolve(); err != nil {
 		return usageError("explore: " + err.Error())
@@ -192,8 +201,8 @@ func sum(m map[string]int) int {
 }
 
 func printExplore(w io.Writer, r *explore.Result) {
-	fmt.Fprintf(w, "explore %s: %d schedules in %.0f s (%.1f schedules/min), seed %d, vocabulary %s\n",
-		r.Scenario, len(r.Trials), r.SearchSeconds, r.PerMinute, r.Seed, strings.Join(r.Vocabulary, ","))
+	fmt.Fprintf(w, "explore %s: %d schedules in %.0f s (%.1f schedules/min), seed %d, %s search, vocabulary %s\n",
+		r.Scenario, len(r.Trials), r.SearchSeconds, r.PerMinute, r.Seed, r.Strategy, strings.Join(r.Vocabulary, ","))
 	fmt.Fprintf(w, "  %d finding(s), %d flaky, %d stuck and %d starving (liveness, not findings), %d inconclusive\n",
 		len(r.Findings), len(r.Flaky), r.Stuck, r.Starves, sum(r.Inconclusive))
 	if r.FirstFindingSeconds > 0 {

@@ -1,0 +1,224 @@
+package explore
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lockpick/lockpick/checker"
+	"github.com/lockpick/lockpick/evidence"
+	"github.com/lockpick/lockpick/scenario"
+	"github.com/lockpick/lockpick/trial"
+)
+
+// The search strategies: guided draws most schedules as changes of the
+// ones that came closest to breaking the lock; random draws each one
+// afresh, as a function of the seed and its index alone.
+const (
+	StrategyGuided = "guided"
+	StrategyRandom = "random"
+)
+
+// Strategies lists the search strategies, the default first.
+func Strategies() []string { return []string{StrategyGuided, StrategyRandom} }
+
+const (
+	poolSize = 8    // the closest schedules a guided search draws around
+	warmup   = 8    // schedules drawn at random before the first change
+	fresh    = 0.35 // the share of random draws after the warm-up
+)
+
+// A guide keeps the schedules that came closest to breaking the lock, with
+// their scores, for a guided search to draw around.
+type guide struct {
+	mu   sync.Mutex
+	pool []scored
+}
+
+type scored struct {
+	sc    Schedule
+	score float64
+}
+
+// add offers sc, scored, to the pool; a score of 0 taught nothing.
+func (g *guide) add(sc Schedule, score float64) {
+	if score <= 0 {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.pool = append(g.pool, scored{sc, score})
+	slices.SortStableFunc(g.pool, func(a, b scored) int {
+		switch {
+		case a.score > b.score:
+			return -1
+		case a.score < b.score:
+			return 1
+		}
+		return a.sc.Index - b.sc.Index
+	})
+	g.pool = g.pool[:min(len(g.pool), poolSize)]
+}
+
+// parent picks a schedule of the pool to change, by a tournament of two
+// (the closer of two drawn at random), or reports that the pool is empty.
+func (g *guide) parent(rng *rand.Rand) (Schedule, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.pool) == 0 {
+		return Schedule{}, false
+	}
+	a, b := g.pool[rng.IntN(len(g.pool))], g.pool[rng.IntN(len(g.pool))]
+	if b.score > a.score {
+		a = b
+	}
+	return a.sc, true
+}
+
+// closeness scores how near a trial came to breaking the lock, from 0
+// (nothing learnt: inconclusive, or the lock only changed hands by
+// release) up: the shortest takeover (a grant while another holder had not
+// released) against the TTL, 1 at a gap of 0; half a point for each act a
+// holder made after its lease was gone (up to three); a point for each
+// node that lost the key while it was held (up to two) and for each kind
+// of anomaly a mitigation refused (the attack met the fence); a quarter for
+// a liveness anomaly.
+func closeness(tr trial.TrialResult, ttl time.Duration) float64 {
+	if tr.Observed == evidence.Inconclusive || ttl <= 0 {
+		return 0
+	}
+	m := checker.MarginsOf(tr.History)
+	s := 0.0
+	if m.Takeovers > 0 {
+		s += 1 - min(1, max(0, float64(m.Takeover)/float64(ttl)))
+	}
+	s += 0.5 * float64(min(m.Late, 3))
+	lost := 0
+	for _, f := range tr.Evidence.Faults {
+		if f.KeyBefore == "held" && f.KeyAfter == "absent" {
+			lost++
+		}
+	}
+	s += float64(min(lost, 2))
+	s += float64(len(tr.Check.PreventedCounts()))
+	for _, a := range tr.Check.Anomalies {
+		if a.Kind == checker.StuckLock || a.Kind == checker.Starvation {
+			s += 0.25
+			break
+		}
+	}
+	return s
+}
+
+// draw returns schedule i of a search with the given seed: under the
+// guided strategy, after the warm-up, most are a change of a schedule of
+// the pool; the rest, and every one of a random search, are drawn afresh.
+func (g *Generator) draw(seed uint64, i int, strategy string, gd *guide) Schedule {
+	if strategy == StrategyRandom || gd == nil || i < warmup {
+		return g.Schedule(seed, i)
+	}
+	rng := rand.New(rand.NewPCG(seed, uint64(i)+0x9e1d))
+	if rng.Float64() < fresh {
+		return g.Schedule(seed, i)
+	}
+	p, ok := gd.parent(rng)
+	if !ok {
+		return g.Schedule(seed, i)
+	}
+	return g.mutate(p, rng, i)
+}
+
+// mutate returns a neighbour of parent, as schedule i: one or two changes,
+// each of one fault (all the steps of a group fault move together): moved
+// in time, stretched or shortened, aimed elsewhere, dropped, or a fault
+// added; or the hold redrawn.
+func (g *Generator) mutate(parent Schedule, rng *rand.Rand, i int) Schedule {
+	d := &draw{rng: rng, s: g.base, ttl: g.base.Lock.TTL.D(), dur: g.base.Duration.D()}
+	groups := groupSteps(parent.Faults)
+	var changes []string
+	for range 1 + rng.IntN(2) {
+		var what string
+		groups, what = g.change(d, groups)
+		changes = append(changes, what)
+	}
+	sc := Schedule{Index: i, Seed: rng.Uint64()>>1 + 1, Hold: parent.Hold}
+	if slices.Contains(changes, "hold") {
+		sc.Hold = scenario.Duration(d.between(g.holdMin, g.holdMax))
+	}
+	for _, gr := range groups {
+		if !slices.ContainsFunc(gr, func(st scenario.Step) bool {
+			return slices.ContainsFunc(sc.Faults, func(o scenario.Step) bool { return clash(o, st) })
+		}) {
+			sc.Faults = append(sc.Faults, gr...)
+		}
+	}
+	slices.SortStableFunc(sc.Faults, func(a, b scenario.Step) int { return int(a.At - b.At) })
+	sc.Change = fmt.Sprintf("#%d: %s", parent.Index, strings.Join(changes, ", "))
+	return sc
+}
+
+// change makes one change to groups and says which.
+func (g *Generator) change(d *draw, groups [][]scenario.Step) ([][]scenario.Step, string) {
+	groups = slices.Clone(groups)
+	if len(groups) == 0 || (len(groups) < g.maxFaults && d.chance(0.15)) {
+		kind := g.kinds[d.rng.IntN(len(g.kinds))]
+		return append(groups, vocabulary[kind].make(d)), "add " + kind
+	}
+	j := d.rng.IntN(len(groups))
+	gr := slices.Clone(groups[j])
+	kind := gr[0].Fault
+	switch r := d.rng.IntN(10); {
+	case r < 3: // move
+		shift := d.between(d.ttl/20, d.ttl/2)
+		if d.chance(0.5) {
+			shift = -shift
+		}
+		at := scenario.Duration(min(max(0, gr[0].At.D()+shift), faultWindow(d.dur)))
+		groups[j] = retime(gr, at, gr[0].For)
+		return groups, "move " + kind
+	case r < 6 && gr[0].For > 0: // stretch or shorten
+		f := []float64{0.5, 0.75, 1.5, 2}[d.rng.IntN(4)]
+		groups[j] = retime(gr, gr[0].At, scenario.Duration(max(10*time.Millisecond, round(time.Duration(float64(gr[0].For.D())*f)))))
+		return groups, "resize " + kind
+	case r < 8: // aim elsewhere (redraw, at the same time)
+		redrawn := vocabulary[kind].make(d)
+		span := redrawn[0].For
+		if span > 0 && gr[0].For > 0 {
+			span = gr[0].For
+		}
+		groups[j] = retime(redrawn, gr[0].At, span)
+		return groups, "redraw " + kind
+	case r < 9 && len(groups) > 1:
+		return slices.Delete(groups, j, j+1), "drop " + kind
+	}
+	return groups, "hold"
+}
+
+// retime returns the steps of a group at at, lasting span.
+func retime(gr []scenario.Step, at, span scenario.Duration) []scenario.Step {
+	out := slices.Clone(gr)
+	for k := range out {
+		out[k].At, out[k].For = at, span
+	}
+	return out
+}
+
+// groupSteps splits faults into the groups a draw made: steps of one kind
+// at one time, for as long, are one fault on several targets.
+func groupSteps(faults []scenario.Step) [][]scenario.Step {
+	var groups [][]scenario.Step
+	for _, st := range faults {
+		j := slices.IndexFunc(groups, func(gr []scenario.Step) bool {
+			return gr[0].Fault == st.Fault && gr[0].At == st.At && gr[0].For == st.For
+		})
+		if j < 0 {
+			groups = append(groups, []scenario.Step{st})
+			continue
+		}
+		groups[j] = append(groups[j], st)
+	}
+	return groups
+}

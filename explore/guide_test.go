@@ -1,0 +1,162 @@
+package explore
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockpick/lockpick/checker"
+	"github.com/lockpick/lockpick/evidence"
+	"github.com/lockpick/lockpick/scenario"
+	"github.com/lockpick/lockpick/trial"
+)
+
+func generator(t *testing.T, name string, kinds []string) (*Generator, scenario.Scenario) {
+	t.Helper()
+	base, err := scenario.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := NewGenerator(base, kinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g, base
+}
+
+// A random search, and a guided one before its warm-up ends or with
+// nothing learnt, draws exactly the random schedules; after the warm-up,
+// with a pool, most draws are changes of a pooled schedule, each valid,
+// clash-free and inside the fault window.
+func TestDraw_GuidedChangesThePool(t *testing.T) {
+	g, base := generator(t, "redlock-baseline", nil)
+	gd := &guide{}
+	for i := range 40 {
+		if want := g.Schedule(3, i); !reflect.DeepEqual(g.draw(3, i, StrategyRandom, gd), want) {
+			t.Fatalf("random draw %d is not Schedule(3, %d)", i, i)
+		}
+		if !reflect.DeepEqual(g.draw(3, i, StrategyGuided, gd), g.Schedule(3, i)) {
+			t.Fatalf("guided draw %d with an empty pool is not the random schedule", i)
+		}
+	}
+	parent := g.Schedule(3, 1)
+	gd.add(parent, 1.5)
+	changed := 0
+	for i := warmup; i < warmup+200; i++ {
+		sc := g.draw(3, i, StrategyGuided, gd)
+		if !reflect.DeepEqual(sc, g.draw(3, i, StrategyGuided, gd)) {
+			t.Fatalf("draw %d differs with the same pool", i)
+		}
+		if sc.Change == "" {
+			continue
+		}
+		changed++
+		if !strings.HasPrefix(sc.Change, "#1: ") {
+			t.Errorf("draw %d: change %q does not name its parent #1", i, sc.Change)
+		}
+		if err := sc.Apply(base).Validate(); err != nil {
+			t.Errorf("draw %d (%s): %v", i, sc.Change, err)
+		}
+		for a, fa := range sc.Faults {
+			if fa.At.D() > faultWindow(base.Duration.D()) {
+				t.Errorf("draw %d (%s): %s at %v, past the fault window", i, sc.Change, fa.Fault, fa.At)
+			}
+			for _, fb := range sc.Faults[a+1:] {
+				if clash(fa, fb) {
+					t.Errorf("draw %d (%s): %s on %s clashes with %s on %s", i, sc.Change, fa.Fault, fa.Node, fb.Fault, fb.Node)
+				}
+			}
+		}
+	}
+	if changed < 100 || changed > 170 {
+		t.Errorf("%d of 200 guided draws were changes, want about %.0f", changed, 200*(1-fresh))
+	}
+}
+
+// The steps of a group fault (one fault on a majority) move together.
+func TestMutate_GroupMovesTogether(t *testing.T) {
+	g, _ := generator(t, "redlock-baseline", []string{"pause"})
+	group := []scenario.Step{
+		{At: scenario.Duration(300 * time.Millisecond), Fault: "pause", Node: "n1", For: scenario.Duration(time.Second)},
+		{At: scenario.Duration(300 * time.Millisecond), Fault: "pause", Node: "n2", For: scenario.Duration(time.Second)},
+		{At: scenario.Duration(300 * time.Millisecond), Fault: "pause", Node: "n3", For: scenario.Duration(time.Second)},
+	}
+	parent := Schedule{Index: 4, Hold: scenario.Duration(50 * time.Millisecond), Faults: group}
+	for i := range 100 {
+		sc := g.mutate(parent, rand.New(rand.NewPCG(1, uint64(i))), 100+i)
+		for _, gr := range groupSteps(sc.Faults) {
+			if len(gr) == 3 && (gr[0].At != gr[2].At || gr[0].For != gr[2].For) {
+				t.Fatalf("%s split the group: %s", sc.Change, sc.Describe())
+			}
+		}
+	}
+}
+
+// The pool keeps the closest schedules, at most poolSize, and ignores a
+// trial that taught nothing.
+func TestGuide_KeepsTheClosest(t *testing.T) {
+	gd := &guide{}
+	gd.add(Schedule{Index: 99}, 0)
+	if _, ok := gd.parent(rand.New(rand.NewPCG(1, 1))); ok {
+		t.Fatal("a score of 0 entered the pool")
+	}
+	for i := range 20 {
+		gd.add(Schedule{Index: i}, float64(i%10)+0.5)
+	}
+	if len(gd.pool) != poolSize {
+		t.Fatalf("pool holds %d, want %d", len(gd.pool), poolSize)
+	}
+	for _, s := range gd.pool {
+		if s.score < 5.5 {
+			t.Errorf("pool kept #%d at %.1f over closer ones", s.sc.Index, s.score)
+		}
+	}
+}
+
+// closeness reads the handover margin, late acts and refused anomalies
+// from the trial; an inconclusive trial scores 0.
+func TestCloseness(t *testing.T) {
+	ms := int64(time.Millisecond)
+	ev := func(p int, typ checker.Type, f string, at, validUntil int64) checker.Event {
+		return checker.Event{Process: p, Type: typ, F: f, Key: "lock", Time: at * ms, ValidUntil: validUntil * ms}
+	}
+	h := checker.History{
+		ev(1, checker.Invoke, checker.FAcquire, 0, 0),
+		ev(1, checker.OK, checker.FAcquire, 1, 1000),
+		ev(2, checker.Invoke, checker.FAcquire, 1099, 0),
+		ev(2, checker.OK, checker.FAcquire, 1100, 2000),
+	}
+	for i := range h {
+		h[i].Index = i
+	}
+	ttl := time.Second
+	tr := trial.TrialResult{Observed: evidence.Safe, History: h}
+	if got := closeness(tr, ttl); got < 0.89 || got > 0.91 {
+		t.Errorf("a 100 ms handover under a 1 s TTL scored %.2f, want 0.90", got)
+	}
+	late := append(h[:4:4], ev(1, checker.Invoke, checker.FWrite, 1200, 0), ev(1, checker.OK, checker.FWrite, 1201, 0))
+	for i := range late {
+		late[i].Index = i
+	}
+	if got := closeness(trial.TrialResult{Observed: evidence.Safe, History: late}, ttl); got < 1.39 {
+		t.Errorf("a late write scored %.2f, want the handover's 0.9 and 0.5 more", got)
+	}
+	released := checker.History{h[0], h[1], ev(1, checker.Invoke, checker.FRelease, 500, 0), ev(1, checker.OK, checker.FRelease, 501, 0), h[2], h[3]}
+	for i := range released {
+		released[i].Index = i
+	}
+	if got := closeness(trial.TrialResult{Observed: evidence.Safe, History: released}, ttl); got != 0 {
+		t.Errorf("a grant after a release scored %.2f, want 0", got)
+	}
+	lost := trial.TrialResult{Observed: evidence.Safe, History: released}
+	lost.Evidence.Faults = []evidence.Fault{{Fault: "restart", Target: "n1", KeyBefore: "held", KeyAfter: "absent"}}
+	if got := closeness(lost, ttl); got != 1 {
+		t.Errorf("a node that lost the held key scored %.2f, want 1", got)
+	}
+	tr.Observed = evidence.Inconclusive
+	if got := closeness(tr, ttl); got != 0 {
+		t.Errorf("an inconclusive trial scored %.2f, want 0", got)
+	}
+}

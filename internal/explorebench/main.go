@@ -1,0 +1,191 @@
+// Command explorebench compares explore's search strategies: for each
+// scenario and seed it runs the search (explore.Search: no shrink) once
+// guided and once random, the two in turn so that a machine whose speed
+// drifts slows both alike, and prints, per scenario, the median time and
+// schedules to the first finding and the ratio random/guided. A search
+// that found nothing within the budget counts as the budget (and is
+// shown with a ">").
+//
+//	go run ./internal/explorebench -seeds 5 -budget 3m
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/explore"
+	"github.com/lockpick/lockpick/scenario"
+	"github.com/lockpick/lockpick/trial"
+)
+
+// A bench is one search to compare: a catalogue scenario, a fault
+// vocabulary, and optionally a lock program in place of its lock.
+type bench struct {
+	name     string
+	scenario string
+	faults   []string
+	program  []string // a lock program's command line, relative to the module root
+}
+
+var benches = []bench{
+	{name: "redlock-baseline", scenario: "redlock-baseline",
+		faults: []string{"kill", "restart", "pause", "partition", "latency", "drop-replies", "reset"}},
+	{name: "single-baseline, bare DEL", scenario: "single-baseline",
+		faults: []string{"pause-client", "latency", "drop-replies"}, program: []string{"bin/extlock", "-unsafe-release"}},
+	{name: "failover-lock-loss", scenario: "failover-lock-loss",
+		faults: []string{"kill", "pause", "partition", "cut-replication", "sentinel-failover", "drop-replies", "latency"}},
+	{name: "etcd-pause-holder (unfenced)", scenario: "etcd-pause-holder",
+		faults: []string{"pause-client", "latency", "partition"}},
+}
+
+// A run is one search's outcome.
+type run struct {
+	found     bool
+	seconds   float64
+	schedules int
+}
+
+func main() {
+	seeds := flag.Int("seeds", 5, "seeds per scenario and strategy")
+	budget := flag.Duration("budget", 3*time.Minute, "time budget of one search")
+	parallel := flag.Int("parallel", 2, "trials of a search at once")
+	only := flag.String("only", "", "run only the benches whose name contains this")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	defer cluster.KillAll()
+	trial.SilenceRedisLogs()
+	if err := exec.Command("go", "build", "-o", "bin/extlock", "./examples/extlock").Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "explorebench: build examples/extlock:", err)
+		os.Exit(3)
+	}
+	fmt.Printf("explore: time to the first finding, guided against random; %d seeds, budget %v, parallel %d\n", *seeds, *budget, *parallel)
+	fmt.Printf("%-30s %-8s %s\n", "scenario", "strategy", "per seed: seconds (schedules)")
+	var summary []string
+	for _, b := range benches {
+		if !strings.Contains(b.name, *only) {
+			continue
+		}
+		base, err := b.load()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "explorebench:", err)
+			os.Exit(2)
+		}
+		runs := map[string][]run{}
+		for seed := 1; seed <= *seeds; seed++ {
+			order := explore.Strategies()
+			if seed%2 == 0 {
+				slices.Reverse(order)
+			}
+			for _, strategy := range order {
+				r, err := search(ctx, base, b.faults, strategy, uint64(seed), *budget, *parallel)
+				if err != nil {
+					fmt.Fprintf(os.Stderr, "explorebench: %s %s seed %d: %v\n", b.name, strategy, seed, err)
+					os.Exit(3)
+				}
+				runs[strategy] = append(runs[strategy], r)
+			}
+		}
+		for _, strategy := range explore.Strategies() {
+			fmt.Printf("%-30s %-8s %s\n", b.name, strategy, cells(runs[strategy]))
+		}
+		g, r := median(runs[explore.StrategyGuided], *budget), median(runs[explore.StrategyRandom], *budget)
+		summary = append(summary, fmt.Sprintf("%-30s %8s %8s %6.2f   %s of %d found guided, %s random",
+			b.name, g, r, r.seconds/max(g.seconds, 0.1), count(runs[explore.StrategyGuided]), *seeds, count(runs[explore.StrategyRandom])))
+	}
+	fmt.Printf("\n%-30s %8s %8s %6s\n", "median time to a finding", "guided", "random", "random/guided")
+	for _, line := range summary {
+		fmt.Println(line)
+	}
+}
+
+// load returns the bench's scenario, with its lock program if it has one.
+func (b bench) load() (scenario.Scenario, error) {
+	s, err := scenario.Lookup(b.scenario)
+	if err != nil || len(b.program) == 0 {
+		return s, err
+	}
+	cmd := slices.Clone(b.program)
+	if cmd[0], err = filepath.Abs(cmd[0]); err != nil {
+		return s, err
+	}
+	return s.WithSubject("external", cmd)
+}
+
+// search runs one search and returns when it first found something.
+func search(ctx context.Context, base scenario.Scenario, faults []string, strategy string, seed uint64, budget time.Duration, parallel int) (run, error) {
+	res, err := explore.Search(ctx, base, explore.Options{Faults: faults, Strategy: strategy, Seed: seed, Budget: budget, Parallel: parallel})
+	if err != nil && !errors.Is(err, explore.ErrFoundNothing) {
+		return run{}, err
+	}
+	r := run{found: res.FirstFindingSeconds > 0, seconds: res.FirstFindingSeconds, schedules: len(res.Trials)}
+	if !r.found {
+		r.seconds = budget.Seconds()
+	}
+	return r, nil
+}
+
+func cells(rs []run) string {
+	var out []string
+	for _, r := range rs {
+		mark := ""
+		if !r.found {
+			mark = ">"
+		}
+		out = append(out, fmt.Sprintf("%s%.0f (%d)", mark, r.seconds, r.schedules))
+	}
+	return strings.Join(out, "  ")
+}
+
+// A med is a median time, censored when more than half found nothing.
+type med struct {
+	seconds  float64
+	censored bool
+}
+
+func (m med) String() string {
+	if m.censored {
+		return fmt.Sprintf(">%.0f s", m.seconds)
+	}
+	return fmt.Sprintf("%.0f s", m.seconds)
+}
+
+// median returns the median time to a finding; a search that found nothing
+// counts as the budget.
+func median(rs []run, budget time.Duration) med {
+	ts := make([]float64, len(rs))
+	for i, r := range rs {
+		ts[i] = r.seconds
+	}
+	slices.Sort(ts)
+	n := len(ts)
+	if n == 0 {
+		return med{}
+	}
+	m := ts[n/2]
+	if n%2 == 0 {
+		m = (ts[n/2-1] + ts[n/2]) / 2
+	}
+	return med{seconds: m, censored: m >= budget.Seconds()}
+}
+
+func count(rs []run) string {
+	n := 0
+	for _, r := range rs {
+		if r.found {
+			n++
+		}
+	}
+	return fmt.Sprint(n)
+}
