@@ -3,19 +3,21 @@ package etcdlock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
+	recipe "go.etcd.io/etcd/client/v3/experimental/recipes"
 
 	"github.com/lockpick/lockpick/lockcore"
 )
 
-// ErrNoTryLock means TryLock was called in [ModeV3Lock]: the server's
-// Lock RPC always waits.
-var ErrNoTryLock = errors.New("etcdlock: the v3lock service has no try-lock")
+// ErrNoTryLock means TryLock was called in [ModeV3Lock] or
+// [ModeRWMutex]: the server's Lock RPC and the recipe always wait.
+var ErrNoTryLock = errors.New("etcdlock: this mode has no try-lock")
 
 // ErrHeld means Lock or TryLock was called while this Lock holds a grant
 // or is acquiring one.
@@ -38,7 +40,8 @@ type Lock struct {
 // session is one acquisition's lease, its etcd session and what holds it.
 type session struct {
 	s     *concurrency.Session
-	m     *concurrency.Mutex // nil in ModeV3Lock
+	m     *concurrency.Mutex // nil in ModeV3Lock and ModeRWMutex
+	rw    *recipe.RWMutex    // only in ModeRWMutex
 	stop  context.CancelFunc // ends the validity tracking's keep-alive
 	v     *validity          // the lease's deadline
 	key   string             // the holder's key, once granted
@@ -68,9 +71,9 @@ func (l *Lock) Lock(ctx context.Context) (*Grant, error) { return l.acquire(ctx,
 
 // TryLock makes one attempt and returns [ErrNotAcquired] at once if
 // another session holds the lock; errors are as for [Lock.Lock]. It
-// returns [ErrNoTryLock] in ModeV3Lock.
+// returns [ErrNoTryLock] in ModeV3Lock and ModeRWMutex.
 func (l *Lock) TryLock(ctx context.Context) (*Grant, error) {
-	if l.opt.Mode == ModeV3Lock {
+	if l.opt.Mode == ModeV3Lock || l.opt.Mode == ModeRWMutex {
 		return nil, ErrNoTryLock
 	}
 	return l.acquire(ctx, false)
@@ -96,12 +99,18 @@ func (l *Lock) acquire(ctx context.Context, wait bool) (*Grant, error) {
 	}
 	g := &Grant{Acquired: start, Lease: int64(s.s.Lease()), lost: s.s.Done(), v: s.v}
 	var hdr *pb.ResponseHeader
-	if l.opt.Mode == ModeV3Lock {
+	switch l.opt.Mode {
+	case ModeV3Lock:
 		g.Key, hdr, err = v3lockLock(ctx, l.cli, l.key, s.s.Lease())
 		if err == nil {
 			g.Fence = hdr.Revision
 		}
-	} else {
+	case ModeRWMutex:
+		s.rw = recipe.NewRWMutex(s.s, l.key)
+		if err = withContext(ctx, s.rw.Lock); err == nil {
+			g.Key, g.Fence, hdr, err = l.writerKey(ctx, s.s.Lease())
+		}
+	default:
 		s.m = concurrency.NewMutex(s.s, l.key)
 		if wait {
 			err = lockMutex(ctx, s.m)
@@ -124,6 +133,40 @@ func (l *Lock) acquire(ctx context.Context, wait bool) (*Grant, error) {
 	s.key, s.grant = g.Key, g
 	l.mu.Unlock()
 	return g, nil
+}
+
+// writerKey finds the recipe's writer key of lease, its create revision
+// and the read's header: the recipe's Lock returns none of them. The read
+// comes after the grant and changes nothing the lock decided. A key that
+// is gone (the lease expired while the recipe waited, etcd-io/etcd#16221)
+// is named by its lease, with fence 0.
+func (l *Lock) writerKey(ctx context.Context, lease clientv3.LeaseID) (string, int64, *pb.ResponseHeader, error) {
+	pfx := l.key + "/write/"
+	r, err := l.cli.Get(ctx, pfx, clientv3.WithPrefix())
+	if err != nil {
+		return "", 0, nil, err
+	}
+	for _, kv := range r.Kvs {
+		if kv.Lease == int64(lease) {
+			return string(kv.Key), kv.CreateRevision, r.Header, nil
+		}
+	}
+	return fmt.Sprintf("%s(lease %x: key gone)", pfx, int64(lease)), 0, r.Header, nil
+}
+
+// withContext runs f, which cannot be cancelled (the recipe's calls use
+// context.TODO), and returns its error, or ctx's as soon as ctx ends: f
+// then finishes on its own, or when the session's lease is revoked or the
+// client closed.
+func withContext(ctx context.Context, f func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // lockMutex waits for m until ctx ends. When its wait fails,
@@ -212,9 +255,12 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	}
 	l.mu.Unlock()
 	var err error
-	if s.m != nil {
+	switch {
+	case s.m != nil:
 		err = s.m.Unlock(ctx)
-	} else {
+	case s.rw != nil:
+		err = withContext(ctx, s.rw.Unlock)
+	default:
 		err = v3lockUnlock(ctx, l.cli, s.key)
 	}
 	l.close(s)

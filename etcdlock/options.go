@@ -21,6 +21,13 @@ const (
 	// (etcd-io/etcd#11456). It is the genuine 3.4 behaviour, not a
 	// reproduction.
 	ModeV3Lock Mode = "v3lock"
+	// ModeRWMutex takes the write lock of the client's RWMutex recipe
+	// (go.etcd.io/etcd/client/v3/experimental/recipes, v3.6): like 3.4's
+	// Mutex it does not look at its own key after waiting, and so grants
+	// the lock to a writer whose lease expired while it waited
+	// (etcd-io/etcd#16221; the recipe is unchanged up to v3.7.3). It always
+	// waits: TryLock returns [ErrNoTryLock].
+	ModeRWMutex Mode = "rwmutex"
 )
 
 // Options configure a [Lock]. The zero value is usable.
@@ -47,9 +54,9 @@ func (o Options) withDefaults() (Options, error) {
 	switch o.Mode {
 	case "":
 		o.Mode = ModeMutex
-	case ModeMutex, ModeV3Lock:
+	case ModeMutex, ModeV3Lock, ModeRWMutex:
 	default:
-		return o, fmt.Errorf("%w: %q (want %q or %q)", ErrBadMode, o.Mode, ModeMutex, ModeV3Lock)
+		return o, fmt.Errorf("%w: %q (want %q, %q or %q)", ErrBadMode, o.Mode, ModeMutex, ModeV3Lock, ModeRWMutex)
 	}
 	return o, nil
 }

@@ -167,8 +167,8 @@ type Lock struct {
 	// RedissonRedLock), "reentrant" (Redisson's hash lock with its
 	// watchdog), "setnx-expire" and "getset" (the legacy
 	// variants); "redsync" and "redislock" (those libraries, adapted);
-	// "etcd-mutex" and "etcd-v3lock" (etcd's locks, on an etcd topology:
-	// see docs/etcd.md); or "external", a program speaking the worker
+	// "etcd-mutex", "etcd-v3lock" and "etcd-rwmutex" (etcd's locks, on an
+	// etcd topology: see docs/etcd.md); or "external", a program speaking the worker
 	// protocol.
 	Kind string `json:"kind" yaml:"kind"`
 	// Command runs the external subject: the program and its arguments.

@@ -149,6 +149,8 @@ func (s Scenario) validEtcd() error {
 		return bad("lock.kind", "%s is a Redis lock; an etcd topology takes %s, external or none", kind, strings.Join(etcdKinds, ", "))
 	case kind == "etcd-v3lock" && s.Lock.Acquire != AcquireBlock:
 		return bad("lock.acquire", "etcd-v3lock is the server's Lock RPC, which has no try-lock: set acquire: block")
+	case kind == "etcd-rwmutex" && s.Lock.Acquire != AcquireBlock:
+		return bad("lock.acquire", "etcd-rwmutex is the RWMutex recipe's Lock, which has no try-lock: set acquire: block")
 	case EtcdLock(kind) && (s.Lock.TTL.D() < 2*time.Second || s.Lock.TTL.D()%time.Second != 0):
 		return bad("lock.ttl", "an etcd lease lives whole seconds, at least 2s with lockpick's member timings, not %v", s.Lock.TTL.D())
 	}
@@ -263,7 +265,7 @@ func (s Scenario) validLockOptions() error {
 		return bad("lock.pause_after_setnx", "must not be negative")
 	}
 	if s.Lock.IgnoreLost && !EtcdLock(s.Lock.Kind) {
-		return bad("lock.ignore_lost", "is an etcd lock's option (etcd-mutex, etcd-v3lock)")
+		return bad("lock.ignore_lost", "is an etcd lock's option (etcd-mutex, etcd-v3lock, etcd-rwmutex)")
 	}
 	if s.Lock.PauseAfterSetNX != 0 && s.Lock.Kind != "setnx-expire" {
 		return bad("lock.pause_after_setnx", "needs lock kind setnx-expire")

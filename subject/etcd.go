@@ -18,7 +18,9 @@ import (
 
 // etcd's locks through package etcdlock, on an etcd topology: "etcd-mutex"
 // is the v3.6 client's concurrency.Mutex (the fix of etcd-io/etcd#11456),
-// "etcd-v3lock" the 3.4.23 server's Lock RPC (the unfixed behaviour). Each
+// "etcd-v3lock" the 3.4.23 server's Lock RPC (the unfixed behaviour),
+// "etcd-rwmutex" the write lock of the v3.6 client's RWMutex recipe (which
+// has etcd-io/etcd#16221, a waiter granted after its lease expired). Each
 // client has its own etcd client to every member's proxy, so link faults
 // hit it; each acquire runs in a session of its own, a lease of the
 // scenario's TTL.
@@ -27,6 +29,8 @@ func init() {
 		func(c Config) Subject { return newEtcdSubject(c, etcdlock.ModeMutex) })
 	Register("etcd-v3lock", scenario.Traits{Shape: scenario.ShapeEtcd, Honours: []string{"acquire", "ignore_lost"}},
 		func(c Config) Subject { return newEtcdSubject(c, etcdlock.ModeV3Lock) })
+	Register("etcd-rwmutex", scenario.Traits{Shape: scenario.ShapeEtcd, Honours: []string{"acquire", "ignore_lost"}},
+		func(c Config) Subject { return newEtcdSubject(c, etcdlock.ModeRWMutex) })
 }
 
 // etcdDialTimeout bounds the first connection to a member, at warm-up.
