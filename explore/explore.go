@@ -91,8 +91,11 @@ type Result struct {
 	Budget string `json:"budget"`
 	// Shard is "i/n" when this search played only shard i of n of the
 	// seed's schedules.
-	Shard    string    `json:"shard,omitempty"`
-	Trials   []Tried   `json:"trials"`
+	Shard  string  `json:"shard,omitempty"`
+	Trials []Tried `json:"trials"`
+	// Changed counts the schedules a guided search made as changes of
+	// closer ones (the rest were drawn afresh).
+	Changed  int       `json:"changed,omitempty"`
 	Findings []Finding `json:"findings"`
 	// Flaky are unsafe trials whose schedule did not break the lock K of N
 	// times again: real violations, kept as flaky.yaml, not shrunk.
@@ -117,6 +120,12 @@ type Result struct {
 	Dir                 string  `json:"-"`
 }
 
+// Rate says how often the minimal scenario reproduced, e.g. "8 of 10
+// (95% CI 49–94%)".
+func (fd Finding) Rate() string {
+	return fmt.Sprintf("%d of %d (95%% CI %.0f–%.0f%%)", fd.Reproduced, fd.Measured, 100*fd.Interval[0], 100*fd.Interval[1])
+}
+
 // A Finding is one unsafe schedule, shrunk, with its measured replay rate.
 type Finding struct {
 	File     string          `json:"file"`     // minimal.yaml, minimal-2.yaml, ...
@@ -126,9 +135,11 @@ type Finding struct {
 	Shrunk   Shrunk          `json:"shrink"`
 	Minimal  []scenario.Step `json:"minimal"`
 	// Reproduced of Measured replays of the minimal scenario showed the anomaly.
-	Reproduced int    `json:"reproduced"`
-	Measured   int    `json:"measured"`
-	ReplayDir  string `json:"replay_dir"` // the run folder of those replays
+	Reproduced int `json:"reproduced"`
+	Measured   int `json:"measured"`
+	// Interval is the 95% Wilson interval of the reproduction rate.
+	Interval  [2]float64 `json:"reproduced_95ci"`
+	ReplayDir string     `json:"replay_dir"` // the run folder of those replays
 	// FoundSeconds is the time from the start of the exploration to this
 	// finding; MinimalSeconds to its minimal scenario, shrunk and measured
 	// (0 for a flaky finding).
@@ -359,6 +370,11 @@ func explore(ctx context.Context, base scenario.Scenario, gen *Generator, o Opti
 	}
 	res.Exercised = exercised(res.Trials)
 	for _, t := range res.Trials {
+		if t.Schedule.Change != "" {
+			res.Changed++
+		}
+	}
+	for _, t := range res.Trials {
 		switch t.Observed {
 		case evidence.Inconclusive:
 			res.Inconclusive[t.Reason]++
@@ -467,6 +483,7 @@ func shrinkFinding(ctx context.Context, base scenario.Scenario, f *finding, o Op
 	}
 	fd.Minimal = fd.minimal.Faults
 	fd.Measured, fd.ReplayDir = o.Measure, filepath.Base(runDir)
+	fd.Interval[0], fd.Interval[1] = results.Wilson(fd.Reproduced, fd.Measured)
 	if h, err := checker.ReadFile(filepath.Join(runDir, "history.jsonl")); err == nil {
 		tr := trial.TrialResult{History: h, Check: checker.Check(h, trial.CheckOptions(fd.minimal))}
 		fd.minimalTrial = &tr
@@ -602,7 +619,7 @@ func explain(base scenario.Scenario, f *finding, fd Finding, seed uint64) string
 	fmt.Fprintf(&b, "The search drew %d faults (%s); the shrinker kept %d in %d replays, each change kept only when %d of %d replays still broke the lock. ",
 		len(f.tried.Schedule.Faults), f.tried.Schedule.Describe(), len(fd.minimal.Faults), fd.Shrunk.Replays, fd.Shrunk.K, fd.Shrunk.N)
 	if fd.Shrunk.Confirmed {
-		fmt.Fprintf(&b, "It reproduced in %d of %d replays. ", fd.Reproduced, fd.Measured)
+		fmt.Fprintf(&b, "It reproduced in %s replays. ", fd.Rate())
 	} else if len(fd.Shrunk.Steps) > 0 {
 		c := fd.Shrunk.Steps[0]
 		fmt.Fprintf(&b, "Replayed, it broke the lock %d of %d times, short of %d of %d, so it was not shrunk: a flaky finding. ", c.Reproduced, c.Replays, fd.Shrunk.K, fd.Shrunk.N)

@@ -41,3 +41,11 @@ func TestWriteReport_FlakyFindingAndStarvingTrials(t *testing.T) {
 		}
 	}
 }
+
+// A measured finding states its rate with the 95% Wilson interval.
+func TestFinding_Rate(t *testing.T) {
+	fd := explore.Finding{Reproduced: 8, Measured: 10, Interval: [2]float64{0.4902, 0.9433}}
+	if got, want := fd.Rate(), "8 of 10 (95% CI 49–94%)"; got != want {
+		t.Errorf("Rate() = %q, want %q", got, want)
+	}
+}

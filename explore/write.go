@@ -24,9 +24,9 @@ func write(dir *results.RunDir, base scenario.Scenario, res *Result) error {
 	for _, fd := range append(slices.Clone(res.Findings), res.Flaky...) {
 		stem := strings.TrimSuffix(fd.File, ".yaml")
 		header := fmt.Sprintf("# Found by lockpick explore %s --seed %d (schedule %d); shrunk from %d faults to %d in %d replays.\n"+
-			"# Reproduced in %d of %d replays (%s/). Replay it: lockpick run --file %s --trials %d\n",
+			"# Reproduced in %s replays (%s/). Replay it: lockpick run --file %s --trials %d\n",
 			base.Name, res.Seed, fd.Original.Index, len(fd.Original.Faults), len(fd.Minimal), fd.Shrunk.Replays,
-			fd.Reproduced, fd.Measured, fd.ReplayDir, fd.File, fd.Measured)
+			fd.Rate(), fd.ReplayDir, fd.File, fd.Measured)
 		if !fd.Shrunk.Confirmed {
 			header = fmt.Sprintf("# Seen once by lockpick explore %s --seed %d (schedule %d), and not reproduced %d of %d times:\n"+
 				"# a flaky finding, not shrunk. Its history is %s-original-history.jsonl.\n",

@@ -201,8 +201,12 @@ func sum(m map[string]int) int {
 }
 
 func printExplore(w io.Writer, r *explore.Result) {
-	fmt.Fprintf(w, "explore %s: %d schedules in %.0f s (%.1f schedules/min), seed %d, %s search, vocabulary %s\n",
-		r.Scenario, len(r.Trials), r.SearchSeconds, r.PerMinute, r.Seed, r.Strategy, strings.Join(r.Vocabulary, ","))
+	strategy := r.Strategy + " search"
+	if r.Strategy == explore.StrategyGuided {
+		strategy += fmt.Sprintf(" (%d changes of closer schedules)", r.Changed)
+	}
+	fmt.Fprintf(w, "explore %s: %d schedules in %.0f s (%.1f schedules/min), seed %d, %s, vocabulary %s\n",
+		r.Scenario, len(r.Trials), r.SearchSeconds, r.PerMinute, r.Seed, strategy, strings.Join(r.Vocabulary, ","))
 	fmt.Fprintf(w, "  %d finding(s), %d flaky, %d stuck and %d starving (liveness, not findings), %d inconclusive\n",
 		len(r.Findings), len(r.Flaky), r.Stuck, r.Starves, sum(r.Inconclusive))
 	if r.FirstFindingSeconds > 0 {
@@ -234,8 +238,8 @@ func printExplore(w io.Writer, r *explore.Result) {
 			fd.File, fd.Kind, seen, fd.Shrunk.K, fd.Shrunk.N, wrap(fd.Original.Describe(), 96, "      "), wrap(fd.Anomaly, 96, "      "))
 	}
 	for _, fd := range r.Findings {
-		fmt.Fprintf(w, "  %s: %s — shrunk from %d faults to %d in %d replays (%.0f s, kept at %d of %d), reproduced %d of %d\n",
-			fd.File, fd.Kind, len(fd.Original.Faults), len(fd.Minimal), fd.Shrunk.Replays, fd.Shrunk.Seconds, fd.Shrunk.K, fd.Shrunk.N, fd.Reproduced, fd.Measured)
+		fmt.Fprintf(w, "  %s: %s — shrunk from %d faults to %d in %d replays (%.0f s, kept at %d of %d), reproduced %s\n",
+			fd.File, fd.Kind, len(fd.Original.Faults), len(fd.Minimal), fd.Shrunk.Replays, fd.Shrunk.Seconds, fd.Shrunk.K, fd.Shrunk.N, fd.Rate())
 		if fd.Shrunk.Cancelled > 0 {
 			fmt.Fprintf(w, "    (%d more replays were cancelled once their step was decided)\n", fd.Shrunk.Cancelled)
 		}

@@ -60,7 +60,7 @@ func main() {
 	seeds := flag.Int("seeds", 5, "seeds per scenario and strategy")
 	budget := flag.Duration("budget", 3*time.Minute, "time budget of one search")
 	parallel := flag.Int("parallel", 2, "trials of a search at once")
-	only := flag.String("only", "", "run only the benches whose name contains this")
+	only := flag.String("only", "", "run only the benches whose names contain one of these words, comma-separated")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -74,7 +74,7 @@ func main() {
 	fmt.Printf("%-30s %-8s %s\n", "scenario", "strategy", "per seed: seconds (schedules)")
 	var summary []string
 	for _, b := range benches {
-		if !strings.Contains(b.name, *only) {
+		if !b.chosen(*only) {
 			continue
 		}
 		base, err := b.load()
@@ -108,6 +108,20 @@ func main() {
 	for _, line := range summary {
 		fmt.Println(line)
 	}
+}
+
+// chosen reports whether only, a comma-separated list of words, names b
+// (or is empty).
+func (b bench) chosen(only string) bool {
+	if only == "" {
+		return true
+	}
+	for w := range strings.SplitSeq(only, ",") {
+		if w != "" && strings.Contains(b.name, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // load returns the bench's scenario, with its lock program if it has one.
