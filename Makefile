@@ -194,3 +194,13 @@ bench-startup:
 			{ n++; bw[n] = ($$2 - $$1) * 1000; bm[n] = $$3 / 1024; nw[n] = ($$5 - $$4) * 1000; nm[n] = $$6 / 1024; r[n] = nw[n] / bw[n] } \
 			END { printf "%-36s %8.1f %6.1f %8.1f %6.1f %8.2f\n", name, median(bw, n), median(bm, n), median(nw, n), median(nm, n), median(r, n) }'; \
 	done
+
+# bench-explore compares explore's search strategies (docs/explore.md,
+# "Guided against random"): time and schedules to the first finding, guided
+# against random, the two in turn, SEEDS seeds (default 5) on
+# redlock-baseline, single-baseline with a lock program whose release is a
+# bare DEL, and etcd-pause-holder (ONLY=redlock,single,etcd,failover picks);
+# BUDGET per search (default 2m). About 30-60 minutes on 2 cores.
+.PHONY: bench-explore
+bench-explore: deps
+	$(GO) run ./internal/explorebench -seeds $(or $(SEEDS),5) -budget $(or $(BUDGET),2m) -only $(or $(ONLY),redlock,single,etcd)
