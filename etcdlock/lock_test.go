@@ -344,10 +344,11 @@ func TestEtcdLock_V3Lock(t *testing.T) {
 // expires while it waits, a later client queues behind the holder, and the
 // holder releases. The fixed Mutex refuses the expired waiter
 // (ErrSessionExpired); 3.4's server Lock RPC grants it a lock whose key is
-// gone, while the later client holds the lock too.
+// gone, while the later client holds the lock too, and so does the v3.6
+// client's RWMutex recipe (etcd-io/etcd#16221).
 func TestEtcdLock_WaiterLeaseExpiry(t *testing.T) {
 	c := testetcd.Start(t, 3)
-	for _, mode := range []etcdlock.Mode{etcdlock.ModeMutex, etcdlock.ModeV3Lock} {
+	for _, mode := range []etcdlock.Mode{etcdlock.ModeMutex, etcdlock.ModeV3Lock, etcdlock.ModeRWMutex} {
 		t.Run(string(mode), func(t *testing.T) { waiterLeaseExpiry(t, c, mode) })
 	}
 }
@@ -420,6 +421,20 @@ func waiterLeaseExpiry(t *testing.T, c *cluster.Cluster, mode etcdlock.Mode) {
 		}
 		t.Logf("3.4 Lock RPC: granted the expired waiter %s (lease TTL %d, key gone, fence %d) while the late client holds %s (fence %d): two holders",
 			wr.g.Key, ttlResp.TTL, wr.g.Fence, lr.g.Key, lr.g.Fence)
+	case etcdlock.ModeRWMutex:
+		if wr.err != nil {
+			t.Fatalf("RWMutex recipe refused the expired waiter (%v): etcd-io/etcd#16221 did not reproduce", wr.err)
+		}
+		if !strings.Contains(wr.g.Key, "key gone") || wr.g.Fence != 0 {
+			t.Fatalf("granted waiter's key %q, fence %d; want its key named gone, fence 0", wr.g.Key, wr.g.Fence)
+		}
+		if _, err := w.TryLock(ctx); !errors.Is(err, etcdlock.ErrNoTryLock) {
+			t.Errorf("TryLock in rwmutex mode: %v, want ErrNoTryLock", err)
+		}
+		t.Logf("RWMutex recipe: granted the expired waiter (%s) while the late client holds %s: two holders", wr.g.Key, lr.g.Key)
+		if err := w.Unlock(ctx); err != nil {
+			t.Error(err)
+		}
 	}
 	if err := late.Unlock(ctx); err != nil {
 		t.Error(err)
