@@ -95,6 +95,7 @@ func main() {
 					os.Exit(3)
 				}
 				runs[strategy] = append(runs[strategy], r)
+				fmt.Fprintf(os.Stderr, "explorebench: %s, %s, seed %d: %s\n", b.name, strategy, seed, cells([]run{r}))
 			}
 		}
 		for _, strategy := range explore.Strategies() {
