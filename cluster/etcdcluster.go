@@ -186,7 +186,11 @@ var ErrNoLeader = errors.New("cluster: no etcd leader")
 // names itself), asking every running member on its own address; if two
 // do (an old leader cut off has not yet stepped down), the one of the
 // higher raft term. It returns an error wrapping [ErrNoLeader] if none does.
+// Of a ZooKeeper ensemble, it is [Cluster.ZooKeeperLeader].
 func (c *Cluster) EtcdLeader(ctx context.Context) (*Node, error) {
+	if len(c.ZooKeeper) > 0 {
+		return c.ZooKeeperLeader()
+	}
 	var (
 		best *Node
 		term uint64
@@ -214,8 +218,12 @@ func (c *Cluster) EtcdFollowers(ctx context.Context) ([]*Node, error) {
 	return slices.DeleteFunc(c.EtcdRunning(), func(n *Node) bool { return n == leader }), nil
 }
 
-// EtcdRunning returns the members whose process is running, in name order.
+// EtcdRunning returns the members whose process is running, in name order
+// (of a ZooKeeper ensemble: [Cluster.ZooKeeperRunning]).
 func (c *Cluster) EtcdRunning() []*Node {
+	if len(c.ZooKeeper) > 0 {
+		return c.ZooKeeperRunning()
+	}
 	var run []*Node
 	for _, n := range c.Etcd {
 		if n.Proc.(PIDProc).PID() != 0 {

@@ -83,6 +83,9 @@ func NewGenerator(base scenario.Scenario, kinds []string) (*Generator, error) {
 	if base.Topology.Postgres > 0 {
 		return nil, fmt.Errorf("explore: %s runs on PostgreSQL nodes, which explore cannot aim at yet (it draws Redis nodes and etcd members)", base.Name)
 	}
+	if base.Topology.ZooKeeper > 0 {
+		return nil, fmt.Errorf("explore: %s runs on ZooKeeper members, which explore cannot aim at yet (it draws Redis nodes and etcd members)", base.Name)
+	}
 	g := &Generator{base: base, maxFaults: DefaultMaxFaults}
 	ttl := base.Lock.TTL.D()
 	g.holdMin, g.holdMax = ttl/20, ttl*3/4

@@ -28,7 +28,7 @@ func TestParse_EtcdErrors(t *testing.T) {
 		{"member out of range", etcdHead + "lock: {kind: etcd-mutex}\nfaults:\n  - {at: 1s, fault: kill, node: e4}\n", 6, "faults[0].node", `no node "e4"`},
 		{"clock jump on a member", etcdHead + "lock: {kind: etcd-mutex}\nfaults:\n  - {at: 1s, fault: clock-jump, node: e1, params: {offset: 10s}}\n", 6, "faults[0].fault", "bypasses libc"},
 		{"no-fsync on Redis", "name: x\nexpect: safe\ntopology: {persistence: no-fsync}\n", 3, "topology.persistence", "for etcd members"},
-		{"@leader on Redis", "name: x\nexpect: safe\nfaults:\n  - {at: 1s, fault: kill, node: \"@leader\"}\n", 4, "faults[0].node", "needs etcd members"},
+		{"@leader on Redis", "name: x\nexpect: safe\nfaults:\n  - {at: 1s, fault: kill, node: \"@leader\"}\n", 4, "faults[0].node", "needs etcd or ZooKeeper members"},
 		{"@master on etcd", etcdHead + "lock: {kind: etcd-mutex}\nfaults:\n  - {at: 1s, fault: kill, node: \"@master\"}\n", 6, "faults[0].node", "aim at etcd members with @leader"},
 		{"kill on a client's link to a member", etcdHead + "lock: {kind: etcd-mutex}\nfaults:\n  - {at: 1s, fault: kill, node: e1-c1}\n", 6, "faults[0].node", "only partition, latency"},
 		{"link of no client", etcdHead + "lock: {kind: etcd-mutex}\nclients: 2\nfaults:\n  - {at: 1s, fault: partition, node: e1-c3}\n", 7, "faults[0].node", `no node "e1-c3"`},

@@ -15,7 +15,7 @@ const (
 )
 
 // blockingKinds are the locks whose Subject honours acquire: block.
-var blockingKinds = []string{"set-nx", "redlock", "reentrant", "setnx-expire", "getset", "multilock", "etcd-mutex", "etcd-v3lock", "etcd-rwmutex", "pg-advisory", "pg-advisory-fenced"}
+var blockingKinds = []string{"zk-lock", "zk-lock-fenced", "set-nx", "redlock", "reentrant", "setnx-expire", "getset", "multilock", "etcd-mutex", "etcd-v3lock", "etcd-rwmutex", "pg-advisory", "pg-advisory-fenced"}
 
 // etcdKinds are the locks that live on etcd members, not on Redis nodes.
 var etcdKinds = []string{"etcd-mutex", "etcd-v3lock", "etcd-rwmutex"}
@@ -34,7 +34,7 @@ func PostgresLock(kind string) bool { return slices.Contains(pgKinds, kind) }
 // The lock kinds lockpick ships, known to [Scenario.Validate] without
 // any registration: a program that only reads scenarios can check them.
 // The package of the locks under test registers a Subject for each.
-var builtinKinds = []string{"etcd-mutex", "etcd-rwmutex", "etcd-v3lock", "external", "getset", "multilock", "none", "pg-advisory", "pg-advisory-fenced", "redislock", "redlock",
+var builtinKinds = []string{"zk-lock", "zk-lock-fenced", "etcd-mutex", "etcd-rwmutex", "etcd-v3lock", "external", "getset", "multilock", "none", "pg-advisory", "pg-advisory-fenced", "redislock", "redlock",
 	"redsync", "reentrant", "set-nx", "setnx-expire"}
 
 var (

@@ -167,7 +167,7 @@ func TestScenario_WithSubject_Drops(t *testing.T) {
 		{"reentrant-wait-reenter", "redislock", "acquire: block (redislock does not wait for the lock itself: its clients try, and retry every 20ms)"},
 		{"redlock-greedy", "multilock", "node_timeout (a setting of lockpick's redlock)"},
 		{"watchdog-pause", "set-nx", "stop_renewing_on_error (a setting of lockpick's reentrant lock)"},
-		{"gc-pause-fenced", "redislock", "sets fenced, which only etcd-mutex and external and pg-advisory and pg-advisory-fenced and reentrant and set-nx honours"},
+		{"gc-pause-fenced", "redislock", "sets fenced, which only etcd-mutex and external and pg-advisory and pg-advisory-fenced and reentrant and set-nx and zk-lock and zk-lock-fenced honours"},
 		{"legacy-getset-skew", "redsync", "sets clock_skew, which only getset and multilock and redlock and reentrant and set-nx and setnx-expire honours"},
 		{"naive-setnx-expire-crash", "set-nx", "sets crash_after_setnx"},
 		{"getset-naive-recovery", "set-nx", "sets naive_recovery"},

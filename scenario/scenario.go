@@ -140,12 +140,17 @@ type Topology struct {
 	// hot standby streaming from it. Every other field must then be zero.
 	// Process backend only (docs/postgres.md).
 	Postgres int `json:"postgres,omitempty" yaml:"postgres"`
+	// ZooKeeper, when above 0, makes the topology a ZooKeeper ensemble of
+	// members z1..zN (1, 3 or 5) instead of Redis nodes, for the zk-*
+	// locks. Every other field must then be zero. Process backend only
+	// (docs/zookeeper.md).
+	ZooKeeper int `json:"zookeeper,omitempty" yaml:"zookeeper"`
 }
 
 // Nodes returns the number of Redis nodes, n1..nN: the masters (at least
 // one) and the replicas; 0 in an etcd topology.
 func (t Topology) Nodes() int {
-	if t.Etcd > 0 || t.Postgres > 0 {
+	if t.Etcd > 0 || t.Postgres > 0 || t.ZooKeeper > 0 {
 		return 0
 	}
 	if t.Shards > 0 {
@@ -157,7 +162,8 @@ func (t Topology) Nodes() int {
 // Cluster is the topology as package cluster starts it.
 func (t Topology) Cluster() cluster.Topology {
 	return cluster.Topology{Masters: t.Masters, Replicas: t.Replicas, Sentinels: t.Sentinels, DownAfter: t.DownAfter.D(),
-		Persistence: cluster.Persistence(t.Persistence), Shards: t.Shards, NodeTimeout: t.NodeTimeout.D(), Etcd: t.Etcd, Postgres: t.Postgres}
+		Persistence: cluster.Persistence(t.Persistence), Shards: t.Shards, NodeTimeout: t.NodeTimeout.D(), Etcd: t.Etcd, Postgres: t.Postgres,
+		ZooKeeper: t.ZooKeeper}
 }
 
 // A Lock names the algorithm under test and its settings.

@@ -253,7 +253,8 @@ const (
 	// AimHolder, with pause-client or kill-client, is the isolated client
 	// that holds the lock right now.
 	AimHolder = "@holder"
-	// AimLeader is the etcd member that is raft leader right now.
+	// AimLeader is the etcd member that is raft leader right now (of a
+	// ZooKeeper ensemble: the member that leads).
 	AimLeader = "@leader"
 	// AimFollower is a running etcd member other than the leader, drawn
 	// from the trial's seed.
@@ -274,10 +275,12 @@ func (s Scenario) validAim(st Step) string {
 	case ClientFault(st.Fault):
 		return fmt.Sprintf("%s aims only at @holder, not %q", st.Fault, st.Node)
 	case st.Node == AimLeader, st.Node == AimFollower:
-		if s.Topology.Etcd == 0 {
-			return st.Node + " needs etcd members (topology: {etcd: 3})"
+		if s.Topology.Etcd == 0 && s.Topology.ZooKeeper == 0 {
+			return st.Node + " needs etcd or ZooKeeper members (topology: {etcd: 3} or {zookeeper: 3})"
 		}
 		return ""
+	case s.Topology.ZooKeeper > 0 && st.Node != AimHolderResource:
+		return fmt.Sprintf("%s names a Redis node; aim at ZooKeeper members with %s or %s", st.Node, AimLeader, AimFollower)
 	case s.Topology.Postgres > 0 && st.Node != AimHolderResource:
 		return fmt.Sprintf("%s names a Redis node; name PostgreSQL nodes p1..p%d", st.Node, s.Topology.Postgres)
 	case s.Topology.Etcd > 0 && st.Node != AimHolderResource:

@@ -93,6 +93,9 @@ func (s Scenario) validTopology() error {
 	if err := s.validPostgres(); err != nil {
 		return err
 	}
+	if err := s.validZooKeeper(); err != nil {
+		return err
+	}
 	for _, c := range []struct {
 		field string
 		n     int
@@ -291,8 +294,8 @@ func (s Scenario) validSubject() error {
 	if s.Lock.RequireLeader && s.Lock.Kind != "etcd-mutex" {
 		return bad("lock.require_leader", "only etcd-mutex waits through etcd's WithRequireLeader")
 	}
-	if s.Fenced && !slices.Contains([]string{"set-nx", "reentrant", "etcd-mutex", "pg-advisory", "pg-advisory-fenced", "external"}, s.Lock.Kind) {
-		return bad("fenced", "only the set-nx, reentrant, etcd-mutex and pg-advisory locks and external subjects hand out fencing tokens")
+	if s.Fenced && !slices.Contains([]string{"set-nx", "reentrant", "etcd-mutex", "pg-advisory", "pg-advisory-fenced", "zk-lock", "zk-lock-fenced", "external"}, s.Lock.Kind) {
+		return bad("fenced", "only the set-nx, reentrant, etcd-mutex, pg-advisory and zk-lock locks and external subjects hand out fencing tokens")
 	}
 	if (s.Lock.Kind == "external") != (len(s.Lock.Command) > 0) {
 		return bad("lock.command", "the external subject, and only it, needs the command that runs it")
@@ -371,7 +374,9 @@ func (s Scenario) validStep(field string, st Step) error {
 		return bad(field+".node", "no node %q; the topology has etcd members e1..e%d, the resource paths r1..r%d and each client's own link to a member, e<i>-c<p>", st.Node, s.Topology.Etcd, s.Clients)
 	} else if s.Topology.Postgres > 0 && !s.validPostgresNode(st.Node) {
 		return bad(field+".node", "no node %q; the topology has PostgreSQL nodes p1..p%d, the resource paths r1..r%d and each client's own link to a node, p<i>-c<p>", st.Node, s.Topology.Postgres, s.Clients)
-	} else if s.Topology.Etcd == 0 && s.Topology.Postgres == 0 && !validNode(st.Node, nodes, s.Clients) {
+	} else if s.Topology.ZooKeeper > 0 && !s.validZooKeeperNode(st.Node) {
+		return bad(field+".node", "no node %q; the topology has ZooKeeper members z1..z%d, the resource paths r1..r%d and each client's own link to a member, z<i>-c<p>", st.Node, s.Topology.ZooKeeper, s.Clients)
+	} else if s.Topology.Etcd == 0 && s.Topology.Postgres == 0 && s.Topology.ZooKeeper == 0 && !validNode(st.Node, nodes, s.Clients) {
 		return bad(field+".node", "no node %q; the topology has n1..n%d, the resource paths r1..r%d and each client's own link to a node, n<i>-c<p>", st.Node, nodes, s.Clients)
 	}
 	if _, _, link := ClientLinkOf(st.Node); link && !slices.Contains(linkFaults, st.Fault) {
@@ -481,8 +486,8 @@ func (s Scenario) knownFault(r evidence.Requirement) (field, msg string) {
 		if s.Topology.Postgres > 0 && r.KeyAfter != "" {
 			return "key_after", "is read from a Redis node; a PostgreSQL advisory lock is not read (key_before on a node says whether a client held the lock, by the history)"
 		}
-		if s.Topology.Etcd > 0 && r.KeyAfter != "" {
-			return "key_after", "is read from a Redis node; an etcd member's key is not read (key_before on a member says whether a client held the lock, by the history)"
+		if (s.Topology.Etcd > 0 || s.Topology.ZooKeeper > 0) && r.KeyAfter != "" {
+			return "key_after", "is read from a Redis node; an etcd or ZooKeeper member's key is not read (key_before on a member says whether a client held the lock, by the history)"
 		}
 		return keysRecorded(r, st)
 	}
@@ -508,7 +513,7 @@ func (s Scenario) matchesStep(target string, st Step) bool {
 		return validNode(target, 0, s.Clients) && strings.HasPrefix(target, "r")
 	}
 	known := validNode(target, s.Topology.Nodes(), 0) || s.Topology.Cluster().EtcdIndex(target) > 0 ||
-		s.Topology.Cluster().PostgresIndex(target) > 0
+		s.Topology.Cluster().PostgresIndex(target) > 0 || s.Topology.Cluster().ZooKeeperIndex(target) > 0
 	return known && faults.Place(mustFault(st), s.Topology.Cluster(), target) == nil
 }
 
@@ -593,11 +598,11 @@ func (s Scenario) validPostgresNode(name string) bool {
 var linkFaults = []string{"partition", "latency", "drop-replies", "reset"}
 
 // ClientLinkOf splits a per-client link's name, "n1-c2" (or an etcd
-// member's, "e1-c2", or a PostgreSQL node's, "p1-c2"), into its node and
-// client.
+// member's, "e1-c2", a PostgreSQL node's, "p1-c2", or a ZooKeeper
+// member's, "z1-c2"), into its node and client.
 func ClientLinkOf(name string) (node string, p int, ok bool) {
 	node, c, found := strings.Cut(name, "-c")
-	if !found || !(strings.HasPrefix(node, "n") || strings.HasPrefix(node, "e") || strings.HasPrefix(node, "p")) {
+	if !found || !(strings.HasPrefix(node, "n") || strings.HasPrefix(node, "e") || strings.HasPrefix(node, "p") || strings.HasPrefix(node, "z")) {
 		return "", 0, false
 	}
 	p, err := strconv.Atoi(c)

@@ -15,6 +15,7 @@ const (
 	independent                 // Redlock: independent masters, no replicas
 	onEtcd                      // etcd members
 	onPostgres                  // PostgreSQL nodes
+	onZooKeeper                 // ZooKeeper members
 )
 
 // The shapes a lock program can declare (`--subject-shape`), so that the
@@ -30,10 +31,13 @@ const (
 	ShapeEtcd = "etcd"
 	// ShapePostgres is a lock on PostgreSQL nodes.
 	ShapePostgres = "postgres"
+	// ShapeZooKeeper is a lock on a ZooKeeper ensemble.
+	ShapeZooKeeper = "zookeeper"
 )
 
 // shapes maps the declarable shapes to the ones the traits use.
-var shapes = map[string]shape{"": anyShape, ShapeSingle: singleInstance, ShapeRedlock: independent, ShapeEtcd: onEtcd, ShapePostgres: onPostgres}
+var shapes = map[string]shape{"": anyShape, ShapeSingle: singleInstance, ShapeRedlock: independent, ShapeEtcd: onEtcd, ShapePostgres: onPostgres,
+	ShapeZooKeeper: onZooKeeper}
 
 // WithSubject returns s with the lock under test replaced by the subject
 // kind, for `lockpick run --subject`, named "<scenario>@<subject>" and
@@ -145,6 +149,10 @@ func (s Scenario) retarget(kind string, p Program) (Scenario, error) {
 func (s Scenario) shapeMisfit(kind string, tr Traits) string {
 	sh, masters := shapes[tr.Shape], max(s.Topology.Masters, 1)
 	switch {
+	case sh == onZooKeeper && s.Topology.ZooKeeper == 0:
+		return "it is a ZooKeeper lock, and the scenario runs no ZooKeeper members"
+	case sh != onZooKeeper && sh != anyShape && s.Topology.ZooKeeper > 0:
+		return "it is not a ZooKeeper lock, and the scenario runs ZooKeeper members"
 	case sh == onPostgres && s.Topology.Postgres == 0:
 		return "it is a PostgreSQL lock, and the scenario runs no PostgreSQL nodes"
 	case sh != onPostgres && sh != anyShape && s.Topology.Postgres > 0:

@@ -33,6 +33,9 @@ type View struct {
 	// Postgres lists the PostgreSQL nodes of a PostgreSQL topology (then
 	// Nodes is empty), p1 first, each at its proxy's address.
 	Postgres []NodeAddr `json:"postgres,omitempty"`
+	// ZooKeeper lists the members of a ZooKeeper ensemble (then Nodes is
+	// empty), z1 first, each at its proxy's address.
+	ZooKeeper []NodeAddr `json:"zookeeper,omitempty"`
 }
 
 // A NodeAddr is a node's name and the address clients dial.
@@ -66,25 +69,31 @@ func ClientLinks(c *cluster.Cluster, v View, p int) (View, error) {
 		}
 	}
 	v.Nodes = nodes
-	members := make([]NodeAddr, len(v.Etcd))
-	for i, m := range v.Etcd {
-		l, err := c.AddProxy(clientLinkName(m.Name, p), m.Addr)
-		if err != nil {
-			return v, err
-		}
-		members[i] = NodeAddr{Name: m.Name, Addr: l.Addr(), Announced: m.Addr}
+	var err error
+	if v.Etcd, err = clientLinksTo(c, v.Etcd, p); err != nil {
+		return v, err
 	}
-	v.Etcd = members
-	pgs := make([]NodeAddr, len(v.Postgres))
-	for i, m := range v.Postgres {
-		l, err := c.AddProxy(clientLinkName(m.Name, p), m.Addr)
-		if err != nil {
-			return v, err
-		}
-		pgs[i] = NodeAddr{Name: m.Name, Addr: l.Addr(), Announced: m.Addr}
+	if v.Postgres, err = clientLinksTo(c, v.Postgres, p); err != nil {
+		return v, err
 	}
-	v.Postgres = pgs
+	if v.ZooKeeper, err = clientLinksTo(c, v.ZooKeeper, p); err != nil {
+		return v, err
+	}
 	return v, nil
+}
+
+// clientLinksTo gives client p its own proxy to each of nodes, announced
+// as the node's shared proxy, and returns them.
+func clientLinksTo(c *cluster.Cluster, nodes []NodeAddr, p int) ([]NodeAddr, error) {
+	out := make([]NodeAddr, len(nodes))
+	for i, m := range nodes {
+		l, err := c.AddProxy(clientLinkName(m.Name, p), m.Addr)
+		if err != nil {
+			return nodes, err
+		}
+		out[i] = NodeAddr{Name: m.Name, Addr: l.Addr(), Announced: m.Addr}
+	}
+	return out, nil
 }
 
 // ViewOf is the view of c's nodes and sentinels that every client starts from.
@@ -105,6 +114,9 @@ func ViewOf(c *cluster.Cluster) View {
 	}
 	for _, n := range c.Postgres {
 		v.Postgres = append(v.Postgres, NodeAddr{Name: n.Name, Addr: n.Addr()})
+	}
+	for _, n := range c.ZooKeeper {
+		v.ZooKeeper = append(v.ZooKeeper, NodeAddr{Name: n.Name, Addr: n.Addr()})
 	}
 	return v
 }

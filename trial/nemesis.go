@@ -242,7 +242,7 @@ func (m *nemesis) inject(ctx context.Context, i int) {
 	m.mu.Unlock()
 	var before string
 	switch {
-	case n != nil && (cluster.IsEtcdMember(n) || cluster.IsPostgresNode(n)):
+	case n != nil && (cluster.IsEtcdMember(n) || cluster.IsPostgresNode(n) || cluster.IsZooKeeperMember(n)):
 		// Every member holds the key alike once committed (a PostgreSQL
 		// advisory lock is no key at all): whether a client held the
 		// lock, by the history, is what can be said.
@@ -374,7 +374,7 @@ func (m *nemesis) heal(ctx context.Context, i int) {
 	m.rec.Record(e)
 	healed := m.since()
 	var after string
-	if err == nil && keyAfterHeal(st.Fault) && n != nil && (cluster.IsEtcdMember(n) || cluster.IsPostgresNode(n)) {
+	if err == nil && keyAfterHeal(st.Fault) && n != nil && (cluster.IsEtcdMember(n) || cluster.IsPostgresNode(n) || cluster.IsZooKeeperMember(n)) {
 		m.observe(target, target+" "+backNote[st.Fault])
 	} else if err == nil && keyAfterHeal(st.Fault) && n != nil && n.Proc != nil {
 		after = keyAfter(ctx, n, m.env.key, m.valueOf(i))
@@ -527,8 +527,8 @@ func keyAfter(ctx context.Context, n *cluster.Node, key, before string) string {
 // its proxy, which a fault may cut): "held", "absent", or "" if the node
 // does not answer in time.
 func keyOn(ctx context.Context, n *cluster.Node, key string) string {
-	if n == nil || n.Proc == nil || cluster.IsEtcdMember(n) || cluster.IsPostgresNode(n) {
-		return "" // an etcd member or a PostgreSQL node speaks no RESP
+	if n == nil || n.Proc == nil || cluster.IsEtcdMember(n) || cluster.IsPostgresNode(n) || cluster.IsZooKeeperMember(n) {
+		return "" // an etcd member, a PostgreSQL node or a ZooKeeper member speaks no RESP
 	}
 	ctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 	defer cancel()
