@@ -81,10 +81,13 @@ var reports = []report{
 	},
 	{
 		ID: "go-redsync/redsync#72, PR #71", URL: "https://github.com/go-redsync/redsync/issues/72",
-		Saw: "Extend (and Valid) ignored the validity time: an extension that came back after the lease ended still said yes",
-		Reason: "the affected version (v4.3.0) and the fixed one (v4.4.0+) are one module at two versions, so they " +
-			"need two lock programs built with their own go.mod; a built-in scenario cannot name a program that must " +
-			"be built first (the catalogue is read when lockpick starts)",
+		Saw: "Extend ignored the validity time: an extension whose replies came back after the lease ended still said yes",
+		Runs: []measure{
+			{Scenario: "redsync-extend-validity", File: "examples/reproducers/redsync-extend-validity.yaml", Arm: "affected",
+				Version: "affected: redsync v4.3.0 (examples/redsyncextend built with go.v4.3.0.mod)"},
+			{Scenario: "redsync-extend-validity", File: "examples/reproducers/redsync-extend-validity.yaml", Arm: "fixed",
+				Version: "fixed: redsync v4.4.1 (PR #71 is in v4.4.0, which the Go module proxy does not serve)"},
+		},
 	},
 	{
 		ID: "redis/redis#6062, valkey-io/valkey PR #1238", URL: "https://github.com/redis/redis/issues/6062",
