@@ -8,53 +8,20 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/lockpick/lockpick/results"
 )
 
-// An outcome is one arm's verdict over its trials (the arm "" of a
-// scenario run without arms).
-type outcome struct {
-	Expect, Observed string
-	Matched          bool
-	Trials           int
-	Conclusive       int
-	Inconclusive     int
-	Violations       int // trials unsafe, stuck or starving
-}
-
-// results holds the outcomes by scenario, then by arm.
-type results map[string]map[string]outcome
-
-// compareFile is the part of compare.json read here.
-type compareFile struct {
-	Trials int `json:"trials"`
-	Arms   []struct {
-		Arm          string `json:"arm"`
-		Expect       string `json:"expect"`
-		Observed     string `json:"observed"`
-		Matched      bool   `json:"matched"`
-		Trials       int    `json:"trials"`
-		Conclusive   int    `json:"conclusive"`
-		Inconclusive int    `json:"inconclusive"`
-		Violations   int    `json:"violations"`
-	} `json:"arms"`
-}
-
-// verdictFile is the part of a run's verdict.json read here.
-type verdictFile struct {
-	Expect             string `json:"expect"`
-	Observed           string `json:"observed"`
-	Matched            bool   `json:"matched"`
-	Trials             int    `json:"trials"`
-	TrialsViolated     int    `json:"trials_violated"`
-	TrialsInconclusive int    `json:"trials_inconclusive"`
-}
+// outcomes holds each arm's verdict over its trials by scenario, then by
+// arm (the arm "" of a scenario run without arms), as compare.json has them.
+type outcomes map[string]map[string]results.ArmResult
 
 // readResults reads, for each scenario of the reports, the newest run
 // folder under dir/<scenario>: its compare.json, or its verdict.json for
 // a scenario run without arms. A scenario without a folder is left out
 // (the table says it was not run).
-func readResults(dir string) (results, error) {
-	res := results{}
+func readResults(dir string) (outcomes, error) {
+	res := outcomes{}
 	for _, u := range scenarios() {
 		folders, err := filepath.Glob(filepath.Join(dir, u.Scenario, "*"))
 		if err != nil {
@@ -74,17 +41,17 @@ func readResults(dir string) (results, error) {
 	return res, nil
 }
 
-// readFolder reads one run folder of compare or run.
-func readFolder(f string) (map[string]outcome, error) {
-	arms := map[string]outcome{}
+// readFolder reads one run folder of compare (its compare.json) or of run
+// (its verdict.json, as the arm "").
+func readFolder(f string) (map[string]results.ArmResult, error) {
+	arms := map[string]results.ArmResult{}
 	if b, err := os.ReadFile(filepath.Join(f, "compare.json")); err == nil {
-		var c compareFile
+		var c results.Comparison
 		if err := json.Unmarshal(b, &c); err != nil {
 			return nil, fmt.Errorf("%s: %w", f, err)
 		}
 		for _, a := range c.Arms {
-			arms[a.Arm] = outcome{Expect: a.Expect, Observed: a.Observed, Matched: a.Matched,
-				Trials: a.Trials, Conclusive: a.Conclusive, Inconclusive: a.Inconclusive, Violations: a.Violations}
+			arms[a.Arm] = a
 		}
 		return arms, nil
 	}
@@ -92,19 +59,18 @@ func readFolder(f string) (map[string]outcome, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: neither compare.json nor verdict.json: %w", f, err)
 	}
-	var v verdictFile
+	var v results.Verdict
 	if err := json.Unmarshal(b, &v); err != nil {
 		return nil, fmt.Errorf("%s: %w", f, err)
 	}
-	arms[""] = outcome{Expect: v.Expect, Observed: v.Observed, Matched: v.Matched, Trials: v.Trials,
-		Conclusive: v.Trials - v.TrialsInconclusive, Inconclusive: v.TrialsInconclusive, Violations: v.TrialsViolated}
+	arms[""] = results.NewArmResult("", "", &v, ".")
 	return arms, nil
 }
 
 // render returns the Markdown of the reports' table from res, measured
 // on day, and whether every run matched its expectation with every trial
 // conclusive.
-func render(res results, day time.Time) (string, bool) {
+func render(res outcomes, day time.Time) (string, bool) {
 	var b strings.Builder
 	ok := true
 	trials := 0
