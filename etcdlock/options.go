@@ -25,7 +25,7 @@ const (
 	// (go.etcd.io/etcd/client/v3/experimental/recipes, v3.6): like 3.4's
 	// Mutex it does not look at its own key after waiting, and so grants
 	// the lock to a writer whose lease expired while it waited
-	// (etcd-io/etcd#16221; the recipe is unchanged up to v3.7.3). It always
+	// (etcd-io/etcd#16221; the recipe is unchanged up to v3.8.0-alpha.0). It always
 	// waits: TryLock returns [ErrNoTryLock].
 	ModeRWMutex Mode = "rwmutex"
 )

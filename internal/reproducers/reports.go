@@ -34,7 +34,7 @@ var reports = []report{
 		ID: "etcd-io/etcd#16221", URL: "https://github.com/etcd-io/etcd/issues/16221",
 		Saw: "recipe.RWMutex: a writer whose lease is revoked while it waits still acquires; two writers",
 		Runs: []measure{
-			{Scenario: "etcd-rwmutex-lease-expiry", Arm: "rwmutex", Version: "affected: the RWMutex recipe of client v3.6.16 (unchanged up to v3.7.3: no fix released)"},
+			{Scenario: "etcd-rwmutex-lease-expiry", Arm: "rwmutex", Version: "affected: the RWMutex recipe of client v3.6.16 (unchanged up to v3.8.0-alpha.0: no fix released)"},
 			{Scenario: "etcd-rwmutex-lease-expiry", Arm: "mutex", Version: "fixed form: concurrency.Mutex (v3.6.16), which re-reads its key after the wait"},
 		},
 	},
