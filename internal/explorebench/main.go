@@ -57,6 +57,13 @@ type run struct {
 }
 
 func main() {
+	if trial.IsWorker() { // an isolated client of a trial this program runs
+		if err := trial.ServeWorker(context.Background(), os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "explorebench worker:", err)
+			os.Exit(3)
+		}
+		os.Exit(0)
+	}
 	seeds := flag.Int("seeds", 5, "seeds per scenario and strategy")
 	budget := flag.Duration("budget", 3*time.Minute, "time budget of one search")
 	parallel := flag.Int("parallel", 2, "trials of a search at once")
