@@ -113,10 +113,10 @@ func closeness(tr trial.TrialResult, ttl time.Duration) float64 {
 	return s
 }
 
-// draw returns schedule i of a search with the given seed: under the
+// pick returns schedule i of a search with the given seed: under the
 // guided strategy, after the warm-up, most are a change of a schedule of
 // the pool; the rest, and every one of a random search, are drawn afresh.
-func (g *Generator) draw(seed uint64, i int, strategy string, gd *guide) Schedule {
+func (g *Generator) pick(seed uint64, i int, strategy string, gd *guide) Schedule {
 	if strategy == StrategyRandom || gd == nil || i < warmup {
 		return g.Schedule(seed, i)
 	}
