@@ -9,24 +9,22 @@ import (
 	"strings"
 )
 
-// PartitionEtcd splits the etcd members (or a ZooKeeper ensemble's
-// members) in two: those named in side on one side, every other on the
-// other. Peer connections across the cut are black-holed both ways,
-// existing ones closed first; clients still reach every member through
-// its Link. It returns [ErrNoSuchNode] for a name that is not a member,
-// and [ErrBadTopology] outside an etcd or ZooKeeper topology.
+// PartitionEtcd splits the etcd members in two: those named in side on one
+// side, every other on the other. Peer connections across the cut are
+// black-holed both ways, existing ones closed first; clients still reach
+// every member through its Link. It returns [ErrNoSuchNode] for a name
+// that is not a member, and [ErrBadTopology] outside an etcd topology.
 func (c *Cluster) PartitionEtcd(side ...string) error {
-	members := c.peerMembers()
-	if len(members) == 0 {
-		return fmt.Errorf("%w: no etcd or ZooKeeper members to partition", ErrBadTopology)
+	if len(c.Etcd) == 0 {
+		return fmt.Errorf("%w: no etcd members to partition", ErrBadTopology)
 	}
 	sides := map[string]int{}
-	for _, n := range members {
+	for _, n := range c.Etcd {
 		sides[n.Name] = 2
 	}
 	for _, name := range side {
 		if _, ok := sides[name]; !ok {
-			return fmt.Errorf("%w: %q is no member", ErrNoSuchNode, name)
+			return fmt.Errorf("%w: %q is no etcd member", ErrNoSuchNode, name)
 		}
 		sides[name] = 1
 	}
@@ -73,19 +71,8 @@ func (c *Cluster) EtcdCut(a, b string) bool {
 	return c.etcdSides[a] != c.etcdSides[b]
 }
 
-// peerMembers returns the members whose peer traffic goes through peer
-// filters: the etcd members, or the ZooKeeper members.
-func (c *Cluster) peerMembers() []*Node {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.Etcd) > 0 {
-		return c.Etcd
-	}
-	return c.ZooKeeper
-}
-
-// etcdDialer returns the name of the member (etcd's or ZooKeeper's) whose
-// process holds the dialling end of conn, or "" if none does.
+// etcdDialer returns the name of the member whose process holds the
+// dialling end of conn, or "" if none does.
 func (c *Cluster) etcdDialer(conn net.Conn) string {
 	local, ok1 := conn.LocalAddr().(*net.TCPAddr)
 	remote, ok2 := conn.RemoteAddr().(*net.TCPAddr)
@@ -97,7 +84,10 @@ func (c *Cluster) etcdDialer(conn net.Conn) string {
 		return ""
 	}
 	target := "socket:[" + inode + "]"
-	for _, n := range c.peerMembers() {
+	c.mu.Lock()
+	members := c.Etcd
+	c.mu.Unlock()
+	for _, n := range members {
 		pid := n.Proc.(PIDProc).PID()
 		if pid != 0 && holdsSocket(pid, target) {
 			return n.Name

@@ -50,7 +50,7 @@ func startZooKeeper(ctx context.Context, backend Backend, topo Topology) (_ *Clu
 		if err != nil {
 			return nil, err
 		}
-		c.mu.Lock() // the peer filters read the members (etcdDialer)
+		c.mu.Lock()
 		c.ZooKeeper = append(c.ZooKeeper, n)
 		c.mu.Unlock()
 	}
@@ -70,9 +70,9 @@ func startZooKeeper(ctx context.Context, backend Backend, topo Topology) (_ *Clu
 	return c, nil
 }
 
-// newZooKeeperNode reserves member i's three ports, makes its disk, puts
-// a proxy in front of its client port and a peer filter in front of each
-// of its quorum and election ports, and returns the node, not yet started.
+// newZooKeeperNode reserves member i's three ports (client, quorum,
+// election), makes its disk, puts a proxy in front of its client port and
+// returns the node, not yet started.
 func (c *Cluster) newZooKeeperNode(pb *ProcessBackend, i int) (*Node, error) {
 	name := "z" + strconv.Itoa(i)
 	dir := filepath.Join(pb.Dir, name)
@@ -96,28 +96,11 @@ func (c *Cluster) newZooKeeperNode(pb *ProcessBackend, i int) (*Node, error) {
 		z.releasePort()
 		return nil, err
 	}
-	var filtered []string // quorum, election
-	for _, port := range []int{z.quorumPort, z.electionPort} {
-		f, err := netlink.NewPeerFilter(name, loopback(port), c.etcdDialer,
-			func(sender string) bool { return c.EtcdCut(sender, name) })
-		if err != nil {
-			z.releasePort()
-			return nil, err
-		}
-		c.peerFilters = append(c.peerFilters, f)
-		filtered = append(filtered, f.Addr())
-	}
-	line := fmt.Sprintf("server.%d=127.0.0.1:%s:%s", i, port(filtered[0]), port(filtered[1]))
-	c.zkServers = append(c.zkServers, line)
-	z.peers = func() []string {
-		var others []string
-		for j, l := range c.zkServers {
-			if j != i-1 {
-				others = append(others, l)
-			}
-		}
-		return others
-	}
+	// Peers reach each other directly: a member tells the peer it dials
+	// its own election address, and the peer connects back to it, past any
+	// proxy (so lockpick offers no peer partition on ZooKeeper).
+	c.zkServers = append(c.zkServers, fmt.Sprintf("server.%d=127.0.0.1:%d:%d", i, z.quorumPort, z.electionPort))
+	z.servers = func() []string { return c.zkServers }
 	return n, nil
 }
 

@@ -39,10 +39,8 @@ const zkTick = 200 * time.Millisecond
 // (zoo.cfg) and its data directory (data/, on a [Disk]: myid, snapshots,
 // transaction log); its log is <name>.log beside the folder. Its client,
 // quorum and election ports are reserved for the cluster's life, so a
-// killed member restarts on the same addresses. Its configuration names
-// its own ports for itself and every other member's peer filters, so
-// peer traffic goes through them (see [Cluster.PartitionEtcd]); clients
-// reach it through its Link.
+// killed member restarts on the same addresses. Clients reach it through
+// its Link; the members reach each other on their own addresses.
 type zkMember struct {
 	name, dir, logPath string
 	id                 int // myid: the member's number
@@ -52,12 +50,12 @@ type zkMember struct {
 	reservations       []*netlink.PortReservation
 	disk               *Disk
 	timeout            time.Duration // of a start
-	// peers returns the server.N lines of the other members, at their
-	// peer filters; set by the cluster.
-	peers func() []string
+	// servers returns the ensemble's server.N lines, its own among them;
+	// set by the cluster.
+	servers func() []string
 
 	// pid is the running JVM's process id, 0 when none; read without mu,
-	// which a start holds for seconds (the peer filters ask during it).
+	// which a start holds for seconds.
 	pid atomic.Int64
 
 	mu     sync.Mutex
@@ -106,9 +104,8 @@ func (z *zkMember) config() string {
 		"4lw.commands.whitelist=srvr,ruok",
 		"cnxTimeout=1000",
 	}
-	if others := z.peers(); len(others) > 0 {
-		lines = append(lines, fmt.Sprintf("server.%d=127.0.0.1:%d:%d", z.id, z.quorumPort, z.electionPort))
-		lines = append(lines, others...)
+	if servers := z.servers(); len(servers) > 1 { // one alone runs standalone
+		lines = append(lines, servers...)
 	}
 	return strings.Join(lines, "\n") + "\n"
 }

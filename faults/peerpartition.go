@@ -2,6 +2,7 @@ package faults
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,7 +10,7 @@ import (
 	"github.com/lockpick/lockpick/cluster"
 )
 
-// A PeerPartitionFault splits an etcd cluster (or a ZooKeeper ensemble) in two: the member it is
+// A PeerPartitionFault splits an etcd cluster in two: the member it is
 // injected on, with the members named in With, on one side, every other
 // member on the other. Peer traffic across the cut is black-holed both
 // ways (see netlink.PeerFilter); clients still reach every member. A side
@@ -56,7 +57,7 @@ func (f *PeerPartitionFault) Verify(_ context.Context, n *cluster.Node) (string,
 		return "", err
 	}
 	var other []string
-	for _, m := range append(slices.Clone(c.Etcd), c.ZooKeeper...) {
+	for _, m := range c.Etcd {
 		if slices.Contains(side, m.Name) {
 			continue
 		}
@@ -85,13 +86,13 @@ func (f *PeerPartitionFault) Describe() string {
 // sides returns n's cluster and the member names on n's side.
 func (f *PeerPartitionFault) sides(n *cluster.Node) (*cluster.Cluster, []string, error) {
 	c := n.Cluster()
-	if c == nil || !isMember(n) {
-		return nil, nil, fmt.Errorf("%w: peer-partition: %s is not an etcd or ZooKeeper member", cluster.ErrBadFault, n.Name)
+	if c == nil || !cluster.IsEtcdMember(n) {
+		return nil, nil, fmt.Errorf("%w: peer-partition: %s is not an etcd member", cluster.ErrBadFault, n.Name)
 	}
 	side := []string{n.Name}
 	for _, w := range f.With {
-		if m, err := c.Node(w); err != nil || !isMember(m) {
-			return nil, nil, fmt.Errorf("%w: peer-partition: %q is no etcd or ZooKeeper member", cluster.ErrNoSuchNode, w)
+		if m, err := c.Node(w); err != nil || !cluster.IsEtcdMember(m) {
+			return nil, nil, fmt.Errorf("%w: peer-partition: %q is no etcd member", cluster.ErrNoSuchNode, w)
 		}
 		if !slices.Contains(side, w) {
 			side = append(side, w)
@@ -102,13 +103,13 @@ func (f *PeerPartitionFault) sides(n *cluster.Node) (*cluster.Cluster, []string,
 
 func init() { RegisterFault("peer-partition", func() Fault { return new(PeerPartitionFault) }) }
 
-// isMember reports whether n is an etcd or a ZooKeeper member.
-func isMember(n *cluster.Node) bool { return cluster.IsEtcdMember(n) || cluster.IsZooKeeperMember(n) }
-
-// Place accepts etcd and ZooKeeper members only (see [Placer]).
+// Place accepts etcd members only (see [Placer]).
 func (f *PeerPartitionFault) Place(t cluster.Topology, node string) error {
-	if t.Etcd == 0 && t.ZooKeeper == 0 {
-		return fmt.Errorf("needs an etcd or ZooKeeper topology (topology.etcd, topology.zookeeper)")
+	if t.ZooKeeper > 0 {
+		return errors.New("cannot cut ZooKeeper members apart: a member tells the peer it dials its own election address and the peer connects back to it directly, past any proxy lockpick puts between them (docs/zookeeper.md)")
+	}
+	if t.Etcd == 0 {
+		return fmt.Errorf("needs an etcd topology (topology.etcd)")
 	}
 	return onProcess(t, node)
 }
