@@ -202,7 +202,7 @@ type Cluster struct {
 
 	peerFilters []*netlink.PeerFilter // of the etcd members (see etcdsides.go)
 	etcdSides   map[string]int        // etcd member -> side of a partition; nil without one; guarded by mu
-	zkServers   []string              // the ZooKeeper members' server.N lines, at their peer filters
+	zkServers   []string              // the ZooKeeper members' server.N lines (see zkcluster.go)
 }
 
 // Start launches topo on backend and waits until replicas are in sync and
