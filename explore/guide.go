@@ -32,10 +32,69 @@ const (
 )
 
 // A guide keeps the schedules that came closest to breaking the lock, with
-// their scores, for a guided search to draw around.
+// their scores, for a guided search to draw around, and the behaviours
+// the search has seen (see features).
 type guide struct {
 	mu   sync.Mutex
 	pool []scored
+	seen map[string]bool
+}
+
+// learn scores a trial of sc and offers it to the pool: its closeness,
+// plus half a point for each behaviour no earlier trial showed (a fault
+// kind that found the key held and left it absent, a takeover, a refused
+// stale write...), as coverage steers a fuzzer.
+func (g *guide) learn(sc Schedule, tr trial.TrialResult, ttl time.Duration) {
+	score := closeness(tr, ttl)
+	if tr.Observed != evidence.Inconclusive {
+		score += 0.5 * float64(g.novel(features(tr)))
+	}
+	g.add(sc, score)
+}
+
+// novel counts the features not seen before, and remembers them.
+func (g *guide) novel(fs []string) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.seen == nil {
+		g.seen = map[string]bool{}
+	}
+	n := 0
+	for _, f := range fs {
+		if !g.seen[f] {
+			g.seen[f] = true
+			n++
+		}
+	}
+	return n
+}
+
+// features lists the behaviours a trial showed: each fault that fired, by
+// kind, aim and what it found of the key before and after ("restart
+// @master held>absent"), each anomaly kind seen or refused, and whether the
+// lock was taken over or a holder acted late.
+func features(tr trial.TrialResult) []string {
+	var fs []string
+	for _, f := range tr.Evidence.Faults {
+		if f.Fired == nil || f.Error != "" {
+			continue
+		}
+		fs = append(fs, fmt.Sprintf("%s %s %s>%s", f.Fault, f.Aim, f.KeyBefore, f.KeyAfter))
+	}
+	for k := range tr.Check.Counts() {
+		fs = append(fs, "anomaly "+string(k))
+	}
+	for k := range tr.Check.PreventedCounts() {
+		fs = append(fs, "prevented "+string(k))
+	}
+	m := checker.MarginsOf(tr.History)
+	if m.Takeovers > 0 {
+		fs = append(fs, "takeover")
+	}
+	if m.Late > 0 {
+		fs = append(fs, "late")
+	}
+	return fs
 }
 
 type scored struct {

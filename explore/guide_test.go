@@ -160,3 +160,20 @@ func TestCloseness(t *testing.T) {
 		t.Errorf("an inconclusive trial scored %.2f, want 0", got)
 	}
 }
+
+// A behaviour counts as new once: the second trial that shows it learns
+// nothing from it.
+func TestGuide_NoveltyOnce(t *testing.T) {
+	fired := 0.3
+	tr := trial.TrialResult{Observed: evidence.Safe}
+	tr.Evidence.Faults = []evidence.Fault{{Fault: "restart", Aim: "@master", Fired: &fired, KeyBefore: "held", KeyAfter: "absent"}}
+	gd := &guide{}
+	gd.learn(Schedule{Index: 1}, tr, time.Second)
+	gd.learn(Schedule{Index: 2}, tr, time.Second)
+	if len(gd.pool) != 2 || gd.pool[0].score != 1.5 || gd.pool[1].score != 1 {
+		t.Errorf("pool = %+v, want #1 at 1.5 (a lost key, new) and #2 at 1 (the same, seen)", gd.pool)
+	}
+	if got := features(tr); len(got) != 1 || got[0] != "restart @master held>absent" {
+		t.Errorf("features = %q", got)
+	}
+}

@@ -154,7 +154,7 @@ func (sr *searcher) play(ctx context.Context, i int) (*finding, error) {
 		return nil, err
 	}
 	if sr.guide != nil {
-		sr.guide.add(sc, closeness(tr, sr.base.Lock.TTL.D()))
+		sr.guide.learn(sc, tr, sr.base.Lock.TTL.D())
 	}
 	t, kind := tried(sc, tr, time.Since(sr.began))
 	sr.mu.Lock()
