@@ -267,8 +267,8 @@ func (s Scenario) validLockOptions() error {
 	if s.Lock.PauseAfterSetNX < 0 {
 		return bad("lock.pause_after_setnx", "must not be negative")
 	}
-	if s.Lock.IgnoreLost && !EtcdLock(s.Lock.Kind) {
-		return bad("lock.ignore_lost", "is an etcd lock's option (etcd-mutex, etcd-v3lock, etcd-rwmutex)")
+	if s.Lock.IgnoreLost && !EtcdLock(s.Lock.Kind) && !ZooKeeperLock(s.Lock.Kind) {
+		return bad("lock.ignore_lost", "is an option of etcd's and ZooKeeper's locks (etcd-mutex, etcd-v3lock, etcd-rwmutex, zk-lock, zk-lock-fenced)")
 	}
 	if s.Lock.PauseAfterSetNX != 0 && s.Lock.Kind != "setnx-expire" {
 		return bad("lock.pause_after_setnx", "needs lock kind setnx-expire")

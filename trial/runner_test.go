@@ -17,6 +17,7 @@ import (
 	"github.com/lockpick/lockpick/internal/testetcd"
 	"github.com/lockpick/lockpick/internal/testpg"
 	"github.com/lockpick/lockpick/internal/testredis"
+	"github.com/lockpick/lockpick/internal/testzk"
 	"github.com/lockpick/lockpick/results"
 	"github.com/lockpick/lockpick/scenario"
 	"github.com/lockpick/lockpick/trial"
@@ -207,7 +208,8 @@ var everyArm = []armCount{{"redlock-tolerance", 5}, {"redlock-power-loss", 6}, {
 	{"watchdog-pause", 2}, {"single-crash-restart", 4}, {"etcd-power-loss", 2}, {"redlock-replica-failover", 2}}
 
 // requireParts skips t (or fails it under LOCKPICK_REQUIRE_REDIS=1) when
-// this host lacks what s needs besides Redis: etcd, FUSE for a power loss.
+// this host lacks what s needs besides Redis: etcd, PostgreSQL, ZooKeeper,
+// FUSE for a power loss.
 func requireParts(t *testing.T, s scenario.Scenario) {
 	t.Helper()
 	if s.Topology.Etcd > 0 {
@@ -215,6 +217,9 @@ func requireParts(t *testing.T, s scenario.Scenario) {
 	}
 	if s.Topology.Postgres > 0 {
 		testpg.Require(t)
+	}
+	if s.Topology.ZooKeeper > 0 {
+		testzk.Require(t)
 	}
 	if strings.Contains(s.FaultText(), "power-loss") {
 		testcluster.RequireLazyDisks(t)

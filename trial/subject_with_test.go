@@ -32,7 +32,7 @@ func TestScenario_WithSubject(t *testing.T) {
 		{"failover-lock-loss", "redsync", nil, "replicas that sentinels promote"},
 		{"failover-lock-loss", "redlock", nil, "replicas that sentinels promote"},
 		{"failover-wait-replica", "redislock", nil, "failover-wait-replica@redislock"}, // WAIT is set-nx's, dropped
-		{"gc-pause-fenced", "redislock", nil, "sets fenced, which only etcd-mutex and external and pg-advisory and pg-advisory-fenced and reentrant and set-nx honours"},
+		{"gc-pause-fenced", "redislock", nil, "sets fenced, which only etcd-mutex and external and pg-advisory and pg-advisory-fenced and reentrant and set-nx and zk-lock and zk-lock-fenced honours"},
 		{"legacy-getset-skew", "redsync", nil, "sets clock_skew"},
 		{"reply-loss", "redsync", nil, "reply-loss@redsync"}, // release_acquired_only is lockpick's Redlock's, dropped
 		{"naive-setnx-expire-crash", "external", []string{"x"}, "sets crash_after_setnx"},
