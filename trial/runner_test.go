@@ -125,7 +125,8 @@ func TestNoLock_ResourceCheckSeesLostUpdates(t *testing.T) {
 // (lockcore's watchdog renews again after a reset, Redisson's stops; out
 // of reach, the holder is told before its lease ends and does not write)
 // and partition-holder (a partitioned holder writes late; fenced, its
-// write is refused) and the Redis Cluster scenarios (a failover loses the
+// write is refused; a SET NX PX or Redlock holder done within its lease
+// loses only its release) and the Redis Cluster scenarios (a failover loses the
 // lock to set-nx and reentrant alike; a minority primary grants it twice
 // unless the lease is shorter than the election or WAIT refuses it; a
 // slot migration keeps it) and getset-bare-unlock (a bare DEL frees the
@@ -138,7 +139,11 @@ func TestNoLock_ResourceCheckSeesLostUpdates(t *testing.T) {
 // reply's key stuck, RedissonRedLock's too; releasing every node does not)
 // and watchdog-pause (a paused holder writes late; fenced, its write is
 // refused) and single-crash-restart (a master restarted empty grants the
-// lock twice, fenced or reentrant alike; with AOF always it does not).
+// lock twice, fenced or reentrant alike; with AOF always it does not) and
+// single-power-loss (so does one that lost power with AOF everysec; with
+// always it does not) and single-clock-jump (a master whose clock jumps
+// grants it twice; fenced, the late write is refused) and the etcd
+// fenced arms of etcd-power-loss and etcd-member-wipe (safe as unfenced).
 func TestCatalogue_EveryArm(t *testing.T) {
 	testredis.Require(t, false)
 	for _, tc := range everyArm {
@@ -202,10 +207,11 @@ type armCount struct {
 
 // everyArm lists the scenarios whose arms TestCatalogue_EveryArm runs.
 var everyArm = []armCount{{"redlock-tolerance", 5}, {"redlock-power-loss", 6}, {"redlock-split-vote", 6}, {"watchdog-renewal-error", 2}, {"redlock-greedy", 2}, {"redlock-slow-nodes", 3}, {"failover-delayed-promotion", 2}, {"redlock-failed-acquire-release", 3}, {"reentrant-lost-reply", 2},
-	{"watchdog-reconnect", 3}, {"partition-holder", 3}, {"cluster-failover-lock-loss", 2}, {"cluster-minority-primary", 3},
+	{"watchdog-reconnect", 3}, {"partition-holder", 6}, {"cluster-failover-lock-loss", 2}, {"cluster-minority-primary", 3},
 	{"cluster-slot-migration", 2}, {"etcd-pause-holder", 2}, {"etcd-waiter-lease-expiry", 2}, {"etcd-partition-holder", 3},
 	{"getset-bare-unlock", 3}, {"redlock-delayed-restart", 2}, {"redlock-crash-restart", 4}, {"reply-loss", 3},
-	{"watchdog-pause", 2}, {"single-crash-restart", 4}, {"etcd-power-loss", 2}, {"redlock-replica-failover", 2}}
+	{"watchdog-pause", 2}, {"single-crash-restart", 5}, {"etcd-power-loss", 3}, {"redlock-replica-failover", 2},
+	{"single-power-loss", 5}, {"single-clock-jump", 4}, {"etcd-member-wipe", 2}}
 
 // requireParts skips t (or fails it under LOCKPICK_REQUIRE_REDIS=1) when
 // this host lacks what s needs besides Redis: etcd, PostgreSQL, ZooKeeper,
