@@ -172,11 +172,11 @@ func closeness(tr trial.TrialResult, ttl time.Duration) float64 {
 	return s
 }
 
-// pick returns schedule i of a search with the given seed: under the
-// guided strategy, after the warm-up, most are a change of a schedule of
-// the pool; the rest, and every one of a random search, are drawn afresh.
-func (g *Generator) pick(seed uint64, i int, strategy string, gd *guide) Schedule {
-	if strategy == StrategyRandom || gd == nil || i < warmup {
+// pick returns schedule i of a search with the given seed: drawn afresh
+// without a guide (a random search, or a guided one still warming up),
+// else mostly a change of a schedule of the guide's pool.
+func (g *Generator) pick(seed uint64, i int, gd *guide) Schedule {
+	if gd == nil {
 		return g.Schedule(seed, i)
 	}
 	rng := rand.New(rand.NewPCG(seed, uint64(i)+0x9e1d))

@@ -26,27 +26,26 @@ func generator(t *testing.T, name string, kinds []string) (*Generator, scenario.
 	return g, base
 }
 
-// A random search, and a guided one before its warm-up ends or with
-// nothing learnt, draws exactly the random schedules; after the warm-up,
-// with a pool, most draws are changes of a pooled schedule, each valid,
-// clash-free and inside the fault window.
+// Without a guide, or with nothing learnt, pick draws exactly the random
+// schedules; with a pool, most draws are changes of a pooled schedule,
+// each valid, clash-free and inside the fault window.
 func TestPick_GuidedChangesThePool(t *testing.T) {
 	g, base := generator(t, "redlock-baseline", nil)
 	gd := &guide{}
 	for i := range 40 {
-		if want := g.Schedule(3, i); !reflect.DeepEqual(g.pick(3, i, StrategyRandom, gd), want) {
-			t.Fatalf("random draw %d is not Schedule(3, %d)", i, i)
+		if want := g.Schedule(3, i); !reflect.DeepEqual(g.pick(3, i, nil), want) {
+			t.Fatalf("unguided pick %d is not Schedule(3, %d)", i, i)
 		}
-		if !reflect.DeepEqual(g.pick(3, i, StrategyGuided, gd), g.Schedule(3, i)) {
-			t.Fatalf("guided draw %d with an empty pool is not the random schedule", i)
+		if !reflect.DeepEqual(g.pick(3, i, gd), g.Schedule(3, i)) {
+			t.Fatalf("guided pick %d with an empty pool is not the random schedule", i)
 		}
 	}
 	parent := g.Schedule(3, 1)
 	gd.add(parent, 1.5)
 	changed := 0
 	for i := warmup; i < warmup+200; i++ {
-		sc := g.pick(3, i, StrategyGuided, gd)
-		if !reflect.DeepEqual(sc, g.pick(3, i, StrategyGuided, gd)) {
+		sc := g.pick(3, i, gd)
+		if !reflect.DeepEqual(sc, g.pick(3, i, gd)) {
 			t.Fatalf("draw %d differs with the same pool", i)
 		}
 		if sc.Change == "" {

@@ -148,7 +148,11 @@ func (sr *searcher) schedule(i int) int {
 // play runs the search's i-th schedule and records it; it returns the
 // finding if the trial was unsafe.
 func (sr *searcher) play(ctx context.Context, i int) (*finding, error) {
-	sc := sr.gen.pick(sr.seed, sr.schedule(i), sr.strategy, sr.guide)
+	var gd *guide // the first schedules of a guided search are random: the warm-up
+	if sr.strategy == StrategyGuided && i >= warmup {
+		gd = sr.guide
+	}
+	sc := sr.gen.pick(sr.seed, sr.schedule(i), gd)
 	tr, err := runTrial(ctx, sc.Apply(sr.base), sc.Seed, sr.backend)
 	if err != nil {
 		return nil, err
