@@ -20,9 +20,11 @@ import (
 // and waits until it is the lowest, in a session of the scenario's TTL
 // (the session timeout); the lock ends with the session, which the
 // ensemble expires a timeout after it last heard from the client.
-// "zk-lock-fenced" presents the lock znode's sequence number as the
-// fencing token: the next holder's node is created later, under the same
-// folder, and has a larger one.
+// "zk-lock-fenced" presents the lock znode's czxid (the zxid of the
+// transaction that created it) as the fencing token: the next holder's
+// node is created later, by a later transaction, and has a larger one.
+// (Its sequence number would do as well, but the first is 0, which is no
+// fence to lockpick.)
 func init() {
 	tr := scenario.Traits{Shape: scenario.ShapeZooKeeper, Honours: []string{"fenced", "acquire", "ignore_lost"}}
 	Register("zk-lock", tr, func(c Config) Subject { return &zkSubject{cfg: c} })
@@ -167,7 +169,7 @@ func zkCall[T any](ctx context.Context, fn func() (T, error)) (T, error) {
 // timeout after the moment the client asked for its lock node's stat
 // (which the ensemble answered in the session, so it heard from the
 // client then at the earliest); its token is the lock node's name, its
-// fence (fenced) the node's sequence number, and Lost closes when the
+// fence (fenced) the node's czxid, and Lost closes when the
 // session is disconnected or expired (unless lock.ignore_lost).
 func (s *zkSubject) Acquire(ctx context.Context) (Grant, error) {
 	key := s.cfg.Lock.Key
@@ -191,14 +193,14 @@ func (s *zkSubject) Acquire(ctx context.Context) (Grant, error) {
 	}
 	s.lock = l
 	asked := time.Now()
-	name, seq, err := s.ownNode(ctx, conn)
+	name, czxid, err := s.ownNode(ctx, conn)
 	if err != nil {
 		s.drop()
 		return Grant{Node: s.node}, &lockcore.OpError{Op: "acquire", Key: key, Indeterminate: true, Err: err}
 	}
 	g := Grant{Token: name, ValidUntil: asked.Add(s.cfg.Lock.TTL.D()), Node: s.node}
 	if s.cfg.Fenced {
-		g.Fence = seq
+		g.Fence = czxid
 	}
 	if !s.cfg.Lock.IgnoreLost {
 		g.Lost = lost
@@ -208,7 +210,7 @@ func (s *zkSubject) Acquire(ctx context.Context) (Grant, error) {
 
 // ownNode finds the lock node the recipe just made lowest: the lowest of
 // the folder's children, which must belong to this session. It returns
-// its name and sequence number.
+// its name and czxid.
 func (s *zkSubject) ownNode(ctx context.Context, conn *zk.Conn) (string, int64, error) {
 	children, err := zkCall(ctx, func() ([]string, error) { c, _, err := conn.Children(s.dir()); return c, err })
 	if err != nil {
@@ -230,7 +232,7 @@ func (s *zkSubject) ownNode(ctx context.Context, conn *zk.Conn) (string, int64, 
 	case st == nil || st.EphemeralOwner != conn.SessionID():
 		return "", 0, fmt.Errorf("the lowest lock node %s is not this session's: the grant is gone", name)
 	}
-	return name, seq, nil
+	return name, st.Czxid, nil
 }
 
 // zkSeq parses a lock node's sequence number, the digits after "lock-".

@@ -42,7 +42,7 @@ func TestZkSubject_Lock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g1.Node != "z1" || g1.Fence < 0 || g1.Token == "" || time.Until(g1.ValidUntil) > time.Second {
+	if g1.Node != "z1" || g1.Fence <= 0 || g1.Token == "" || time.Until(g1.ValidUntil) > time.Second {
 		t.Errorf("grant %+v: want z1, a token, a fence and a deadline within the 1s session timeout", g1)
 	}
 	wctx, wcancel := context.WithTimeout(ctx, 300*time.Millisecond)
