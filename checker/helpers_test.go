@@ -54,3 +54,19 @@ func messages(r checker.Result) string {
 	}
 	return b.String()
 }
+
+// lockEvent is an event of process p on key "lock" at atMs, with its
+// ValidUntil at validMs (0: none), milliseconds on the monotonic clock; the
+// process's token is a letter of its own.
+func lockEvent(p int, typ checker.Type, f string, atMs, validMs int64) checker.Event {
+	const ms = int64(1_000_000)
+	return checker.Event{Process: p, Type: typ, F: f, Key: "lock", Token: string(rune('a' + p)), Time: atMs * ms, ValidUntil: validMs * ms}
+}
+
+// indexed numbers h's events in order, and returns h.
+func indexed(h checker.History) checker.History {
+	for i := range h {
+		h[i].Index = i
+	}
+	return h
+}

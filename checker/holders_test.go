@@ -10,9 +10,7 @@ import (
 
 func TestHolders(t *testing.T) {
 	ms := int64(1_000_000)
-	ev := func(p int, typ checker.Type, f string, at int64, validUntil int64) checker.Event {
-		return checker.Event{Process: p, Type: typ, F: f, Key: "lock", Token: string(rune('a' + p)), Time: at * ms, ValidUntil: validUntil * ms}
-	}
+	ev := lockEvent
 	h := checker.History{
 		ev(1, checker.Invoke, checker.FAcquire, 0, 0),
 		ev(1, checker.OK, checker.FAcquire, 1, 100),
@@ -38,9 +36,7 @@ func TestHolders(t *testing.T) {
 
 func TestMayHoldUntil(t *testing.T) {
 	ms := int64(1_000_000)
-	ev := func(p int, typ checker.Type, f string, at int64, validUntil int64) checker.Event {
-		return checker.Event{Process: p, Type: typ, F: f, Key: "lock", Token: string(rune('a' + p)), Time: at * ms, ValidUntil: validUntil * ms}
-	}
+	ev := lockEvent
 	released := checker.History{
 		ev(1, checker.Invoke, checker.FAcquire, 0, 0),
 		ev(1, checker.OK, checker.FAcquire, 1, 100),

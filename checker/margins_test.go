@@ -8,14 +8,11 @@ import (
 )
 
 func TestMarginsOf(t *testing.T) {
-	ms := int64(1_000_000)
-	ev := func(p int, typ checker.Type, f string, at int64, validUntil int64) checker.Event {
-		return checker.Event{Process: p, Type: typ, F: f, Key: "lock", Token: string(rune('a' + p)), Time: at * ms, ValidUntil: validUntil * ms}
-	}
+	ev := lockEvent
 	// p1 holds until its deadline at 100 ms, p2 takes over at 130 ms; p3
 	// is granted at 300 ms after p2's release at 200 ms, no takeover; p1
 	// writes and releases late.
-	h := checker.History{
+	h := indexed(checker.History{
 		ev(1, checker.Invoke, checker.FAcquire, 0, 0),
 		ev(1, checker.OK, checker.FAcquire, 1, 100),
 		ev(2, checker.Invoke, checker.FAcquire, 129, 0),
@@ -28,10 +25,7 @@ func TestMarginsOf(t *testing.T) {
 		ev(2, checker.OK, checker.FRelease, 201, 0),
 		ev(3, checker.Invoke, checker.FAcquire, 299, 0),
 		ev(3, checker.OK, checker.FAcquire, 300, 700),
-	}
-	for i := range h {
-		h[i].Index = i
-	}
+	})
 	got := checker.MarginsOf(h)
 	want := checker.Margins{Takeover: 30 * time.Millisecond, Takeovers: 1, Late: 2}
 	if got != want {
