@@ -34,8 +34,8 @@ func startZooKeeper(ctx context.Context, backend Backend, topo Topology) (_ *Clu
 		return nil, fmt.Errorf("%w: a ZooKeeper topology has no Redis nodes, etcd members or PostgreSQL nodes", ErrBadTopology)
 	case topo.ZooKeeper != 1 && topo.ZooKeeper != 3 && topo.ZooKeeper != 5:
 		return nil, fmt.Errorf("%w: %d ZooKeeper members (1, 3 or 5)", ErrBadTopology, topo.ZooKeeper)
-	case topo.Persistence != "":
-		return nil, fmt.Errorf("%w: ZooKeeper members take no persistence setting (they fsync their transaction log)", ErrBadTopology)
+	case topo.Persistence != "" && topo.Persistence != PersistNoFsync:
+		return nil, fmt.Errorf("%w: ZooKeeper members take persistence no-fsync or none given, not %q", ErrBadTopology, topo.Persistence)
 	case !ok:
 		return nil, fmt.Errorf("%w: ZooKeeper members run on the process backend only, not %T", ErrBadTopology, backend)
 	}
@@ -67,6 +67,11 @@ func startZooKeeper(ctx context.Context, backend Backend, topo Topology) (_ *Clu
 	if err := c.WaitZooKeeperServing(ctx, zkServeTimeout*time.Duration(topo.ZooKeeper)); err != nil {
 		return nil, err
 	}
+	for _, n := range c.ZooKeeper { // a no-fsync disk's bootstrap, written back
+		if err := n.Proc.(*zkMember).disk.Sync(); err != nil {
+			return nil, err
+		}
+	}
 	return c, nil
 }
 
@@ -79,7 +84,11 @@ func (c *Cluster) newZooKeeperNode(pb *ProcessBackend, i int) (*Node, error) {
 	z := &zkMember{name: name, id: i, dir: dir, logPath: filepath.Join(pb.Dir, name+".log"),
 		timeout: max(pb.StartTimeout, zkStartTimeout)}
 	var err error
-	if z.disk, err = NewDisk(filepath.Join(dir, "data"), name, LazyIf(pb.LazyDisks)); err != nil {
+	kind := LazyIf(pb.LazyDisks)
+	if c.topo.Persistence == PersistNoFsync {
+		kind = NoFsyncDisk // acknowledges fsync without making anything durable
+	}
+	if z.disk, err = NewDisk(filepath.Join(dir, "data"), name, kind); err != nil {
 		return nil, err
 	}
 	for _, port := range []*int{&z.clientPort, &z.quorumPort, &z.electionPort} {

@@ -120,11 +120,11 @@ func (s Scenario) validTopology() error {
 		return bad("topology.sentinels", "sentinels need at least one replica to promote")
 	}
 	switch p := s.Topology.Persistence; {
-	case p == "no-fsync" && s.Topology.Etcd > 0:
+	case p == "no-fsync" && (s.Topology.Etcd > 0 || s.Topology.ZooKeeper > 0):
 	case p == "no-fsync":
-		return bad("topology.persistence", "no-fsync is for etcd members (topology: {etcd: 3}); a Redis node takes none, aof-everysec or aof-always")
+		return bad("topology.persistence", "no-fsync is for etcd and ZooKeeper members (topology: {etcd: 3} or {zookeeper: 3}); a Redis node takes none, aof-everysec or aof-always")
 	case !slices.Contains([]string{"", "none", "aof-everysec", "aof-always"}, p):
-		return bad("topology.persistence", "must be none, aof-everysec or aof-always (or, for etcd, no-fsync), not %q", p)
+		return bad("topology.persistence", "must be none, aof-everysec or aof-always (or, for etcd and ZooKeeper, no-fsync), not %q", p)
 	}
 	if s.Topology.BackgroundWrites < 0 || (s.Topology.BackgroundWrites > 0 && s.Topology.BackgroundWrites.D() < time.Millisecond) {
 		return bad("topology.background_writes", "must be 0 (none) or at least 1ms")

@@ -29,8 +29,8 @@ func (s Scenario) validZooKeeper() error {
 	case t.ZooKeeper != 0 && t.ZooKeeper != 1 && t.ZooKeeper != 3 && t.ZooKeeper != 5:
 		return bad("topology.zookeeper", "must be 0 (none), 1, 3 or 5 members, not %d", t.ZooKeeper)
 	case t.ZooKeeper > 0 && (t.Masters > 0 || t.Replicas > 0 || t.Sentinels > 0 || t.Shards > 0 || t.DownAfter != 0 ||
-		t.NodeTimeout != 0 || t.Persistence != "" || t.BackgroundWrites != 0 || t.Etcd > 0 || t.Postgres > 0):
-		return bad("topology.zookeeper", "a ZooKeeper topology has no Redis nodes, etcd members or PostgreSQL nodes: drop masters, replicas, sentinels, shards, down_after, node_timeout, persistence, background_writes, etcd and postgres")
+		t.NodeTimeout != 0 || (t.Persistence != "" && t.Persistence != "no-fsync") || t.BackgroundWrites != 0 || t.Etcd > 0 || t.Postgres > 0):
+		return bad("topology.zookeeper", "a ZooKeeper topology has no Redis nodes, etcd members or PostgreSQL nodes: drop masters, replicas, sentinels, shards, down_after, node_timeout, persistence (but no-fsync), background_writes, etcd and postgres")
 	case ZooKeeperLock(kind) && t.ZooKeeper == 0:
 		return bad("lock.kind", "%s runs on a ZooKeeper ensemble: it needs topology: {zookeeper: 3}", kind)
 	case t.ZooKeeper > 0 && !ZooKeeperLock(kind) && kind != "external" && kind != "none":
