@@ -49,6 +49,7 @@ type nemesis struct {
 
 	seeds   []uint64  // of aimed steps' random choices
 	moments []*moment // of steps that waited for theirs (see trigger.go)
+	early   []*moment // armed when the nemesis was built: of steps due at the start (see armEarly)
 	runCtx  context.Context
 	heals   sync.WaitGroup // aimed steps' heals, which their injects start
 
@@ -104,14 +105,34 @@ func newNemesis(env *trialEnv, steps []scenario.Step, rec eventLog) (*nemesis, e
 		}
 		m.record[i] = evidence.Fault{Step: i, Fault: s.Fault, Target: s.Target(), Desc: desc}
 	}
+	m.armEarly()
 	return m, nil
+}
+
+// armEarly arms, as the nemesis is built, before any client runs, the
+// moments of the steps due at the trial's start (at 0s, no jitter). The
+// schedule's goroutine reaches such a step only after the clients have
+// started, and an isolated client reads the resource within a millisecond
+// of the start: its event came before the step waited for it, and the
+// moment was missed (watchdog-pause, 3 trials of 40).
+func (m *nemesis) armEarly() {
+	tl, ok := m.rec.(*triggerLog)
+	if !ok {
+		return
+	}
+	for i, s := range m.steps {
+		if s.When != nil && s.At.D() == 0 && s.Jitter == 0 {
+			m.early[i] = tl.arm(*s.When)
+		}
+	}
 }
 
 // newSchedule returns a nemesis for steps with nothing built yet.
 func newSchedule(env *trialEnv, steps []scenario.Step, rec eventLog) *nemesis {
 	m := &nemesis{env: env, steps: steps, rec: rec, faults: make([]faults.Fault, len(steps)),
 		nodes: make([]*cluster.Node, len(steps)), record: make([]evidence.Fault, len(steps)), live: make([]bool, len(steps)), valueBefore: make([]string, len(steps)),
-		injected: make([]chan struct{}, len(steps)), seeds: make([]uint64, len(steps)), moments: make([]*moment, len(steps))}
+		injected: make([]chan struct{}, len(steps)), seeds: make([]uint64, len(steps)), moments: make([]*moment, len(steps)),
+		early: make([]*moment, len(steps))}
 	for i := range steps {
 		m.injected[i] = make(chan struct{})
 	}

@@ -134,7 +134,10 @@ func (m *nemesis) await(i int) (*moment, bool) {
 		m.missed(i, "this log tells no moments")
 		return nil, false
 	}
-	mo := tl.arm(*st.When)
+	mo := m.early[i]
+	if mo == nil {
+		mo = tl.arm(*st.When)
+	}
 	m.mu.Lock()
 	due := m.record[i].At
 	m.mu.Unlock()

@@ -149,6 +149,38 @@ func TestMoment_LateFaultMakesTrialInconclusive(t *testing.T) {
 	}
 }
 
+// TestMoment_DueAtStartArmedBeforeClients: a step due at the start waits
+// for its moment from when the nemesis is built, so the event of a client
+// quicker than the schedule's goroutine (an isolated client reads within a
+// millisecond of the start) is its moment, not a miss.
+func TestMoment_DueAtStartArmedBeforeClients(t *testing.T) {
+	pid := sleeper(t)
+	log := withTriggers(checker.NewRecorder(monoNow))
+	steps := []scenario.Step{{Within: scenario.Duration(time.Second), Fault: "pause-client", Client: 1, For: scenario.Duration(50 * time.Millisecond),
+		When: &scenario.When{Event: scenario.MomentRead, Client: 1}}}
+	nem, err := newNemesis(&trialEnv{pids: map[int]int{1: pid}, clients: 2}, steps, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recorded := make(chan struct{})
+	go func() {
+		defer close(recorded)
+		log.Record(checker.Event{Process: 1, Type: checker.OK, F: checker.FRead, Key: "counter"})
+	}()
+	for len(log.History()) == 0 { // the read is in the log before the schedule runs
+		time.Sleep(time.Millisecond)
+	}
+	runCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	nem.run(runCtx, context.Background(), rand.New(rand.NewPCG(1, 2)), time.Now())
+	nem.healAll(context.Background())
+	<-recorded
+	faults, _ := nem.evidence()
+	if f := faults[0]; f.Fired == nil || f.Missed != "" {
+		t.Fatalf("fault %+v: want fired at the read recorded before the schedule ran", f)
+	}
+}
+
 // playUntilArmed plays nem's schedule for at most d and returns once its
 // step waits for its moment; done closes when the play ends.
 func playUntilArmed(nem *nemesis, log *triggerLog, d time.Duration) (done <-chan struct{}, cancel func()) {
