@@ -168,7 +168,7 @@ func TestApplySubject_SkipsWhatDoesNotFit(t *testing.T) {
 		!strings.Contains(sk[1].Skipped, "replicas that sentinels promote") {
 		t.Errorf("--subject-shape redlock: ran %d, skipped %+v, %v; want failover-wait-replica skipped for its replicas", len(run), sk, err)
 	}
-	for _, bad := range [][2]string{{"", scenario.ShapeSingle}, {"true", "zookeeper"}} {
+	for _, bad := range [][2]string{{"", scenario.ShapeSingle}, {"true", "consul"}} {
 		if _, _, err := applySubject(list, "", bad[0], bad[1]); err == nil {
 			t.Errorf("--subject-cmd %q --subject-shape %q accepted", bad[0], bad[1])
 		}
