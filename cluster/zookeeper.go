@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"archive/zip"
 	"bufio"
 	"context"
 	"errors"
@@ -403,4 +404,26 @@ func ZooKeeperLoadedZxid(logPath string) (string, error) {
 		rest = rest[:j]
 	}
 	return rest, nil
+}
+
+// ZooKeeperVersion returns the version in the pom.properties of the
+// ZooKeeper jar ([ZooKeeperJars]), or "" if it cannot be read.
+func ZooKeeperVersion() string {
+	r, err := zip.OpenReader(ZooKeeperJars[0])
+	if err != nil {
+		return ""
+	}
+	defer r.Close()
+	f, err := r.Open("META-INF/maven/org.apache.zookeeper/zookeeper/pom.properties")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "version="); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
 }

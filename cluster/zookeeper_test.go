@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,6 +19,9 @@ import (
 // from the leader). Close leaves no JVM.
 func TestZooKeeper_Ensemble(t *testing.T) {
 	c := testzk.Start(t, 3, false)
+	if v := cluster.ZooKeeperVersion(); !strings.HasPrefix(v, "3.") {
+		t.Errorf("ZooKeeperVersion() = %q, want 3.x", v)
+	}
 	ctx := context.Background()
 	zkCreate(t, c.ZooKeeper[0].Link.Addr(), "/t", "7")
 	if got := zkGet(t, c.ZooKeeper[2].Link.Addr(), "/t"); got != "7" {

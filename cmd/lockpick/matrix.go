@@ -153,8 +153,8 @@ func loadMatrix(f matrixFlags) (campaign.Matrix, error) {
 	return m.Select(f.rows, f.columns)
 }
 
-// serverVersions names the redis-server, etcd and PostgreSQL on this
-// host, for the table's legend; a missing one is left out.
+// serverVersions names the redis-server, etcd, PostgreSQL and ZooKeeper
+// on this host, for the table's legend; a missing one is left out.
 func serverVersions() []string {
 	var out []string
 	for _, c := range [][]string{{"redis-server", "redis-server"}, {"etcd", "etcd"},
@@ -163,6 +163,9 @@ func serverVersions() []string {
 		if v := versionIn(string(b)); err == nil && v != "" {
 			out = append(out, c[0]+" "+v)
 		}
+	}
+	if v := cluster.ZooKeeperVersion(); v != "" {
+		out = append(out, "ZooKeeper "+v)
 	}
 	return out
 }
