@@ -8,7 +8,10 @@
 // as children of this process, or as containers (see docs/etcd.md). With
 // Topology{Postgres: N} they are PostgreSQL servers (a primary and maybe a
 // hot standby), children of this process on the process backend only, run
-// as the user nobody when this process is root (see docs/postgres.md).
+// as the user nobody when this process is root (see docs/postgres.md). With
+// Topology{ZooKeeper: N} they are the members of a ZooKeeper ensemble (JVMs
+// of Debian's jars), children of this process on the process backend only
+// (see docs/zookeeper.md).
 //
 // # Network
 //

@@ -8,7 +8,9 @@
 // setnx-expire, getset, multilock), the redislock and redsync libraries
 // through adapters, etcd's locks on etcd members (etcd-mutex, etcd-v3lock,
 // through package etcdlock), PostgreSQL's session advisory locks on
-// PostgreSQL nodes (pg-advisory, pg-advisory-fenced, through pgx), none
+// PostgreSQL nodes (pg-advisory, pg-advisory-fenced, through pgx),
+// go-zookeeper's lock recipe on a ZooKeeper ensemble (zk-lock,
+// zk-lock-fenced), none
 // (no lock at all), and external: a lock in another
 // program, driven over the worker protocol (docs/worker-protocol.md).
 // [Register] adds a kind. A [Target] turns a [View] of the deployment into
