@@ -87,13 +87,13 @@ func (s Scenario) validSizes() error {
 
 // validTopology checks the topology and what it allows of the lock.
 func (s Scenario) validTopology() error {
+	if err := s.validZooKeeper(); err != nil {
+		return err
+	}
 	if err := s.validEtcd(); err != nil {
 		return err
 	}
 	if err := s.validPostgres(); err != nil {
-		return err
-	}
-	if err := s.validZooKeeper(); err != nil {
 		return err
 	}
 	for _, c := range []struct {
