@@ -169,9 +169,10 @@ func wantFailoverDoubleGrant(t *testing.T, tr trial.TrialResult) {
 }
 
 // TestCatalogue_AttackMustMeetTheLock: in the scenarios whose attack is a
-// kill of the node holding the key or a pause of the holder, a trial in
-// which the attack met no lock (a slow lock program still starting, a
-// holder not yet granted) proves nothing: inconclusive, never safe. So with
+// kill, power loss or clock jump of the node holding the key or a pause of
+// the holder, a trial in which the attack met no lock (a slow lock program
+// still starting, a holder not yet granted) proves nothing: inconclusive,
+// never safe. So with
 // the lost-reply scenarios, whose dropped request must have run on the
 // node (after: the key is read once replies flow again).
 func TestCatalogue_AttackMustMeetTheLock(t *testing.T) {
@@ -186,6 +187,8 @@ func TestCatalogue_AttackMustMeetTheLock(t *testing.T) {
 		{"gc-pause-fenced", "pause-client", "c1", false},
 		{"redlock-gc-pause", "pause-client", "c1", false},
 		{"watchdog-pause", "pause-client", "c1", false},
+		{"single-power-loss", "power-loss", "n1", false},
+		{"single-clock-jump", "clock-jump", "n1", false},
 		{"reentrant-lost-reply", "drop-replies", "n1", true},
 		{"reply-loss", "drop-replies", "n1", true},
 		{"reply-loss-release-all", "drop-replies", "n1", true},
