@@ -252,35 +252,6 @@ func waitHTTP(ctx context.Context, url string, timeout time.Duration, exited <-c
 
 // etcdReaper tracks running etcd members, so [KillAll] (Ctrl-C, SIGTERM)
 // stops them as it stops Redis processes.
-var etcdReaper = &memberSet{members: map[*etcdMember]struct{}{}}
-
-type memberSet struct {
-	mu      sync.Mutex
-	members map[*etcdMember]struct{}
-}
-
-func (s *memberSet) add(m *etcdMember) {
-	s.mu.Lock()
-	s.members[m] = struct{}{}
-	s.mu.Unlock()
-}
-
-func (s *memberSet) remove(m *etcdMember) {
-	s.mu.Lock()
-	delete(s.members, m)
-	s.mu.Unlock()
-}
-
-func (s *memberSet) killAll() {
-	s.mu.Lock()
-	ms := make([]*etcdMember, 0, len(s.members))
-	for m := range s.members {
-		ms = append(ms, m)
-	}
-	s.mu.Unlock()
-	for _, m := range ms {
-		_ = m.Kill()
-	}
-}
+var etcdReaper = &liveSet[*etcdMember]{}
 
 func init() { reapHooks = append(reapHooks, etcdReaper.killAll) }

@@ -134,13 +134,7 @@ func (c *Cluster) newEtcdNode(ctx context.Context, eb EtcdBackend, name string, 
 
 // EtcdEndpoints returns the client addresses of the etcd members (host:port
 // of their proxies, e1 first), for an etcd client's Endpoints.
-func (c *Cluster) EtcdEndpoints() []string {
-	eps := make([]string, len(c.Etcd))
-	for i, n := range c.Etcd {
-		eps[i] = n.Link.Addr()
-	}
-	return eps
-}
+func (c *Cluster) EtcdEndpoints() []string { return linkAddrs(c.Etcd) }
 
 // EtcdNodeByEndpoint returns the member whose client proxy (or own client
 // address) is addr, with or without an http:// prefix, or nil.

@@ -3,19 +3,11 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 )
 
 // EtcdIndex returns i for an etcd member named "e<i>" of t, else 0.
-func (t Topology) EtcdIndex(node string) int {
-	i, err := strconv.Atoi(strings.TrimPrefix(node, "e"))
-	if err != nil || !strings.HasPrefix(node, "e") || i < 1 || i > t.Etcd {
-		return 0
-	}
-	return i
-}
+func (t Topology) EtcdIndex(node string) int { return memberIndex(node, "e", t.Etcd) }
 
 // EtcdHealthy reports whether the etcd member n answers its /health with
 // true on its own address (not its proxy) within timeout: it is up and

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -85,13 +84,7 @@ func (c *Cluster) newPostgresNode(pb *ProcessBackend, name string, cred *syscall
 }
 
 // PostgresIndex returns i for a PostgreSQL node named "p<i>" of t, else 0.
-func (t Topology) PostgresIndex(node string) int {
-	i, err := strconv.Atoi(strings.TrimPrefix(node, "p"))
-	if err != nil || !strings.HasPrefix(node, "p") || i < 1 || i > t.Postgres {
-		return 0
-	}
-	return i
-}
+func (t Topology) PostgresIndex(node string) int { return memberIndex(node, "p", t.Postgres) }
 
 // IsPostgresNode reports whether n is a PostgreSQL node.
 func IsPostgresNode(n *Node) bool {
@@ -101,13 +94,7 @@ func IsPostgresNode(n *Node) bool {
 
 // PostgresAddrs returns the client addresses of the PostgreSQL nodes (their
 // proxies, p1 first).
-func (c *Cluster) PostgresAddrs() []string {
-	addrs := make([]string, len(c.Postgres))
-	for i, n := range c.Postgres {
-		addrs[i] = n.Link.Addr()
-	}
-	return addrs
-}
+func (c *Cluster) PostgresAddrs() []string { return linkAddrs(c.Postgres) }
 
 // PostgresPromote makes the hot standby n a primary with pg_promote(),
 // asked on its own address, and returns once it has left recovery (at

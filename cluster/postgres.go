@@ -283,22 +283,9 @@ func (p *pgNode) launchLocked() error {
 // waitReady polls the server with a query until it answers, it exits, ctx
 // ends or the node's start timeout passes.
 func (p *pgNode) waitReady(ctx context.Context) error {
-	deadline := time.Now().Add(p.timeout)
-	for {
-		if PostgresPing(ctx, p.Addr(), 500*time.Millisecond) == nil {
-			return nil
-		}
-		select {
-		case <-p.exited:
-			return errors.New("process exited during start")
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(25 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%w: no answer within %v", ErrNotReady, p.timeout)
-		}
-	}
+	return pollStart(ctx, p.timeout, p.exited, "answer", func() bool {
+		return PostgresPing(ctx, p.Addr(), 500*time.Millisecond) == nil
+	})
 }
 
 func (p *pgNode) startError(err error) error {
@@ -436,36 +423,7 @@ func PostgresConnect(ctx context.Context, addr string) (*pgx.Conn, error) {
 
 // pgReaper tracks running PostgreSQL nodes, so [KillAll] (Ctrl-C, SIGTERM)
 // stops them and their backends as it stops Redis processes.
-var pgReaper = &pgSet{nodes: map[*pgNode]struct{}{}}
-
-type pgSet struct {
-	mu    sync.Mutex
-	nodes map[*pgNode]struct{}
-}
-
-func (s *pgSet) add(p *pgNode) {
-	s.mu.Lock()
-	s.nodes[p] = struct{}{}
-	s.mu.Unlock()
-}
-
-func (s *pgSet) remove(p *pgNode) {
-	s.mu.Lock()
-	delete(s.nodes, p)
-	s.mu.Unlock()
-}
-
-func (s *pgSet) killAll() {
-	s.mu.Lock()
-	ns := make([]*pgNode, 0, len(s.nodes))
-	for p := range s.nodes {
-		ns = append(ns, p)
-	}
-	s.mu.Unlock()
-	for _, p := range ns {
-		_ = p.Kill()
-	}
-}
+var pgReaper = &liveSet[*pgNode]{}
 
 func init() { reapHooks = append(reapHooks, pgReaper.killAll) }
 

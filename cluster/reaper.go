@@ -7,24 +7,45 @@ import (
 	"syscall"
 )
 
-// reaper tracks every running process so a signal can stop them all.
-var reaper = &procSet{procs: map[*process]struct{}{}}
+// reaper tracks every running Redis process so a signal can stop them all.
+var reaper = &liveSet[*process]{}
 
-type procSet struct {
-	mu    sync.Mutex
-	procs map[*process]struct{}
+// A liveSet tracks the running processes of one kind (Redis processes,
+// etcd members, PostgreSQL nodes, ZooKeeper members), so [KillAll]
+// (Ctrl-C, SIGTERM) stops them all.
+type liveSet[T interface {
+	comparable
+	Kill() error
+}] struct {
+	mu  sync.Mutex
+	set map[T]struct{}
 }
 
-func (s *procSet) add(p *process) {
+func (s *liveSet[T]) add(m T) {
 	s.mu.Lock()
-	s.procs[p] = struct{}{}
+	if s.set == nil {
+		s.set = map[T]struct{}{}
+	}
+	s.set[m] = struct{}{}
 	s.mu.Unlock()
 }
 
-func (s *procSet) remove(p *process) {
+func (s *liveSet[T]) remove(m T) {
 	s.mu.Lock()
-	delete(s.procs, p)
+	delete(s.set, m)
 	s.mu.Unlock()
+}
+
+func (s *liveSet[T]) killAll() {
+	s.mu.Lock()
+	ms := make([]T, 0, len(s.set))
+	for m := range s.set {
+		ms = append(ms, m)
+	}
+	s.mu.Unlock()
+	for _, m := range ms {
+		_ = m.Kill()
+	}
 }
 
 // reapHooks stop what backends other than the process backend started
@@ -41,15 +62,7 @@ func OnReap(h func()) { reapHooks = append(reapHooks, h) }
 // and then unmounts every lazy disk. It is safe to call from a signal
 // handler goroutine.
 func KillAll() {
-	reaper.mu.Lock()
-	procs := make([]*process, 0, len(reaper.procs))
-	for p := range reaper.procs {
-		procs = append(procs, p)
-	}
-	reaper.mu.Unlock()
-	for _, p := range procs {
-		_ = p.Kill()
-	}
+	reaper.killAll()
 	for _, h := range reapHooks {
 		h()
 	}

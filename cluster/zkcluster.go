@@ -114,9 +114,12 @@ func (c *Cluster) newZooKeeperNode(pb *ProcessBackend, i int) (*Node, error) {
 }
 
 // ZooKeeperIndex returns i for a ZooKeeper member named "z<i>" of t, else 0.
-func (t Topology) ZooKeeperIndex(node string) int {
-	i, err := strconv.Atoi(strings.TrimPrefix(node, "z"))
-	if err != nil || !strings.HasPrefix(node, "z") || i < 1 || i > t.ZooKeeper {
+func (t Topology) ZooKeeperIndex(node string) int { return memberIndex(node, "z", t.ZooKeeper) }
+
+// memberIndex returns i for a node named prefix+"<i>", 1 <= i <= n, else 0.
+func memberIndex(node, prefix string, n int) int {
+	i, err := strconv.Atoi(strings.TrimPrefix(node, prefix))
+	if err != nil || !strings.HasPrefix(node, prefix) || i < 1 || i > n {
 		return 0
 	}
 	return i
@@ -130,9 +133,12 @@ func IsZooKeeperMember(n *Node) bool {
 
 // ZooKeeperAddrs returns the client addresses of the ZooKeeper members
 // (their proxies, z1 first), for a client's server list.
-func (c *Cluster) ZooKeeperAddrs() []string {
-	addrs := make([]string, len(c.ZooKeeper))
-	for i, n := range c.ZooKeeper {
+func (c *Cluster) ZooKeeperAddrs() []string { return linkAddrs(c.ZooKeeper) }
+
+// linkAddrs returns the addresses of the nodes' links, in order.
+func linkAddrs(nodes []*Node) []string {
+	addrs := make([]string, len(nodes))
+	for i, n := range nodes {
 		addrs[i] = n.Link.Addr()
 	}
 	return addrs

@@ -231,20 +231,30 @@ func zkEnv() []string {
 // waitUp polls the member's client port with ruok until it answers imok,
 // the JVM exits, ctx ends or the start timeout passes.
 func (z *zkMember) waitUp(ctx context.Context) error {
-	deadline := time.Now().Add(z.timeout)
+	return pollStart(ctx, z.timeout, z.exited, "imok", func() bool {
+		out, err := ZooKeeperCommand(z.Addr(), "ruok", 500*time.Millisecond)
+		return err == nil && out == "imok"
+	})
+}
+
+// pollStart calls ready every 25ms until it reports true (nil), the
+// process exits (exited closes), ctx ends or timeout passes (an error
+// wrapping [ErrNotReady] that says no answer of answer came).
+func pollStart(ctx context.Context, timeout time.Duration, exited <-chan struct{}, answer string, ready func() bool) error {
+	deadline := time.Now().Add(timeout)
 	for {
-		if out, err := ZooKeeperCommand(z.Addr(), "ruok", 500*time.Millisecond); err == nil && out == "imok" {
+		if ready() {
 			return nil
 		}
 		select {
-		case <-z.exited:
+		case <-exited:
 			return errors.New("process exited during start")
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(25 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%w: no imok within %v", ErrNotReady, z.timeout)
+			return fmt.Errorf("%w: no %s within %v", ErrNotReady, answer, timeout)
 		}
 	}
 }
@@ -342,43 +352,6 @@ func ZooKeeperMode(addr string, timeout time.Duration) (string, error) {
 func firstLine(s string) string {
 	l, _, _ := strings.Cut(s, "\n")
 	return l
-}
-
-// A liveSet tracks running members of one kind, so [KillAll] (Ctrl-C,
-// SIGTERM) stops them as it stops Redis processes.
-type liveSet[T interface {
-	comparable
-	Kill() error
-}] struct {
-	mu  sync.Mutex
-	set map[T]struct{}
-}
-
-func (s *liveSet[T]) add(m T) {
-	s.mu.Lock()
-	if s.set == nil {
-		s.set = map[T]struct{}{}
-	}
-	s.set[m] = struct{}{}
-	s.mu.Unlock()
-}
-
-func (s *liveSet[T]) remove(m T) {
-	s.mu.Lock()
-	delete(s.set, m)
-	s.mu.Unlock()
-}
-
-func (s *liveSet[T]) killAll() {
-	s.mu.Lock()
-	ms := make([]T, 0, len(s.set))
-	for m := range s.set {
-		ms = append(ms, m)
-	}
-	s.mu.Unlock()
-	for _, m := range ms {
-		_ = m.Kill()
-	}
 }
 
 // zkReaper tracks running ZooKeeper members.

@@ -5,8 +5,7 @@
 package testetcd
 
 import (
-	"context"
-	"os"
+	"fmt"
 	"os/exec"
 	"testing"
 	"time"
@@ -21,21 +20,8 @@ import (
 func Start(tb testing.TB, members int) *cluster.Cluster {
 	tb.Helper()
 	Require(tb)
-	b, err := cluster.NewProcessBackend(tb.TempDir())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	t0 := time.Now()
-	c, err := cluster.Start(ctx, b, cluster.Topology{Etcd: members})
-	if err != nil {
-		_ = b.Close()
-		tb.Fatal(err)
-	}
-	tb.Logf("%d etcd members started and healthy in %v", members, time.Since(t0).Round(time.Millisecond))
-	tb.Cleanup(func() { _ = c.Close(); _ = b.Close() })
-	return c
+	return testredis.StartTimed(tb, cluster.Topology{Etcd: members}, false, 30*time.Second,
+		fmt.Sprintf("%d etcd members, healthy,", members))
 }
 
 // Require skips tb when etcd (or redis-server, which the process backend
@@ -43,10 +29,6 @@ func Start(tb testing.TB, members int) *cluster.Cluster {
 func Require(tb testing.TB) {
 	tb.Helper()
 	testredis.Require(tb, true)
-	if _, err := exec.LookPath("etcd"); err != nil {
-		if os.Getenv(testredis.RequireEnv) == "1" {
-			tb.Fatalf("etcd not installed, and %s=1 (make deps)", testredis.RequireEnv)
-		}
-		tb.Skipf("etcd not installed (make deps; %s=1 makes this a failure)", testredis.RequireEnv)
-	}
+	_, err := exec.LookPath("etcd")
+	testredis.RequireInstalled(tb, "etcd", err == nil)
 }

@@ -5,8 +5,7 @@
 package testpg
 
 import (
-	"context"
-	"os"
+	"fmt"
 	"testing"
 	"time"
 
@@ -21,23 +20,9 @@ import (
 func Start(tb testing.TB, nodes int, lazy bool) *cluster.Cluster {
 	tb.Helper()
 	Require(tb)
-	b, err := cluster.NewProcessBackend(tb.TempDir())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	b.LazyDisks = lazy
 	// A liveness bound, not a performance one: CI machines are busy.
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	t0 := time.Now()
-	c, err := cluster.Start(ctx, b, cluster.Topology{Postgres: nodes})
-	if err != nil {
-		_ = b.Close()
-		tb.Fatal(err)
-	}
-	tb.Logf("%d PostgreSQL node(s) started and answering in %v", nodes, time.Since(t0).Round(time.Millisecond))
-	tb.Cleanup(func() { _ = c.Close(); _ = b.Close() })
-	return c
+	return testredis.StartTimed(tb, cluster.Topology{Postgres: nodes}, lazy, 2*time.Minute,
+		fmt.Sprintf("%d PostgreSQL node(s), answering,", nodes))
 }
 
 // Require skips tb when PostgreSQL's initdb (or redis-server, which the
@@ -46,10 +31,5 @@ func Start(tb testing.TB, nodes int, lazy bool) *cluster.Cluster {
 func Require(tb testing.TB) {
 	tb.Helper()
 	testredis.Require(tb, true)
-	if !cluster.PostgresInstalled() {
-		if os.Getenv(testredis.RequireEnv) == "1" {
-			tb.Fatalf("PostgreSQL not installed, and %s=1 (make deps)", testredis.RequireEnv)
-		}
-		tb.Skipf("PostgreSQL not installed (make deps; %s=1 makes this a failure)", testredis.RequireEnv)
-	}
+	testredis.RequireInstalled(tb, "PostgreSQL", cluster.PostgresInstalled())
 }

@@ -3,6 +3,7 @@ package testredis
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/lockpick/lockpick/cluster"
 )
@@ -22,6 +23,31 @@ func StartOne(tb testing.TB) *cluster.Cluster {
 		_ = b.Close()
 		tb.Fatal(err)
 	}
+	tb.Cleanup(func() { _ = c.Close(); _ = b.Close() })
+	return c
+}
+
+// StartTimed starts topo on a process backend in a test-owned directory (on
+// lazy disks if lazy) within timeout, logs how long it took, naming the
+// topology as what, and stops it (and its backend) at cleanup. It fails the
+// test if the start fails. The caller checks first that what topo needs is
+// installed.
+func StartTimed(tb testing.TB, topo cluster.Topology, lazy bool, timeout time.Duration, what string) *cluster.Cluster {
+	tb.Helper()
+	b, err := cluster.NewProcessBackend(tb.TempDir())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	b.LazyDisks = lazy
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	t0 := time.Now()
+	c, err := cluster.Start(ctx, b, topo)
+	if err != nil {
+		_ = b.Close()
+		tb.Fatal(err)
+	}
+	tb.Logf("%s started in %v", what, time.Since(t0).Round(time.Millisecond))
 	tb.Cleanup(func() { _ = c.Close(); _ = b.Close() })
 	return c
 }

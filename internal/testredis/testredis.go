@@ -28,6 +28,19 @@ func Require(tb testing.TB, sentinel bool) {
 	}
 }
 
+// RequireInstalled skips tb when installed is false, naming what is
+// missing (make deps installs it), or fails it when LOCKPICK_REQUIRE_REDIS=1.
+func RequireInstalled(tb testing.TB, what string, installed bool) {
+	tb.Helper()
+	switch {
+	case installed:
+	case os.Getenv(RequireEnv) == "1":
+		tb.Fatalf("%s not installed, and %s=1 (make deps)", what, RequireEnv)
+	default:
+		tb.Skipf("%s not installed (make deps; %s=1 makes this a failure)", what, RequireEnv)
+	}
+}
+
 // decide returns the first missing program, and whether its absence fails
 // the test rather than skipping it.
 func decide(lookPath func(string) (string, error), env string, sentinel bool) (missing string, fail bool) {
