@@ -1,8 +1,6 @@
 package scenario_test
 
 import (
-	"errors"
-	"strings"
 	"testing"
 
 	"github.com/lockpick/lockpick/scenario"
@@ -34,22 +32,7 @@ func TestParse_EtcdErrors(t *testing.T) {
 		{"link of no client", etcdHead + "lock: {kind: etcd-mutex}\nclients: 2\nfaults:\n  - {at: 1s, fault: partition, node: e1-c3}\n", 7, "faults[0].node", `no node "e1-c3"`},
 		{"key_after on a member", etcdHead + "lock: {kind: etcd-mutex}\nrequire:\n  - {fault: kill, node: e1, key_after: held}\nfaults:\n  - {at: 1s, fault: kill, node: e1}\n", 6, "require[0].key_after", "not read"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := scenario.Parse("bad.yaml", []byte(tc.yaml))
-			var fe *scenario.FileError
-			if !errors.As(err, &fe) {
-				t.Fatalf("err = %v, want *FileError", err)
-			}
-			if got, want := fe.Line, tc.line; got != want {
-				t.Errorf("line = %d, want %d (%v)", got, want, err)
-			}
-			if got, want := fe.Field, tc.field; got != want {
-				t.Errorf("field = %q, want %q (%v)", got, want, err)
-			}
-			if !strings.Contains(fe.Msg, tc.msg) {
-				t.Errorf("error %q, want %q", err, tc.msg)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkParseError(t, tc.yaml, tc.line, tc.field, tc.msg) })
 	}
 }
 

@@ -577,21 +577,22 @@ func validNode(name string, nodes, clients int) bool {
 // validEtcdNode accepts, in an etcd topology, the members e1..eN, the
 // resource paths r1..rC and the clients' own links to members, e<i>-c<p>.
 func (s Scenario) validEtcdNode(name string) bool {
-	t := s.Topology.Cluster()
-	if node, p, ok := ClientLinkOf(name); ok {
-		return p >= 1 && p <= s.Clients && t.EtcdIndex(node) > 0
-	}
-	return validNode(name, 0, s.Clients) || t.EtcdIndex(name) > 0
+	return s.validMemberNode(name, s.Topology.Cluster().EtcdIndex)
 }
 
 // validPostgresNode accepts, in a PostgreSQL topology, the nodes p1..pN,
 // the resource paths r1..rC and the clients' own links to nodes, p<i>-c<p>.
 func (s Scenario) validPostgresNode(name string) bool {
-	t := s.Topology.Cluster()
+	return s.validMemberNode(name, s.Topology.Cluster().PostgresIndex)
+}
+
+// validMemberNode accepts the members index numbers (index > 0), the
+// resource paths r1..rC and the clients' own links to members.
+func (s Scenario) validMemberNode(name string, index func(string) int) bool {
 	if node, p, ok := ClientLinkOf(name); ok {
-		return p >= 1 && p <= s.Clients && t.PostgresIndex(node) > 0
+		return p >= 1 && p <= s.Clients && index(node) > 0
 	}
-	return validNode(name, 0, s.Clients) || t.PostgresIndex(name) > 0
+	return validNode(name, 0, s.Clients) || index(name) > 0
 }
 
 // linkFaults are the faults a client's own link to a node takes.

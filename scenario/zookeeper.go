@@ -47,9 +47,5 @@ func (s Scenario) validZooKeeper() error {
 // z1..zN, the resource paths r1..rC and the clients' own links to
 // members, z<i>-c<p>.
 func (s Scenario) validZooKeeperNode(name string) bool {
-	t := s.Topology.Cluster()
-	if node, p, ok := ClientLinkOf(name); ok {
-		return p >= 1 && p <= s.Clients && t.ZooKeeperIndex(node) > 0
-	}
-	return validNode(name, 0, s.Clients) || t.ZooKeeperIndex(name) > 0
+	return s.validMemberNode(name, s.Topology.Cluster().ZooKeeperIndex)
 }

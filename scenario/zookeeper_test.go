@@ -26,22 +26,27 @@ func TestParse_ZooKeeperErrors(t *testing.T) {
 		{"peer partition", zkHead + "lock: {kind: zk-lock, acquire: block, ttl: 2s}\nfaults:\n  - {at: 1s, fault: peer-partition, node: z1}\n", 6, "faults[0].fault", "connects back"},
 		{"@master on ZooKeeper", zkHead + "lock: {kind: zk-lock, acquire: block, ttl: 2s}\nfaults:\n  - {at: 1s, fault: kill, node: \"@master\"}\n", 6, "faults[0].node", "aim at ZooKeeper members with @leader"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := scenario.Parse("bad.yaml", []byte(tc.yaml))
-			var fe *scenario.FileError
-			if !errors.As(err, &fe) {
-				t.Fatalf("err = %v, want *FileError", err)
-			}
-			if got, want := fe.Line, tc.line; got != want {
-				t.Errorf("line = %d, want %d (%v)", got, want, err)
-			}
-			if got, want := fe.Field, tc.field; got != want {
-				t.Errorf("field = %q, want %q (%v)", got, want, err)
-			}
-			if !strings.Contains(fe.Msg, tc.msg) {
-				t.Errorf("error %q, want %q", err, tc.msg)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkParseError(t, tc.yaml, tc.line, tc.field, tc.msg) })
+	}
+}
+
+// checkParseError parses yaml and fails t unless it is refused at line,
+// in field, with msg in the message.
+func checkParseError(t *testing.T, yaml string, line int, field, msg string) {
+	t.Helper()
+	_, err := scenario.Parse("bad.yaml", []byte(yaml))
+	var fe *scenario.FileError
+	if !errors.As(err, &fe) {
+		t.Fatalf("err = %v, want *FileError", err)
+	}
+	if got, want := fe.Line, line; got != want {
+		t.Errorf("line = %d, want %d (%v)", got, want, err)
+	}
+	if got, want := fe.Field, field; got != want {
+		t.Errorf("field = %q, want %q (%v)", got, want, err)
+	}
+	if !strings.Contains(fe.Msg, msg) {
+		t.Errorf("error %q, want %q", err, msg)
 	}
 }
 

@@ -15,15 +15,7 @@ import (
 // pgSubject builds client p's pg-advisory subject on view, closed at cleanup.
 func pgSubject(tb testing.TB, view subject.View, fenced bool, p int) subject.Subject {
 	tb.Helper()
-	tgt := subject.NewTarget(view)
-	s := subject.New(subject.Config{Lock: scenario.Lock{Kind: "pg-advisory", Key: "lock"}, Fenced: fenced, Process: p, Target: tgt})
-	tb.Cleanup(func() { subject.Close(s); tgt.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := s.(subject.Warmer).WarmUp(ctx); err != nil {
-		tb.Fatal(err)
-	}
-	return s
+	return warmSubject(tb, view, scenario.Lock{Kind: "pg-advisory", Key: "lock"}, fenced, p)
 }
 
 // TestPgSubject_Advisory: one session holds the lock and the other is

@@ -12,11 +12,19 @@ import (
 	"github.com/lockpick/lockpick/subject"
 )
 
-// zkSubject builds client p's zk-lock subject on view, closed at cleanup.
+// zkSubject builds client p's zk-lock subject on view (1 s sessions),
+// warmed up and closed at cleanup.
 func zkSubject(tb testing.TB, view subject.View, fenced bool, p int) subject.Subject {
 	tb.Helper()
-	tgt := subject.NewTarget(view)
 	lock := scenario.Lock{Kind: "zk-lock", Key: "lock", Acquire: scenario.AcquireBlock, TTL: scenario.Duration(time.Second)}
+	return warmSubject(tb, view, lock, fenced, p)
+}
+
+// warmSubject builds client p's subject of lock on view, warms it up
+// (within 10s) and closes it at cleanup.
+func warmSubject(tb testing.TB, view subject.View, lock scenario.Lock, fenced bool, p int) subject.Subject {
+	tb.Helper()
+	tgt := subject.NewTarget(view)
 	s := subject.New(subject.Config{Lock: lock, Fenced: fenced, Process: p, Target: tgt})
 	tb.Cleanup(func() { subject.Close(s); tgt.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
