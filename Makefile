@@ -11,8 +11,10 @@ all: build
 # deps installs redis-server, redis-sentinel, gcc, python3-redis (for examples/pylock),
 # python3-etcd3 (for examples/pyetcdlock), etcd-server (etcd 3.4, for the etcd
 # topologies; see docs/etcd.md), postgresql-15 (for the PostgreSQL topologies;
-# see docs/postgres.md) and zookeeper (ZooKeeper 3.8 and a JRE, for the ZooKeeper
-# topologies; see docs/zookeeper.md) from Debian when they are missing.
+# see docs/postgres.md), zookeeper (ZooKeeper 3.8 and a JRE, for the ZooKeeper
+# topologies; see docs/zookeeper.md), libcurator-recipes-java (Apache Curator) and
+# openjdk-17-jdk-headless (javac), for examples/curatorlock, from Debian when they
+# are missing.
 deps:
 	@if ! command -v redis-server >/dev/null || ! command -v redis-sentinel >/dev/null; then \
 		echo "installing redis-server and redis-sentinel (Debian packages)"; \
@@ -54,6 +56,11 @@ deps:
 		$(SUDO) apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq zookeeper >/dev/null; \
 		$(SUDO) service zookeeper stop >/dev/null 2>&1 || true; \
+	fi
+	@if [ ! -f /usr/share/java/curator-recipes.jar ] || ! command -v javac >/dev/null; then \
+		echo "installing libcurator-recipes-java and openjdk-17-jdk-headless (Debian packages, Apache Curator and javac, for examples/curatorlock)"; \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq libcurator-recipes-java openjdk-17-jdk-headless >/dev/null; \
 	fi
 
 build:

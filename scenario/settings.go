@@ -78,7 +78,7 @@ var settingRules = map[string]settingRule{
 	"rotate_order":           {of: "lockpick's redlock and multilock"},
 	"all_nodes":              {of: "lockpick's multilock"},
 	"require_leader":         {of: "lockpick's etcd-mutex"},
-	"ignore_lost":            {of: "lockpick's etcd locks"},
+	"ignore_lost":            {of: "lockpick's etcd and ZooKeeper locks"},
 	"recovery_pause":         {of: "lockpick's getset lock"},
 	"reenter":                {of: ofReentrant},
 	"count_every_acquire":    {of: ofReentrant},

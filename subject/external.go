@@ -95,6 +95,10 @@ type extRequest struct {
 	// Etcd lists the etcd members' client addresses (their proxies), e1
 	// first, on an etcd topology; Nodes is then empty and Master is e1's.
 	Etcd []string `json:"etcd,omitempty"`
+	// ZooKeeper lists the ZooKeeper members' client addresses (their
+	// proxies), z1 first, on a ZooKeeper topology; Nodes is then empty and
+	// Master is z1's.
+	ZooKeeper []string `json:"zookeeper,omitempty"`
 	// WaitMS, on a blocking acquire (the program declares block, the
 	// scenario says acquire: block), is how long the program may wait for
 	// the lock, in milliseconds; TimeoutMS then covers the wait and the
@@ -576,6 +580,9 @@ func (s *externalSubject) exchange(ctx context.Context, req extRequest, timeout 
 	req.Masters = view.Masters
 	for _, m := range view.Etcd {
 		req.Etcd = append(req.Etcd, m.Addr)
+	}
+	for _, m := range view.ZooKeeper {
+		req.ZooKeeper = append(req.ZooKeeper, m.Addr)
 	}
 	if view.Cluster {
 		req.Cluster, req.Announced = true, map[string]string{}

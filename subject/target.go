@@ -172,13 +172,15 @@ func (t *Target) askSentinels(ctx context.Context) (NodeAddr, error) {
 	return NodeAddr{}, fmt.Errorf("no master known: %w", last)
 }
 
-// firstNode returns the view's first node, or in an etcd topology its
-// first member.
+// firstNode returns the view's first node, or in an etcd, ZooKeeper or
+// PostgreSQL topology its first member.
 func (t *Target) firstNode() NodeAddr {
-	if len(t.view.Nodes) == 0 && len(t.view.Etcd) > 0 {
-		return t.view.Etcd[0]
+	for _, ns := range [][]NodeAddr{t.view.Nodes, t.view.Etcd, t.view.ZooKeeper, t.view.Postgres} {
+		if len(ns) > 0 {
+			return ns[0]
+		}
 	}
-	return t.view.Nodes[0]
+	return NodeAddr{}
 }
 
 // masterNodes returns the masters among the view's nodes: the first
