@@ -100,7 +100,10 @@ var reports = []report{
 	},
 	{
 		ID: "Apache Curator, Tech Note 10", URL: "https://cwiki.apache.org/confluence/display/CURATOR/TN10",
-		Saw:    "a GC pause longer than the session timeout: both clients believe they hold the lock",
-		Reason: "needs ZooKeeper, which lockpick does not run yet (being added)",
+		Saw: "a GC pause longer than the session timeout: both clients believe they hold the lock",
+		Runs: []measure{
+			{Scenario: "zk-pause-holder", Arm: "unfenced", Version: "affected: every ZooKeeper session lock (design); go-zookeeper's recipe on ZooKeeper 3.8"},
+			{Scenario: "zk-pause-holder", Arm: "fenced", Version: "mitigation: the lock znode's czxid as fencing token"},
+		},
 	},
 }
