@@ -174,7 +174,7 @@ func (c *Cluster) WaitEtcdHealthy(ctx context.Context, timeout time.Duration) er
 }
 
 // ErrNoLeader means no etcd member reported itself leader.
-var ErrNoLeader = errors.New("cluster: no etcd leader")
+var ErrNoLeader = errors.New("cluster: no leader")
 
 // EtcdLeader returns the member that reports itself leader (its status
 // names itself), asking every running member on its own address; if two
