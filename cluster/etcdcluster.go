@@ -173,7 +173,7 @@ func (c *Cluster) WaitEtcdHealthy(ctx context.Context, timeout time.Duration) er
 	}
 }
 
-// ErrNoLeader means no etcd member reported itself leader.
+// ErrNoLeader means no etcd member (or ZooKeeper member) reported itself leader.
 var ErrNoLeader = errors.New("cluster: no leader")
 
 // EtcdLeader returns the member that reports itself leader (its status
