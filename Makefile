@@ -213,12 +213,13 @@ bench-explore: deps
 	$(GO) run ./internal/explorebench -seeds $(or $(SEEDS),5) -budget $(or $(BUDGET),2m) -only $(or $(ONLY),redlock,single,etcd)
 
 # reproducers runs the reproducers suite, lock bugs users reported (on the
-# version they ran and on the fix, where one exists), and the scenario of
-# examples/reproducers/ whose lock programs it builds first (redsync at
-# v4.3.0 and v4.4.1, examples/redsyncextend), TRIALS=n trials an arm
+# version they ran and on the fix, where one exists), and the scenario files
+# of examples/reproducers/ (their lock programs: redsync at v4.3.0 and v4.4.1,
+# examples/redsyncextend, built here first; Curator, examples/curatorlock),
+# TRIALS=n trials an arm
 # (default 20), one trial at a time, and rewrites the table of
 # docs/reproducers.md; the run folders land in results/reproducers/. About
-# 25 minutes on 2 cores at the default.
+# 35 minutes on 2 cores at the default.
 .PHONY: reproducers
 reproducers: deps build
 	cd examples/redsyncextend && $(GO) build -o ../../bin/redsyncextend-v4.4.1 . && \

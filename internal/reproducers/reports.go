@@ -102,7 +102,11 @@ var reports = []report{
 		ID: "Apache Curator, Tech Note 10", URL: "https://cwiki.apache.org/confluence/display/CURATOR/TN10",
 		Saw: "a GC pause longer than the session timeout: both clients believe they hold the lock",
 		Runs: []measure{
-			{Scenario: "zk-pause-holder", Arm: "unfenced", Version: "affected: every ZooKeeper session lock (design); go-zookeeper's recipe on ZooKeeper 3.8"},
+			{Scenario: "curator-session-pause", File: "examples/reproducers/curator-session-pause.yaml", Arm: "unfenced",
+				Version: "affected: Apache Curator 5.4.0's InterProcessMutex (examples/curatorlock) on ZooKeeper 3.8: every version (design)"},
+			{Scenario: "curator-session-pause", File: "examples/reproducers/curator-session-pause.yaml", Arm: "fenced",
+				Version: "mitigation: the lock znode's czxid as fencing token"},
+			{Scenario: "zk-pause-holder", Arm: "unfenced", Version: "affected: every ZooKeeper session lock (design); go-zookeeper's recipe"},
 			{Scenario: "zk-pause-holder", Arm: "fenced", Version: "mitigation: the lock znode's czxid as fencing token"},
 		},
 	},
