@@ -206,11 +206,13 @@ bench-startup:
 # "Guided against random"): time and schedules to the first finding, guided
 # against random, the two in turn, SEEDS seeds (default 5) on
 # redlock-baseline, single-baseline with a lock program whose release is a
-# bare DEL, and etcd-pause-holder (ONLY=redlock,single,etcd,failover picks);
-# BUDGET per search (default 2m). About 30-60 minutes on 2 cores.
+# bare DEL, etcd-pause-holder with client faults and with every fault, and
+# failover-lock-loss with every fault (ONLY= words of their names, e.g.
+# ONLY=redlock,single or ONLY='every fault'); BUDGET per search (default
+# 2m). About 20 minutes a bench on 2 cores.
 .PHONY: bench-explore
 bench-explore: deps
-	$(GO) run ./internal/explorebench -seeds $(or $(SEEDS),5) -budget $(or $(BUDGET),2m) -only $(or $(ONLY),redlock,single,etcd)
+	$(GO) run ./internal/explorebench -seeds $(or $(SEEDS),5) -budget $(or $(BUDGET),2m) -only "$(ONLY)"
 
 # reproducers runs the reproducers suite, lock bugs users reported (on the
 # version they ran and on the fix, where one exists), and the scenario files

@@ -41,14 +41,14 @@ type bench struct {
 var benches = []bench{
 	{name: "redlock-baseline", scenario: "redlock-baseline",
 		faults: []string{"kill", "restart", "pause", "partition", "latency", "drop-replies", "reset"}},
-	{name: "single-baseline, bare DEL", scenario: "single-baseline",
+	{name: "single-baseline (bare DEL)", scenario: "single-baseline",
 		faults: []string{"pause-client", "latency", "drop-replies"}, program: []string{"bin/extlock", "-unsafe-release"}},
 	{name: "etcd-pause-holder (unfenced)", scenario: "etcd-pause-holder",
 		faults: []string{"pause-client", "latency", "partition"}},
 	// every fault that fits: a larger space, where the first finding takes
 	// tens of schedules
-	{name: "failover-lock-loss, every fault", scenario: "failover-lock-loss"},
-	{name: "etcd-pause-holder, every fault", scenario: "etcd-pause-holder"},
+	{name: "failover-lock-loss (every fault)", scenario: "failover-lock-loss"},
+	{name: "etcd-pause-holder (every fault)", scenario: "etcd-pause-holder"},
 }
 
 // A run is one search's outcome.
