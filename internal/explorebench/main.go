@@ -67,6 +67,7 @@ func main() {
 		os.Exit(0)
 	}
 	seeds := flag.Int("seeds", 5, "seeds per scenario and strategy")
+	first := flag.Int("first-seed", 1, "the first seed; the others follow it")
 	budget := flag.Duration("budget", 3*time.Minute, "time budget of one search")
 	parallel := flag.Int("parallel", 2, "trials of a search at once")
 	only := flag.String("only", "", "run only the benches whose names contain one of these words, comma-separated")
@@ -92,7 +93,7 @@ func main() {
 			os.Exit(2)
 		}
 		runs := map[string][]run{}
-		for seed := 1; seed <= *seeds; seed++ {
+		for seed := *first; seed < *first+*seeds; seed++ {
 			order := explore.Strategies()
 			if seed%2 == 0 {
 				slices.Reverse(order)
