@@ -85,7 +85,8 @@ func TestScenario_WithSubjectShape(t *testing.T) {
 		{"etcd-baseline", scenario.ShapeEtcd, "etcd-baseline@extlock"},
 		{"single-baseline", scenario.ShapeEtcd, "an etcd lock, and the scenario runs Redis nodes"},
 		{"single-baseline", "", "single-baseline@extlock"},
-		{"single-baseline", "zookeeper", "a shape"},
+		{"single-baseline", scenario.ShapeZooKeeper, "a ZooKeeper lock, and the scenario runs no ZooKeeper members"},
+		{"single-baseline", "paxos", "a shape"},
 	} {
 		t.Run(tc.scenario+"@"+tc.shape, func(t *testing.T) {
 			s, err := scenario.Lookup(tc.scenario)
