@@ -45,9 +45,10 @@ type guide struct {
 // kind that found the key held and left it absent, a takeover, a refused
 // stale write...), as coverage steers a fuzzer.
 func (g *guide) learn(sc Schedule, tr trial.TrialResult, ttl time.Duration) {
-	score := closeness(tr, ttl)
+	m := checker.MarginsOf(tr.History)
+	score := closeness(tr, m, ttl)
 	if tr.Observed != evidence.Inconclusive {
-		score += 0.5 * float64(g.novel(features(tr)))
+		score += 0.5 * float64(g.novel(features(tr, m)))
 	}
 	g.add(sc, score)
 }
@@ -73,7 +74,7 @@ func (g *guide) novel(fs []string) int {
 // kind, aim and what it found of the key before and after ("restart
 // @master held>absent"), each anomaly kind seen or refused, and whether the
 // lock was taken over or a holder acted late.
-func features(tr trial.TrialResult) []string {
+func features(tr trial.TrialResult, m checker.Margins) []string {
 	var fs []string
 	for _, f := range tr.Evidence.Faults {
 		if f.Fired == nil || f.Error != "" {
@@ -87,7 +88,6 @@ func features(tr trial.TrialResult) []string {
 	for k := range tr.Check.PreventedCounts() {
 		fs = append(fs, "prevented "+string(k))
 	}
-	m := checker.MarginsOf(tr.History)
 	if m.Takeovers > 0 {
 		fs = append(fs, "takeover")
 	}
@@ -137,7 +137,7 @@ func (g *guide) parent(rng *rand.Rand) (Schedule, bool) {
 	return a.sc, true
 }
 
-// closeness scores how near a trial came to breaking the lock, from 0
+// closeness scores how near a trial, with margins m, came to breaking the lock, from 0
 // (nothing learnt: inconclusive, or the lock only changed hands by
 // release) up: the shortest takeover (a grant while another holder had not
 // released) against the TTL, 1 at a gap of 0; half a point for each act a
@@ -145,11 +145,10 @@ func (g *guide) parent(rng *rand.Rand) (Schedule, bool) {
 // node that lost the key while it was held (up to two) and for each kind
 // of anomaly a mitigation refused (the attack met the fence); a quarter for
 // a liveness anomaly.
-func closeness(tr trial.TrialResult, ttl time.Duration) float64 {
+func closeness(tr trial.TrialResult, m checker.Margins, ttl time.Duration) float64 {
 	if tr.Observed == evidence.Inconclusive || ttl <= 0 {
 		return 0
 	}
-	m := checker.MarginsOf(tr.History)
 	s := 0.0
 	if m.Takeovers > 0 {
 		s += 1 - min(1, max(0, float64(m.Takeover)/float64(ttl)))

@@ -132,30 +132,30 @@ func TestCloseness(t *testing.T) {
 	}
 	ttl := time.Second
 	tr := trial.TrialResult{Observed: evidence.Safe, History: h}
-	if got := closeness(tr, ttl); got < 0.89 || got > 0.91 {
+	if got := score(tr, ttl); got < 0.89 || got > 0.91 {
 		t.Errorf("a 100 ms handover under a 1 s TTL scored %.2f, want 0.90", got)
 	}
 	late := append(h[:4:4], ev(1, checker.Invoke, checker.FWrite, 1200, 0), ev(1, checker.OK, checker.FWrite, 1201, 0))
 	for i := range late {
 		late[i].Index = i
 	}
-	if got := closeness(trial.TrialResult{Observed: evidence.Safe, History: late}, ttl); got < 1.39 {
+	if got := score(trial.TrialResult{Observed: evidence.Safe, History: late}, ttl); got < 1.39 {
 		t.Errorf("a late write scored %.2f, want the handover's 0.9 and 0.5 more", got)
 	}
 	released := checker.History{h[0], h[1], ev(1, checker.Invoke, checker.FRelease, 500, 0), ev(1, checker.OK, checker.FRelease, 501, 0), h[2], h[3]}
 	for i := range released {
 		released[i].Index = i
 	}
-	if got := closeness(trial.TrialResult{Observed: evidence.Safe, History: released}, ttl); got != 0 {
+	if got := score(trial.TrialResult{Observed: evidence.Safe, History: released}, ttl); got != 0 {
 		t.Errorf("a grant after a release scored %.2f, want 0", got)
 	}
 	lost := trial.TrialResult{Observed: evidence.Safe, History: released}
 	lost.Evidence.Faults = []evidence.Fault{{Fault: "restart", Target: "n1", KeyBefore: "held", KeyAfter: "absent"}}
-	if got := closeness(lost, ttl); got != 1 {
+	if got := score(lost, ttl); got != 1 {
 		t.Errorf("a node that lost the held key scored %.2f, want 1", got)
 	}
 	tr.Observed = evidence.Inconclusive
-	if got := closeness(tr, ttl); got != 0 {
+	if got := score(tr, ttl); got != 0 {
 		t.Errorf("an inconclusive trial scored %.2f, want 0", got)
 	}
 }
@@ -172,7 +172,12 @@ func TestGuide_NoveltyOnce(t *testing.T) {
 	if len(gd.pool) != 2 || gd.pool[0].score != 1.5 || gd.pool[1].score != 1 {
 		t.Errorf("pool = %+v, want #1 at 1.5 (a lost key, new) and #2 at 1 (the same, seen)", gd.pool)
 	}
-	if got := features(tr); len(got) != 1 || got[0] != "restart @master held>absent" {
+	if got := features(tr, checker.Margins{}); len(got) != 1 || got[0] != "restart @master held>absent" {
 		t.Errorf("features = %q", got)
 	}
+}
+
+// score is closeness with the trial's own margins.
+func score(tr trial.TrialResult, ttl time.Duration) float64 {
+	return closeness(tr, checker.MarginsOf(tr.History), ttl)
 }
