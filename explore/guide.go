@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -110,14 +111,8 @@ func (g *guide) add(sc Schedule, score float64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.pool = append(g.pool, scored{sc, score})
-	slices.SortStableFunc(g.pool, func(a, b scored) int {
-		switch {
-		case a.score > b.score:
-			return -1
-		case a.score < b.score:
-			return 1
-		}
-		return a.sc.Index - b.sc.Index
+	slices.SortStableFunc(g.pool, func(a, b scored) int { // closest first, then the earlier
+		return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(a.sc.Index, b.sc.Index))
 	})
 	g.pool = g.pool[:min(len(g.pool), poolSize)]
 }
