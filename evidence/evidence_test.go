@@ -143,7 +143,7 @@ func TestEvaluate(t *testing.T) {
 			reasons: []string{"found involves n1"}},
 		{name: "anomaly with min, none found",
 			in:      evidence.Input{History: history(ok(1)), Require: []evidence.Requirement{{Anomaly: "double-grant", Nodes: []string{"n1"}, Min: 1}}},
-			reasons: []string{"found 0 found"}},
+			reasons: []string{"found 0"}},
 		{name: "anomaly with min, found",
 			in: evidence.Input{History: history(ok(1)), Result: checker.Result{Anomalies: []checker.Anomaly{{Kind: checker.DoubleGrant, Nodes: []string{"n1"}}}},
 				Require: []evidence.Requirement{{Anomaly: "double-grant", Nodes: []string{"n1"}, Min: 1}}}},

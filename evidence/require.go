@@ -299,7 +299,7 @@ func (in *Input) check(r Requirement) Check {
 			}
 		}
 		if c.Met && n < r.Min {
-			c.Met, c.Found = false, fmt.Sprintf("%d found", n)
+			c.Met, c.Found = false, fmt.Sprint(n)
 		}
 	case r.Waited != "":
 		c.Found, c.Met = in.longestWait(r)
