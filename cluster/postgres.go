@@ -193,6 +193,16 @@ func (p *pgNode) appendConf() error {
 		"logging_collector = off",
 		"log_connections = off",
 	}
+	// After a crash the server syncs its data folder before recovery: file
+	// by file, a restart took 0.6–1.8 s on this machine under load, with
+	// one syncfs 0.15–0.55 s. A lazy disk keeps fsync (FUSE ignores syncfs,
+	// and the sync must reach what a later power loss keeps); set either
+	// way, as a replica's copy holds its primary's.
+	sync := "syncfs"
+	if p.disk.Lazy() {
+		sync = "fsync"
+	}
+	conf = append(conf, "recovery_init_sync_method = "+sync)
 	hba := "host all all 127.0.0.1/32 trust\nhost replication all 127.0.0.1/32 trust\n"
 	if err := appendFile(filepath.Join(p.disk.Path, "postgresql.conf"), strings.Join(conf, "\n")+"\n"); err != nil {
 		return err
