@@ -4,14 +4,15 @@
 // Every redis-server and redis-sentinel runs as a real process, started by a
 // [Backend]: [ProcessBackend] runs them as children of this process, the
 // backend of package dockerbackend as containers. With Topology{Etcd: N}
-// the nodes are etcd members instead, run by the backend's [EtcdRunner]:
+// the nodes are etcd members instead, run by the backend's [MemberRunner]:
 // as children of this process, or as containers (see docs/etcd.md). With
 // Topology{Postgres: N} they are PostgreSQL servers (a primary and maybe a
 // hot standby), children of this process on the process backend only, run
 // as the user nobody when this process is root (see docs/postgres.md). With
 // Topology{ZooKeeper: N} they are the members of a ZooKeeper ensemble (JVMs
-// of Debian's jars), children of this process on the process backend only
-// (see docs/zookeeper.md).
+// of Debian's jars), run by the backend's [MemberRunner] as etcd members
+// are: as children of this process, or as containers (see
+// docs/zookeeper.md).
 //
 // # Network
 //

@@ -18,7 +18,7 @@ import (
 )
 
 // An etcdMember is one etcd server process of an etcd topology, run by
-// its backend's [EtcdRunner] in its own folder: its data directory (data/)
+// its backend's [MemberRunner] in its own folder: its data directory (data/)
 // and nothing else; its log is <name>.log beside the folder, as for Redis
 // nodes. Its client and peer ports are reserved for the cluster's life, so
 // a killed member restarts on the same addresses, and it advertises the
@@ -26,7 +26,7 @@ import (
 // the other members reach it only through them.
 type etcdMember struct {
 	name, dir, logPath   string
-	runner               EtcdRunner
+	runner               MemberRunner
 	clientPort, peerPort int
 	reservations         []*netlink.PortReservation
 	clientURL, peerURL   string // advertised: the proxies

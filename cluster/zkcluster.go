@@ -24,11 +24,11 @@ const (
 )
 
 // startZooKeeper starts topo.ZooKeeper members z1..zN of one ensemble on
-// backend, which must be the process backend, and waits until every one
+// backend, which must be a [ZooKeeperBackend], and waits until every one
 // serves (a leader is elected and every follower has joined it). It is the
 // whole of [Start] for a topology with ZooKeeper set.
 func startZooKeeper(ctx context.Context, backend Backend, topo Topology) (_ *Cluster, err error) {
-	pb, ok := backend.(*ProcessBackend)
+	zb, ok := backend.(ZooKeeperBackend)
 	switch {
 	case topo.Masters > 0 || topo.Replicas > 0 || topo.Shards > 0 || topo.Sentinels > 0 || topo.Etcd > 0 || topo.Postgres > 0:
 		return nil, fmt.Errorf("%w: a ZooKeeper topology has no Redis nodes, etcd members or PostgreSQL nodes", ErrBadTopology)
@@ -37,7 +37,7 @@ func startZooKeeper(ctx context.Context, backend Backend, topo Topology) (_ *Clu
 	case topo.Persistence != "" && topo.Persistence != PersistNoFsync:
 		return nil, fmt.Errorf("%w: ZooKeeper members take persistence no-fsync or none given, not %q", ErrBadTopology, topo.Persistence)
 	case !ok:
-		return nil, fmt.Errorf("%w: ZooKeeper members run on the process backend only, not %T", ErrBadTopology, backend)
+		return nil, fmt.Errorf("%w: the %T backend runs no ZooKeeper members", ErrBadTopology, backend)
 	}
 	c := &Cluster{topo: topo, backend: backend, proxies: netlink.NewProxies()}
 	defer func() {
@@ -46,7 +46,7 @@ func startZooKeeper(ctx context.Context, backend Backend, topo Topology) (_ *Clu
 		}
 	}()
 	for i := 1; i <= topo.ZooKeeper; i++ {
-		n, err := c.newZooKeeperNode(pb, i)
+		n, err := c.newZooKeeperNode(ctx, zb, i)
 		if err != nil {
 			return nil, err
 		}
@@ -75,20 +75,23 @@ func startZooKeeper(ctx context.Context, backend Backend, topo Topology) (_ *Clu
 	return c, nil
 }
 
-// newZooKeeperNode reserves member i's three ports (client, quorum,
-// election), makes its disk, puts a proxy in front of its client port and
-// returns the node, not yet started.
-func (c *Cluster) newZooKeeperNode(pb *ProcessBackend, i int) (*Node, error) {
+// newZooKeeperNode asks zb where member i runs, reserves its three ports
+// (client, quorum, election), makes its disk, puts a proxy in front of its
+// client port and returns the node, not yet started.
+func (c *Cluster) newZooKeeperNode(ctx context.Context, zb ZooKeeperBackend, i int) (*Node, error) {
 	name := "z" + strconv.Itoa(i)
-	dir := filepath.Join(pb.Dir, name)
-	z := &zkMember{name: name, id: i, dir: dir, logPath: filepath.Join(pb.Dir, name+".log"),
-		timeout: max(pb.StartTimeout, zkStartTimeout)}
-	var err error
-	kind := LazyIf(pb.LazyDisks)
+	pl, err := zb.ZooKeeperPlace(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	z := &zkMember{name: name, id: i, dir: pl.Dir, logPath: pl.LogPath, runner: pl.Runner,
+		timeout: max(pl.StartTimeout, zkStartTimeout)}
+	kind := LazyIf(pl.LazyDisk)
 	if c.topo.Persistence == PersistNoFsync {
 		kind = NoFsyncDisk // acknowledges fsync without making anything durable
 	}
-	if z.disk, err = NewDisk(filepath.Join(dir, "data"), name, kind); err != nil {
+	if z.disk, err = NewDisk(filepath.Join(pl.Dir, "data"), name, kind); err != nil {
+		z.releasePort()
 		return nil, err
 	}
 	for _, port := range []*int{&z.clientPort, &z.quorumPort, &z.electionPort} {

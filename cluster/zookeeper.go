@@ -35,8 +35,8 @@ const zkMainClass = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
 // waits) and the granularity of session expiry.
 const zkTick = 200 * time.Millisecond
 
-// A zkMember is one ZooKeeper server (a JVM) of a ZooKeeper ensemble, a
-// child process of this one, in its own folder: its configuration
+// A zkMember is one ZooKeeper server (a JVM) of a ZooKeeper ensemble, run
+// by its backend's [MemberRunner] in its own folder: its configuration
 // (zoo.cfg) and its data directory (data/, on a [Disk]: myid, snapshots,
 // transaction log); its log is <name>.log beside the folder. Its client,
 // quorum and election ports are reserved for the cluster's life, so a
@@ -50,6 +50,7 @@ type zkMember struct {
 	electionPort       int
 	reservations       []*netlink.PortReservation
 	disk               *Disk
+	runner             MemberRunner
 	timeout            time.Duration // of a start
 	// servers returns the ensemble's server.N lines, its own among them;
 	// set by the cluster.
@@ -59,9 +60,9 @@ type zkMember struct {
 	// which a start holds for seconds.
 	pid atomic.Int64
 
-	mu     sync.Mutex
-	cmd    *exec.Cmd
-	exited chan struct{}
+	mu      sync.Mutex
+	exited  <-chan struct{} // nil while not running; closed when the JVM exits
+	release sync.Once
 }
 
 var (
@@ -146,16 +147,16 @@ func zkJarsMissing() string {
 func (z *zkMember) Start(ctx context.Context) error {
 	z.mu.Lock()
 	defer z.mu.Unlock()
-	if z.cmd != nil {
+	if z.exited != nil {
 		select {
 		case <-z.exited: // died on its own: start it again
 			zkReaper.remove(z)
-			z.cmd = nil
+			z.exited = nil
 		default:
 			return nil
 		}
 	}
-	if err := z.launchLocked(); err != nil {
+	if err := z.launchLocked(ctx); err != nil {
 		return z.startError(err)
 	}
 	if err := z.waitUp(ctx); err != nil {
@@ -167,13 +168,9 @@ func (z *zkMember) Start(ctx context.Context) error {
 
 // launchLocked writes the configuration (and myid, if the data directory
 // has none) and starts the JVM without waiting for it.
-func (z *zkMember) launchLocked() error {
-	java, err := javaBin()
-	if err != nil {
+func (z *zkMember) launchLocked(ctx context.Context) error {
+	if err := os.MkdirAll(z.dir, 0o755); err != nil {
 		return err
-	}
-	if j := zkJarsMissing(); j != "" {
-		return fmt.Errorf("%w: %s (apt-get install zookeeper)", ErrBinaryNotFound, j)
 	}
 	cfg := filepath.Join(z.dir, "zoo.cfg")
 	if err := os.WriteFile(cfg, []byte(z.config()), 0o644); err != nil {
@@ -188,44 +185,32 @@ func (z *zkMember) launchLocked() error {
 			return err
 		}
 	}
-	logf, err := os.OpenFile(z.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	pid, exited, err := z.runner.Run(ctx, zkJVMArgs(cfg))
 	if err != nil {
 		return err
 	}
-	defer logf.Close()
-	// A small heap, the serial collector and the client compiler only: a
-	// member starts in about a second and stays under 100 MB.
-	cmd := exec.Command(java, "-Xms32m", "-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-		"-Djava.net.preferIPv4Stack=true", "-Dorg.slf4j.simpleLogger.showDateTime=true",
-		"-cp", strings.Join(ZooKeeperJars, ":"), zkMainClass, cfg)
-	cmd.Dir = z.dir
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Env = zkEnv()
-	// As for Redis nodes (process.go): die with lockpick, and keep a
-	// terminal's Ctrl-C from reaching the member first.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); z.pid.Store(0); close(exited) }()
-	z.cmd, z.exited = cmd, exited
-	z.pid.Store(int64(cmd.Process.Pid))
+	z.pid.Store(int64(pid))
+	done := make(chan struct{})
+	go func() { <-exited; z.pid.Store(0); close(done) }()
+	z.exited = done
 	zkReaper.add(z)
 	return nil
+}
+
+// zkJVMArgs returns the JVM's arguments (after the java command) for a
+// member configured by cfg: a small heap, the serial collector and the
+// client compiler only, so that a member starts in about a second and
+// stays under 100 MB, and the class path of [ZooKeeperJars].
+func zkJVMArgs(cfg string) []string {
+	return []string{"-Xms32m", "-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+		"-Djava.net.preferIPv4Stack=true", "-Dorg.slf4j.simpleLogger.showDateTime=true",
+		"-cp", strings.Join(ZooKeeperJars, ":"), zkMainClass, cfg}
 }
 
 // zkEnv is lockpick's environment without the variables a JVM or
 // ZooKeeper reads as settings.
 func zkEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "JAVA_TOOL_OPTIONS=") && !strings.HasPrefix(kv, "JDK_JAVA_OPTIONS=") &&
-			!strings.HasPrefix(kv, "_JAVA_OPTIONS=") && !strings.HasPrefix(kv, "CLASSPATH=") {
-			env = append(env, kv)
-		}
-	}
-	return env
+	return envWithout("JAVA_TOOL_OPTIONS=", "JDK_JAVA_OPTIONS=", "_JAVA_OPTIONS=", "CLASSPATH=")
 }
 
 // waitUp polls the member's client port with ruok until it answers imok,
@@ -263,8 +248,8 @@ func (z *zkMember) startError(err error) error {
 	return &StartError{Node: z.name, LogPath: z.logPath, Err: err, LogTail: LogTail(z.logPath, 5)}
 }
 
-// Kill kills the JVM (SIGKILL to its process group, after a SIGCONT, so
-// a paused member dies too) and waits until it has exited. It is idempotent.
+// Kill kills the JVM (SIGKILL, which kills a paused member too) and waits
+// until it has exited. It is idempotent.
 func (z *zkMember) Kill() error {
 	z.mu.Lock()
 	defer z.mu.Unlock()
@@ -272,25 +257,29 @@ func (z *zkMember) Kill() error {
 }
 
 func (z *zkMember) killLocked() error {
-	if z.cmd == nil {
+	if z.exited == nil {
 		return nil
 	}
-	pid := z.cmd.Process.Pid
-	_ = syscall.Kill(pid, syscall.SIGCONT)
-	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	if err := z.runner.Signal(syscall.SIGKILL); err != nil {
+		select {
+		case <-z.exited: // it was gone already
+		case <-time.After(2 * time.Second):
+			return fmt.Errorf("cluster: kill %s: %w", z.name, err)
+		}
+	}
 	<-z.exited
 	zkReaper.remove(z)
-	z.cmd = nil
+	z.exited = nil
 	return nil
 }
 
 func (z *zkMember) signal(sig syscall.Signal) error {
 	z.mu.Lock()
 	defer z.mu.Unlock()
-	if z.cmd == nil {
+	if z.exited == nil {
 		return fmt.Errorf("%w: %s", ErrNotRunning, z.name)
 	}
-	return z.cmd.Process.Signal(sig)
+	return z.runner.Signal(sig)
 }
 
 // Pause freezes the member (SIGSTOP to the JVM, every thread of it);
@@ -303,13 +292,21 @@ func (z *zkMember) Resume() error { return z.signal(syscall.SIGCONT) }
 // again: the member comes back empty and learns the state from the leader.
 func (z *zkMember) WipeData() error { return z.disk.Wipe() }
 
-// releasePort gives up the member's ports and unmounts its disk;
-// [Cluster.Close] calls it once the member is killed.
+// releasePort gives up the member's ports, what its runner holds (a
+// container) and unmounts its disk; [Cluster.Close] calls it once the
+// member is killed.
 func (z *zkMember) releasePort() {
 	for _, r := range z.reservations {
 		r.Release()
 	}
-	_ = z.disk.Close()
+	z.release.Do(func() {
+		if z.runner != nil {
+			_ = z.runner.Release()
+		}
+		if z.disk != nil {
+			_ = z.disk.Close()
+		}
+	})
 }
 
 // ZooKeeperCommand sends a four-letter word (ruok, srvr) to the ZooKeeper

@@ -5,7 +5,9 @@
 // the caller names, on the host's network, so everything above the backend
 // (proxies, topologies, faults) works unchanged. It runs etcd members too
 // ([Backend.EtcdPlace]), as containers of an image built from the host's
-// etcd ([BuildEtcdImage]).
+// etcd ([BuildEtcdImage]), and ZooKeeper members
+// ([Backend.ZooKeeperPlace]), as containers of an image built from the
+// host's JVM and ZooKeeper's jars ([BuildZooKeeperImage]).
 //
 // Containers are labelled with their owner's pid and removed when the
 // backend closes, by [cluster.KillAll] and [cluster.ReapOnSignal], and

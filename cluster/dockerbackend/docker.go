@@ -49,10 +49,11 @@ type Backend struct {
 	// it does not load (a static or musl binary) fails to launch with
 	// [cluster.ErrNoClockShim]. default: "" (no shim).
 	ClockShim string
-	// LazyDisks puts every redis-server's and etcd member's data folder on
-	// a lazy filesystem mounted on this host ([cluster.NewDisk]), which the
-	// container sees through its bind mount of Dir, so
-	// faults.PowerLossFault can drop what the node had not synced.
+	// LazyDisks puts the data folder of every redis-server, etcd member
+	// and ZooKeeper member on a lazy filesystem mounted on this host
+	// ([cluster.NewDisk]), which the container sees through its bind mount
+	// of Dir, so faults.PowerLossFault can drop what the node had not
+	// synced.
 	// default: false (plain folders).
 	LazyDisks bool
 	// ServerBin and SentinelBin are the host binaries the built image is
@@ -68,14 +69,19 @@ type Backend struct {
 	id        string
 	image     string // the image containers run, once prepared
 	etcdImage string // the image etcd members run, once prepared
+	zkImage   string // the image ZooKeeper members run, once prepared
 	api       *client.Client
 	procs     []*dockerProc
-	etcd      []*etcdContainer
-	ctx       context.Context // ends at Close, stopping container watchers
+	members   []*memberContainer // etcd and ZooKeeper members
+	ctx       context.Context    // ends at Close, stopping container watchers
 	cancel    context.CancelFunc
 }
 
-var _ cluster.Backend = (*Backend)(nil)
+var (
+	_ cluster.Backend          = (*Backend)(nil)
+	_ cluster.EtcdBackend      = (*Backend)(nil)
+	_ cluster.ZooKeeperBackend = (*Backend)(nil)
+)
 
 // New returns a docker backend that keeps its processes' files
 // under dir. It does not contact the engine: the first Launch does, and
@@ -223,12 +229,12 @@ func (b *Backend) Launch(ctx context.Context, spec cluster.ProcSpec) (cluster.Pr
 	return p, nil
 }
 
-// Close removes every container the backend created (etcd members' too)
-// and releases their ports. It is idempotent.
+// Close removes every container the backend created (etcd and ZooKeeper
+// members' too) and releases their ports. It is idempotent.
 func (b *Backend) Close() error {
 	b.mu.Lock()
-	procs, etcd := b.procs, b.etcd
-	b.procs, b.etcd = nil, nil
+	procs, members := b.procs, b.members
+	b.procs, b.members = nil, nil
 	b.mu.Unlock()
 	var (
 		wg   sync.WaitGroup
@@ -244,7 +250,7 @@ func (b *Backend) Close() error {
 			}
 		})
 	}
-	for _, r := range etcd {
+	for _, r := range members {
 		wg.Go(func() {
 			if err := r.Release(); err != nil {
 				mu.Lock()

@@ -89,11 +89,11 @@ func BuildRedisImage(ctx context.Context, opt *RedisImageOptions) (string, error
 			return ref, nil
 		}
 	}
-	archive, err := redisImageContext(o)
+	im, err := redisImage(o)
 	if err != nil {
 		return "", err
 	}
-	if ref, err = buildImage(ctx, api, RedisImageRepo, archive); err != nil {
+	if ref, err = buildImage(ctx, api, RedisImageRepo, im); err != nil {
 		return "", err
 	}
 	builtImages.mu.Lock()
@@ -102,11 +102,21 @@ func BuildRedisImage(ctx context.Context, opt *RedisImageOptions) (string, error
 	return ref, nil
 }
 
-// buildImage builds the image of a build context archive as repo:<hash of
-// the archive>, unless the engine has it already, and returns its reference.
-func buildImage(ctx context.Context, api *client.Client, repo string, archive []byte) (string, error) {
-	sum := sha256.Sum256(archive)
-	tag := hex.EncodeToString(sum[:])[:16]
+// buildImage builds im as repo:<hash of its build context>, unless the
+// engine has it already, and returns its reference. The build context (a
+// tar archive whose bytes depend only on the files' contents) is written
+// twice, to the hash and then to the engine, never held in memory: a JVM's
+// is near 200 MB.
+func buildImage(ctx context.Context, api *client.Client, repo string, im scratchImage) (string, error) {
+	lay, err := im.layout()
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.New()
+	if err := lay.write(sum); err != nil {
+		return "", err
+	}
+	tag := hex.EncodeToString(sum.Sum(nil))[:16]
 	ref := repo + ":" + tag
 
 	builtImages.mu.Lock()
@@ -121,8 +131,12 @@ func buildImage(ctx context.Context, api *client.Client, repo string, archive []
 	if _, err := api.ImageInspect(ctx, ref); err == nil {
 		return ref, nil
 	}
+	pr, pw := io.Pipe()
+	wrote := make(chan struct{})
+	go func() { defer close(wrote); pw.CloseWithError(lay.write(pw)) }()
+	defer func() { _ = pr.Close(); <-wrote }() // a build that stopped reading ends the writer
 	var log bytes.Buffer
-	res, err := api.ImageBuild(ctx, bytes.NewReader(archive), client.ImageBuildOptions{Tags: []string{ref}, Remove: true, ForceRemove: true})
+	res, err := api.ImageBuild(ctx, pr, client.ImageBuildOptions{Tags: []string{ref}, Remove: true, ForceRemove: true})
 	if err == nil {
 		err = readBuildOutput(res.Body, &log)
 		_ = res.Body.Close()
@@ -151,20 +165,18 @@ func readBuildOutput(r io.Reader, log io.Writer) error {
 	}
 }
 
-// redisImageContext returns the build context of the image as a tar
-// archive whose bytes depend only on the files' contents, so its hash names
-// the image.
-func redisImageContext(o RedisImageOptions) ([]byte, error) {
+// redisImage returns the image [BuildRedisImage] builds for o.
+func redisImage(o RedisImageOptions) (scratchImage, error) {
 	im, err := redisBins(o.ServerBin, o.SentinelBin)
 	if err != nil {
-		return nil, err
+		return scratchImage{}, err
 	}
 	if o.ClockShim != "" {
 		im.files[imageClockShim] = o.ClockShim
 	}
 	im.dockerfile = "LABEL lockpick.image=redis\n" +
 		`ENTRYPOINT ["` + imageServerBin + `"]` + "\n"
-	return im.context()
+	return im, nil
 }
 
 // redisBins returns an image holding the Redis binaries serverBin and
@@ -203,25 +215,39 @@ func redisBins(serverBin, sentinelBin string) (scratchImage, error) {
 // A scratchImage is a FROM scratch image made of host files.
 type scratchImage struct {
 	files map[string]string // image path -> host path
-	// bins are host binaries whose shared libraries (as ldd lists them) go
-	// into the image at the same paths.
-	bins  []string
-	links map[string]string // image path -> symlink target
+	// bins are host binaries (programs or shared libraries) whose shared
+	// libraries (as ldd lists them) go into the image at the same paths.
+	bins []string
+	// libPath are folders ldd searches first (LD_LIBRARY_PATH) for the
+	// libraries of bins: a JVM's libraries need its libjvm.so, which the
+	// JVM loads before them.
+	libPath []string
+	links   map[string]string // image path -> symlink target
 	// dirs are empty folders, writable by everyone (as /tmp is).
 	dirs []string
 	// dockerfile follows FROM, COPY of the files and LD_LIBRARY_PATH.
 	dockerfile string
 }
 
-// context returns the image's build context as a tar archive whose bytes
-// depend only on the files' contents, so its hash names the image.
-func (im scratchImage) context() ([]byte, error) {
+// An imageLayout is a [scratchImage] with its libraries found: what its
+// build context holds.
+type imageLayout struct {
+	im         scratchImage
+	files      map[string]string // image path -> host path, libraries included
+	dockerfile string
+}
+
+// layout finds the libraries of im's binaries.
+func (im scratchImage) layout() (imageLayout, error) {
 	files := maps.Clone(im.files)
+	if files == nil {
+		files = map[string]string{}
+	}
 	libDirs := map[string]bool{}
 	for _, bin := range im.bins {
-		libs, err := sharedLibs(bin)
+		libs, err := sharedLibs(bin, im.libPath...)
 		if err != nil {
-			return nil, err
+			return imageLayout{}, err
 		}
 		for _, l := range libs {
 			files[l] = l
@@ -232,21 +258,27 @@ func (im scratchImage) context() ([]byte, error) {
 	if len(libDirs) > 0 {
 		dockerfile += "ENV LD_LIBRARY_PATH=" + strings.Join(slices.Sorted(maps.Keys(libDirs)), ":") + "\n"
 	}
-	dockerfile += im.dockerfile
+	return imageLayout{im: im, files: files, dockerfile: dockerfile + im.dockerfile}, nil
+}
 
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	add := func(hdr *tar.Header, body []byte) error {
+// write writes the image's build context to w as a tar archive whose
+// bytes depend only on the files' contents, so its hash names the image.
+func (lay imageLayout) write(w io.Writer) error {
+	tw := tar.NewWriter(w)
+	add := func(hdr *tar.Header, body io.Reader) error {
 		hdr.Format = tar.FormatPAX
-		hdr.Size = int64(len(body))
 		if err := tw.WriteHeader(hdr); err != nil {
 			return err
 		}
-		_, err := tw.Write(body)
+		if body == nil {
+			return nil
+		}
+		_, err := io.Copy(tw, body)
 		return err
 	}
-	if err := add(&tar.Header{Name: "Dockerfile", Mode: 0o644, Typeflag: tar.TypeReg}, []byte(dockerfile)); err != nil {
-		return nil, err
+	dockerfile := []byte(lay.dockerfile)
+	if err := add(&tar.Header{Name: "Dockerfile", Mode: 0o644, Typeflag: tar.TypeReg, Size: int64(len(dockerfile))}, bytes.NewReader(dockerfile)); err != nil {
+		return err
 	}
 	seenDir := map[string]bool{}
 	mkdirs := func(p string) error {
@@ -260,40 +292,51 @@ func (im scratchImage) context() ([]byte, error) {
 		}
 		return nil
 	}
-	for _, d := range slices.Sorted(slices.Values(im.dirs)) {
+	for _, d := range slices.Sorted(slices.Values(lay.im.dirs)) {
 		if err := mkdirs(d); err != nil {
-			return nil, err
+			return err
 		}
 		seenDir[d] = true
 		if err := add(&tar.Header{Name: "rootfs" + d + "/", Mode: 0o1777, Typeflag: tar.TypeDir}, nil); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	for _, dst := range slices.Sorted(maps.Keys(files)) {
+	for _, dst := range slices.Sorted(maps.Keys(lay.files)) {
 		if err := mkdirs(dst); err != nil {
-			return nil, err
+			return err
 		}
-		body, err := os.ReadFile(files[dst])
-		if err != nil {
-			return nil, fmt.Errorf("cluster: image context: %w", err)
-		}
-		if err := add(&tar.Header{Name: "rootfs" + dst, Mode: 0o755, Typeflag: tar.TypeReg}, body); err != nil {
-			return nil, err
+		if err := addFile(add, dst, lay.files[dst]); err != nil {
+			return err
 		}
 	}
-	for _, dst := range slices.Sorted(maps.Keys(im.links)) {
+	for _, dst := range slices.Sorted(maps.Keys(lay.im.links)) {
 		if err := mkdirs(dst); err != nil {
-			return nil, err
+			return err
 		}
-		hdr := &tar.Header{Name: "rootfs" + dst, Linkname: im.links[dst], Mode: 0o777, Typeflag: tar.TypeSymlink}
+		hdr := &tar.Header{Name: "rootfs" + dst, Linkname: lay.im.links[dst], Mode: 0o777, Typeflag: tar.TypeSymlink}
 		if err := add(hdr, nil); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if err := tw.Close(); err != nil {
-		return nil, err
+	return tw.Close()
+}
+
+// addFile adds the host file src (symlinks followed) to the archive at
+// rootfs/dst.
+func addFile(add func(*tar.Header, io.Reader) error, dst, src string) error {
+	f, err := os.Open(src)
+	if err != nil {
+		return fmt.Errorf("cluster: image context: %w", err)
 	}
-	return buf.Bytes(), nil
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("cluster: image context: %w", err)
+	}
+	// A file that grew since Stat gets what Stat saw; one that shrank
+	// fails the archive.
+	hdr := &tar.Header{Name: "rootfs" + dst, Mode: 0o755, Typeflag: tar.TypeReg, Size: fi.Size()}
+	return add(hdr, io.LimitReader(f, fi.Size()))
 }
 
 // parentDirs returns "/a", "/a/b" for "/a/b/c".
@@ -306,9 +349,10 @@ func parentDirs(p string) []string {
 	return out
 }
 
-// sharedLibs returns the absolute paths ldd lists for bin, including the
-// program interpreter named in the ELF header.
-func sharedLibs(bin string) ([]string, error) {
+// sharedLibs returns the absolute paths ldd lists for bin (a program or a
+// shared library), including the program interpreter named in the ELF
+// header, looking in the folders libPath first.
+func sharedLibs(bin string, libPath ...string) ([]string, error) {
 	var libs []string
 	if f, err := elf.Open(bin); err == nil {
 		for _, p := range f.Progs {
@@ -319,8 +363,9 @@ func sharedLibs(bin string) ([]string, error) {
 				}
 			}
 		}
+		needed, _ := f.ImportedLibraries()
 		f.Close()
-		if len(libs) == 0 {
+		if len(libs) == 0 && len(needed) == 0 {
 			return nil, nil // statically linked: ldd has nothing to say
 		}
 	}
@@ -328,20 +373,25 @@ func sharedLibs(bin string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: ldd (apt-get install libc-bin)", cluster.ErrBinaryNotFound)
 	}
-	out, err := exec.Command(ldd, bin).Output()
+	cmd := exec.Command(ldd, bin)
+	if len(libPath) > 0 {
+		cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+strings.Join(libPath, ":"))
+	}
+	out, err := cmd.Output()
 	if err != nil {
 		return nil, fmt.Errorf("cluster: ldd %s: %w", bin, err)
 	}
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
 		// "libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)" or
-		// "/lib64/ld-linux-x86-64.so.2 (0x...)"; vdso has no path.
+		// "/lib64/ld-linux-x86-64.so.2 (0x...)"; vdso has no path. A
+		// path may go through "..": java's libjli.so is bin/../lib.
 		line := strings.TrimSpace(sc.Text())
 		if _, after, ok := strings.Cut(line, "=> "); ok {
 			line = after
 		}
 		p, _, _ := strings.Cut(line, " ")
-		if strings.HasPrefix(p, "/") && !slices.Contains(libs, p) {
+		if p = path.Clean(p); strings.HasPrefix(p, "/") && !slices.Contains(libs, p) {
 			libs = append(libs, p)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/lockpick/lockpick/internal/testcluster"
 	"github.com/lockpick/lockpick/internal/testetcd"
 	"github.com/lockpick/lockpick/internal/testredis"
+	"github.com/lockpick/lockpick/internal/testzk"
 )
 
 // dockerHelperEnv, when set, makes the test binary a helper that starts a
@@ -49,8 +50,11 @@ func startDockerHelper(t *testing.T, mode, topo string) (*exec.Cmd, string) {
 	t.Helper()
 	testcluster.NeedDocker(t)
 	testredis.Require(t, true)
-	if topo == "etcd" {
+	switch topo {
+	case "etcd":
 		testetcd.Require(t)
+	case "zookeeper":
+		testzk.Require(t)
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), dockerHelperEnv+"="+mode, helperDirEnv+"="+t.TempDir(), helperTopoEnv+"="+topo)
@@ -78,7 +82,7 @@ func TestReapOnSignal_RemovesContainers(t *testing.T) {
 	for _, tc := range []struct {
 		sig  syscall.Signal
 		topo string
-	}{{syscall.SIGINT, ""}, {syscall.SIGTERM, ""}, {syscall.SIGINT, "redis-cluster"}, {syscall.SIGINT, "etcd"}} {
+	}{{syscall.SIGINT, ""}, {syscall.SIGTERM, ""}, {syscall.SIGINT, "redis-cluster"}, {syscall.SIGINT, "etcd"}, {syscall.SIGTERM, "zookeeper"}} {
 		sig := tc.sig
 		t.Run(strings.TrimSpace(sig.String()+" "+tc.topo), func(t *testing.T) {
 			t.Parallel()

@@ -32,7 +32,8 @@ const helperDirEnv = "LOCKPICK_CLUSTER_TEST_HELPER_DIR"
 
 // helperTopoEnv, set to "redis-cluster", makes the helper start a Redis
 // Cluster of 3 primaries and 3 replicas instead of master, replica and
-// sentinel; set to "etcd", 3 etcd members.
+// sentinel; set to "etcd", 3 etcd members; set to "zookeeper", 3
+// ZooKeeper members.
 const helperTopoEnv = "LOCKPICK_CLUSTER_TEST_HELPER_TOPO"
 
 // helperNodes is how many processes the helper's topology runs.
@@ -56,6 +57,8 @@ func startHelperTopology(b cluster.Backend, err error, timeout time.Duration) in
 			topo = cluster.Topology{Shards: 3, Replicas: 1}
 		case "etcd":
 			topo = cluster.Topology{Etcd: 3}
+		case "zookeeper":
+			topo = cluster.Topology{ZooKeeper: 3}
 		}
 		_, err = cluster.Start(ctx, b, topo)
 	}

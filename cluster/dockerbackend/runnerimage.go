@@ -90,15 +90,11 @@ func BuildRunnerImage(ctx context.Context, opt *RunnerImageOptions) (string, err
 		"LABEL lockpick.image=runner\n" +
 		`ENTRYPOINT ["` + runnerBin + `"]` + "\n" +
 		`CMD ["--help"]` + "\n"
-	archive, err := im.context()
-	if err != nil {
-		return "", err
-	}
 	api, err := engine(ctx)
 	if err != nil {
 		return "", err
 	}
-	return buildImage(ctx, api, RunnerImageRepo, archive)
+	return buildImage(ctx, api, RunnerImageRepo, im)
 }
 
 // TagImage gives the image ref a second name, e.g. "lockpick:latest".
