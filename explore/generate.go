@@ -80,12 +80,6 @@ type Generator struct {
 // kind that does not fit (promote without replicas, pause-client without
 // isolated clients) is an error.
 func NewGenerator(base scenario.Scenario, kinds []string) (*Generator, error) {
-	if base.Topology.Postgres > 0 {
-		return nil, fmt.Errorf("explore: %s runs on PostgreSQL nodes, which explore cannot aim at yet (it draws Redis nodes and etcd members)", base.Name)
-	}
-	if base.Topology.ZooKeeper > 0 {
-		return nil, fmt.Errorf("explore: %s runs on ZooKeeper members, which explore cannot aim at yet (it draws Redis nodes and etcd members)", base.Name)
-	}
 	g := &Generator{base: base, maxFaults: DefaultMaxFaults}
 	ttl := base.Lock.TTL.D()
 	g.holdMin, g.holdMax = ttl/20, ttl*3/4
@@ -122,13 +116,14 @@ func NewGenerator(base scenario.Scenario, kinds []string) (*Generator, error) {
 	return g, nil
 }
 
-// onEtcd names an etcd topology's members, for an error that a Redis
-// fault does not fit it; "" for a Redis topology.
+// onEtcd names the members of an etcd, ZooKeeper or PostgreSQL topology,
+// for an error that a Redis fault does not fit it; "" for Redis.
 func onEtcd(s scenario.Scenario) string {
-	if s.Topology.Etcd == 0 {
+	sv := serversOf(s)
+	if sv.service == "" {
 		return ""
 	}
-	return fmt.Sprintf(" (etcd members e1..e%d, no Redis node)", s.Topology.Etcd)
+	return fmt.Sprintf(" (%s %s1..%s%d, no Redis node)", sv.service, sv.prefix, sv.prefix, sv.n)
 }
 
 // Kinds returns the vocabulary's kinds, the faults a generator knows.
@@ -139,7 +134,7 @@ func (g *Generator) Kinds() []string { return slices.Clone(g.kinds) }
 // counts once), sorted by time.
 func (g *Generator) Schedule(seed uint64, i int) Schedule {
 	rng := rand.New(rand.NewPCG(seed, uint64(i)+0x5eed))
-	d := &draw{rng: rng, s: g.base, ttl: g.base.Lock.TTL.D(), dur: g.base.Duration.D()}
+	d := g.draw(rng)
 	sc := Schedule{Index: i, Seed: rng.Uint64()>>1 + 1, Hold: scenario.Duration(d.between(g.holdMin, g.holdMax))}
 	n := 1 + rng.IntN(g.maxFaults)
 	for range n {
@@ -154,12 +149,40 @@ func (g *Generator) Schedule(seed uint64, i int) Schedule {
 	return sc
 }
 
+// draw returns a draw from rng on g's scenario.
+func (g *Generator) draw(rng *rand.Rand) *draw {
+	return &draw{rng: rng, s: g.base, sv: serversOf(g.base), ttl: g.base.Lock.TTL.D(), dur: g.base.Duration.D()}
+}
+
 // A draw is the random source of one schedule, with the scale of its
 // intensities.
 type draw struct {
 	rng      *rand.Rand
 	s        scenario.Scenario
+	sv       servers
 	ttl, dur time.Duration
+}
+
+// servers are a topology's servers as explore names and aims at them.
+type servers struct {
+	service string // "etcd members", "ZooKeeper members", "PostgreSQL nodes"; "" for Redis
+	prefix  string // of the names: e1.., z1.., p1.., n1..
+	n       int
+	quorum  bool // members of a quorum: a leader and followers, and every client has its own link to each
+}
+
+// serversOf returns s's servers.
+func serversOf(s scenario.Scenario) servers {
+	t := s.Topology
+	switch {
+	case t.Etcd > 0:
+		return servers{"etcd members", "e", t.Etcd, true}
+	case t.ZooKeeper > 0:
+		return servers{"ZooKeeper members", "z", t.ZooKeeper, true}
+	case t.Postgres > 0:
+		return servers{"PostgreSQL nodes", "p", t.Postgres, false}
+	}
+	return servers{"", "n", t.Nodes(), false}
 }
 
 // round keeps drawn times readable in a scenario file: 10ms steps.
@@ -190,35 +213,26 @@ func (d *draw) span() scenario.Duration {
 
 func (d *draw) chance(p float64) bool { return d.rng.Float64() < p }
 
-// etcd reports whether the topology is etcd members rather than Redis nodes.
-func (d *draw) etcd() bool { return d.s.Topology.Etcd > 0 }
+// nodes is how many nodes (or members) the topology has.
+func (d *draw) nodes() int { return d.sv.n }
 
-// nodes is how many nodes (or etcd members) the topology has.
-func (d *draw) nodes() int {
-	if d.etcd() {
-		return d.s.Topology.Etcd
-	}
-	return d.s.Topology.Nodes()
-}
-
-// nodeName names node i (from 0): n1.. for Redis, e1.. for etcd members.
-func (d *draw) nodeName(i int) string {
-	if d.etcd() {
-		return fmt.Sprintf("e%d", i+1)
-	}
-	return fmt.Sprintf("n%d", i+1)
-}
+// nodeName names node i (from 0): n1.. for Redis, e1.., z1.., p1.. for
+// etcd, ZooKeeper and PostgreSQL.
+func (d *draw) nodeName(i int) string { return fmt.Sprintf("%s%d", d.sv.prefix, i+1) }
 
 // aims are the targets named by the system's state that a node fault may
-// take: the raft leader or a follower on etcd (every member holds the key
-// alike, so @key-holder names nothing there), else the key's holder and,
-// with replicas, the master or a replica.
+// take: the leader or a follower of a quorum (every member holds the key
+// alike, so @key-holder names nothing there), none on PostgreSQL (its
+// nodes are named), else the key's holder and, with replicas, the master
+// or a replica.
 func (d *draw) aims() []string {
-	if d.etcd() {
-		if d.s.Topology.Etcd < 2 {
-			return []string{scenario.AimLeader} // a lone member has no follower
-		}
+	switch {
+	case d.sv.quorum && d.sv.n < 2:
+		return []string{scenario.AimLeader} // a lone member has no follower
+	case d.sv.quorum:
 		return []string{scenario.AimLeader, scenario.AimFollower}
+	case d.sv.service != "":
+		return nil
 	}
 	aims := []string{scenario.AimKeyHolder}
 	if d.s.Topology.Replicas > 0 {
@@ -230,7 +244,7 @@ func (d *draw) aims() []string {
 // node aims at one node: by name, or by the system's state.
 func (d *draw) node() string {
 	aims := d.aims()
-	if d.chance(0.5) {
+	if len(aims) > 0 && d.chance(0.5) {
 		return aims[d.rng.IntN(len(aims))]
 	}
 	return d.nodeName(d.rng.IntN(d.nodes()))
@@ -273,27 +287,36 @@ func (d *draw) link() string {
 // must remove and add by consensus: with more than N - quorum wiped, the
 // rest have no quorum and the restart fails (measured: e2 and e3 of 3 wiped
 // at once, both "replace wiped member: ... context deadline exceeded", the
-// trial inconclusive). Redis nodes can all be wiped.
+// trial inconclusive). A PostgreSQL node is never wiped (a primary would
+// come back as a new, empty cluster its replica cannot follow: refused).
+// Redis nodes and ZooKeeper members (which rejoin as they are) can all be.
 func (d *draw) canWipe(k int) bool {
-	n := d.s.Topology.Etcd
-	return n == 0 || k <= n-(n/2+1)
+	switch n := d.s.Topology.Etcd; {
+	case d.s.Topology.Postgres > 0:
+		return false
+	case n > 0:
+		return k <= n-(n/2+1)
+	}
+	return true
 }
 
 // links returns the targets of a network fault on one link (see link) or,
-// on etcd, a third of the time, one client's own links to every member
-// (e1-c<p>..eN-c<p>): that client alone cut off, slowed or dropped, whichever
-// member its etcd client tries. Redis draws stay as they were.
+// on etcd, ZooKeeper and PostgreSQL, a third of the time, one client's own
+// links to every member (e1-c<p>..eN-c<p>): that client alone cut off,
+// slowed or dropped, whichever member its client tries (for PostgreSQL the
+// holder's connection cut, the attack that matters). Redis draws stay as
+// they were.
 func (d *draw) links() []string {
-	if d.etcd() && d.chance(1.0/3) {
+	if d.sv.service != "" && d.chance(1.0/3) {
 		return d.clientLinks()
 	}
 	return []string{d.link()}
 }
 
-// clientLinks returns a random client's own links to every etcd member.
+// clientLinks returns a random client's own links to every member.
 func (d *draw) clientLinks() []string {
 	p := 1 + d.rng.IntN(d.s.Clients)
-	out := make([]string, d.s.Topology.Etcd)
+	out := make([]string, d.sv.n)
 	for i := range out {
 		out[i] = fmt.Sprintf("%s-c%d", d.nodeName(i), p)
 	}

@@ -252,11 +252,50 @@ func TestSchedule_ApplyLastsUntilTheFaultsSettle(t *testing.T) {
 	}
 }
 
-// A PostgreSQL scenario is refused with the reason, not drawn on (it has
-// no Redis node to aim at: the draw panicked).
-func TestNewGenerator_RefusesPostgres(t *testing.T) {
-	_, err := explore.NewGenerator(lookup(t, "pg-baseline"), nil)
-	if err == nil || !strings.Contains(err.Error(), "PostgreSQL") {
-		t.Errorf("pg-baseline: err = %v, want a refusal naming PostgreSQL", err)
+// On ZooKeeper and PostgreSQL topologies the generator draws on members
+// z1..zN (aimed at @leader and @follower too) and nodes p1..pN (by name:
+// a promote names the standby p2), cuts clients off their own links, never
+// wipes a PostgreSQL node, and every schedule validates.
+func TestGenerator_ZooKeeperAndPostgresSchedules(t *testing.T) {
+	for _, c := range []struct {
+		scenario string
+		kinds    []string
+		want     []string // targets 300 schedules must draw
+		target   *regexp.Regexp
+	}{
+		{"zk-pause-holder", []string{"drop-replies", "kill", "latency", "partition", "pause", "pause-client", "power-loss", "reset", "restart"},
+			[]string{"@leader", "@follower", "z2", "z1-c2", "wipe"}, regexp.MustCompile(`^(z[1-3](-c[12])?|r[12]|@leader|@follower|@holder|@holder-resource|)$`)},
+		{"pg-failover", []string{"drop-replies", "kill", "latency", "partition", "pause", "power-loss", "promote", "reset", "restart"},
+			[]string{"p1", "p2", "p1-c1", "promote p2"}, regexp.MustCompile(`^(p[12](-c[12])?|r[12]|@holder-resource)$`)},
+	} {
+		base := lookup(t, c.scenario)
+		g, err := explore.NewGenerator(base, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", c.scenario, err)
+		}
+		if !reflect.DeepEqual(g.Kinds(), c.kinds) {
+			t.Errorf("%s: vocabulary %v, want %v", c.scenario, g.Kinds(), c.kinds)
+		}
+		seen := map[string]bool{}
+		for i := range 300 {
+			sc := g.Schedule(1, i)
+			if err := sc.Apply(base).Validate(); err != nil {
+				t.Fatalf("%s: schedule %d (%s) is not a valid scenario: %v", c.scenario, i, sc.Describe(), err)
+			}
+			for _, f := range sc.Faults {
+				if !c.target.MatchString(f.Node) {
+					t.Fatalf("%s: schedule %d aims %s at %q", c.scenario, i, f.Fault, f.Node)
+				}
+				seen[f.Node], seen[f.Fault+" "+f.Node] = true, true
+				if f.Params["wipe"] == true {
+					seen["wipe"] = true
+				}
+			}
+		}
+		for _, want := range c.want {
+			if !seen[want] {
+				t.Errorf("%s: 300 schedules never drew %s", c.scenario, want)
+			}
+		}
 	}
 }

@@ -189,7 +189,7 @@ func (g *Generator) pick(seed uint64, i int, gd *guide) Schedule {
 // in time, stretched or shortened, aimed elsewhere, dropped, or a fault
 // added; or the hold redrawn.
 func (g *Generator) mutate(parent Schedule, rng *rand.Rand, i int) Schedule {
-	d := &draw{rng: rng, s: g.base, ttl: g.base.Lock.TTL.D(), dur: g.base.Duration.D()}
+	d := g.draw(rng)
 	groups := groupSteps(parent.Faults)
 	var changes []string
 	for range 1 + rng.IntN(2) {

@@ -54,7 +54,7 @@ var vocabulary = map[string]kind{
 		return steps("restart", targets, d.at(), 0, p)
 	}},
 	"power-loss": {func(s scenario.Scenario) string {
-		if s.Topology.Etcd == 0 && (s.Topology.Persistence == "" || s.Topology.Persistence == "none") {
+		if serversOf(s).service == "" && (s.Topology.Persistence == "" || s.Topology.Persistence == "none") {
 			return "the nodes persist nothing, so a power loss is a restart"
 		}
 		return ""
@@ -128,6 +128,9 @@ var vocabulary = map[string]kind{
 		}
 		return ""
 	}, func(d *draw) []scenario.Step {
+		if d.s.Topology.Postgres > 0 { // a standby, named: p2..pN
+			return steps("promote", []string{d.nodeName(1 + d.rng.IntN(d.nodes()-1))}, d.at(), 0, nil)
+		}
 		return steps("promote", []string{scenario.AimReplica}, d.at(), 0, map[string]any{"demote": d.chance(0.5)})
 	}},
 	"sentinel-failover": {always, func(d *draw) []scenario.Step {

@@ -147,13 +147,6 @@ func runExplore(ctx context.Context, out io.Writer, args []string, f exploreFlag
 	if err != nil {
 		return usageError(err.Error())
 	}
-	if s.Topology.Postgres > 0 {
-		// explore draws its targets among Redis nodes and etcd members.
-		return usageError(fmt.Sprintf("explore: %s: PostgreSQL topologies are not explored yet (docs/postgres.md)", s.Name))
-	}
-	if s.Topology.ZooKeeper > 0 {
-		return usageError(fmt.Sprintf("explore: %s: ZooKeeper topologies are not explored yet (docs/zookeeper.md)", s.Name))
-	}
 	list, skipped, err := applySubjectSpec([]scenario.Scenario{s}, subjectSpec{f.subject, f.subjCmd, f.shape, f.caps})
 	if err != nil {
 		return err
