@@ -518,8 +518,8 @@ func (m *nemesis) valueOf(i int) string {
 	return m.valueBefore[i]
 }
 
-// keyValueOn is keyOn with the key's value, when it is a string ("" for a
-// hash, as the reentrant lock's).
+// keyValueOn is keyOn with who holds the key: a string key's value, or a
+// hash key's fields (the reentrant lock's holder ids), comma-separated.
 func keyValueOn(ctx context.Context, n *cluster.Node, key string) (state, value string) {
 	state = keyOn(ctx, n, key)
 	if state != evidence.KeyHeld {
@@ -529,7 +529,12 @@ func keyValueOn(ctx context.Context, n *cluster.Node, key string) (state, value 
 	defer cancel()
 	rdb := redis.NewClient(&redis.Options{Addr: n.Proc.Addr(), MaxRetries: -1, DialTimeout: 200 * time.Millisecond, ContextTimeoutEnabled: true})
 	defer rdb.Close()
-	value, _ = rdb.Get(ctx, key).Result()
+	value, err := rdb.Get(ctx, key).Result()
+	if err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE") {
+		fields, _ := rdb.HKeys(ctx, key).Result()
+		slices.Sort(fields)
+		value = strings.Join(fields, ",")
+	}
 	return state, value
 }
 

@@ -124,3 +124,29 @@ func TestNemesis_AimedHealIsOnTime(t *testing.T) {
 		t.Fatalf("aimed step healed at %v (due %v, late %q), want on time at about 0.1s", r.Healed, r.HealDue, r.HealLate)
 	}
 }
+
+// key_after knows a reentrant lock's hash key by its holder: the same
+// holder's key is held, another holder's (the key lost and taken again) is
+// absent for the one who held it, as for a string key.
+func TestKeyAfter_HashKeyByItsHolder(t *testing.T) {
+	c := testredis.StartOne(t)
+	n := c.Nodes[0]
+	rdb := redis.NewClient(&redis.Options{Addr: n.Proc.Addr()})
+	t.Cleanup(func() { _ = rdb.Close() })
+	ctx := context.Background()
+	if err := rdb.HSet(ctx, "lock", "client-1:1", 1).Err(); err != nil {
+		t.Fatal(err)
+	}
+	_, before := keyBefore(ctx, n, "lock")
+	if before != "client-1:1" {
+		t.Fatalf("value before = %q, want the hash's field", before)
+	}
+	if got := keyAfter(ctx, n, "lock", before); got != evidence.KeyHeld {
+		t.Errorf("same holder: key after = %q, want held", got)
+	}
+	rdb.Del(ctx, "lock")
+	rdb.HSet(ctx, "lock", "client-2:1", 1)
+	if got := keyAfter(ctx, n, "lock", before); got != evidence.KeyAbsent {
+		t.Errorf("another holder: key after = %q, want absent", got)
+	}
+}
