@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin/lockpick
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build demo test vet bench shim clean image
+.PHONY: all deps deps-redis build demo test vet bench shim clean image
 
 all: build
 
@@ -15,12 +15,7 @@ all: build
 # topologies; see docs/zookeeper.md), libcurator-recipes-java (Apache Curator) and
 # openjdk-17-jdk-headless (javac), for examples/curatorlock, from Debian when they
 # are missing.
-deps:
-	@if ! command -v redis-server >/dev/null || ! command -v redis-sentinel >/dev/null; then \
-		echo "installing redis-server and redis-sentinel (Debian packages)"; \
-		$(SUDO) apt-get update -qq && \
-		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq redis-server redis-sentinel >/dev/null; \
-	fi
+deps: deps-redis
 	@if ! command -v gcc >/dev/null; then \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq gcc >/dev/null; \
 	fi
@@ -63,10 +58,21 @@ deps:
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq libcurator-recipes-java openjdk-17-jdk-headless >/dev/null; \
 	fi
 
+# deps-redis installs only what `make demo` needs: redis-server and
+# redis-sentinel.
+deps-redis:
+	@if ! command -v redis-server >/dev/null || ! command -v redis-sentinel >/dev/null; then \
+		echo "installing redis-server and redis-sentinel (Debian packages)"; \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq redis-server redis-sentinel >/dev/null; \
+		$(SUDO) service redis-server stop >/dev/null 2>&1 || true; \
+	fi
+
 build:
 	$(GO) build -o $(BIN) ./cmd/lockpick
 
-demo: deps build
+# demo needs Redis alone: a new user's first command installs nothing else.
+demo: deps-redis build
 	@echo "== lockpick run failover-lock-loss --trials 3"
 	@$(BIN) run failover-lock-loss --trials 3
 
@@ -207,7 +213,8 @@ bench-startup:
 # against random, the two in turn, SEEDS seeds (default 5) on
 # redlock-baseline, single-baseline with a lock program whose release is a
 # bare DEL, etcd-pause-holder with client faults and with every fault, and
-# failover-lock-loss with every fault (ONLY= words of their names, e.g.
+# failover-lock-loss, zk-pause-holder and etcd-partition-holder with every
+# fault (ONLY= words of their names, e.g.
 # ONLY=redlock,single or ONLY='every fault'); BUDGET per search (default
 # 2m). About 20 minutes a bench on 2 cores.
 .PHONY: bench-explore

@@ -49,6 +49,8 @@ var benches = []bench{
 	// tens of schedules
 	{name: "failover-lock-loss (every fault)", scenario: "failover-lock-loss"},
 	{name: "etcd-pause-holder (every fault)", scenario: "etcd-pause-holder"},
+	{name: "zk-pause-holder (every fault)", scenario: "zk-pause-holder"},
+	{name: "etcd-partition-holder (every fault)", scenario: "etcd-partition-holder"},
 }
 
 // A run is one search's outcome.
