@@ -59,9 +59,6 @@ func backendFits(name string, list ...scenario.Scenario) error {
 		if s.Topology.Postgres > 0 {
 			return fmt.Errorf("--backend docker runs no PostgreSQL nodes (%s: process backend only, see docs/postgres.md)", s.Name)
 		}
-		if s.Topology.ZooKeeper > 0 {
-			return fmt.Errorf("--backend docker runs no ZooKeeper members (%s: process backend only, see docs/zookeeper.md)", s.Name)
-		}
 	}
 	return nil
 }
