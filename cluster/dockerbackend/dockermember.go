@@ -183,9 +183,10 @@ func (r *memberContainer) create(ctx context.Context, args []string) (string, er
 }
 
 // followLocked attaches to the created container's output, before it
-// starts, and copies it to the log until the container stops.
+// starts (so nothing is missed, whatever the engine's log driver keeps),
+// and copies it to the log until the container stops.
 func (r *memberContainer) followLocked(ctx context.Context) error {
-	att, err := r.api.ContainerAttach(ctx, r.id, client.ContainerAttachOptions{Stream: true, Stdout: true, Stderr: true, Logs: true})
+	att, err := r.api.ContainerAttach(ctx, r.id, client.ContainerAttachOptions{Stream: true, Stdout: true, Stderr: true})
 	if err != nil {
 		return fmt.Errorf("attach container: %w", err)
 	}
