@@ -230,6 +230,22 @@ func lineHint(n string, ls []results.MatrixLine) string {
 	return ""
 }
 
+// Scenarios returns the scenario (or arm) of every cell that names one.
+func (m Matrix) Scenarios() ([]scenario.Scenario, error) {
+	var out []scenario.Scenario
+	for _, c := range m.Cells {
+		if c.Scenario == "" {
+			continue
+		}
+		s, err := cellScenario(c)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
 // Runs is the number of cells that name a scenario.
 func (m Matrix) Runs() int {
 	n := 0

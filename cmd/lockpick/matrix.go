@@ -81,6 +81,13 @@ func matrix(ctx context.Context, out io.Writer, f matrixFlags) error {
 		printMatrixLines(out, m)
 		return nil
 	}
+	list, err := m.Scenarios()
+	if err != nil {
+		return usageError("matrix: " + err.Error())
+	}
+	if err := backendFits(f.run.backend, list...); err != nil {
+		return usageError("matrix: " + err.Error())
+	}
 	nb, err := backendFactory(f.run.backend, "")
 	if err != nil {
 		return usageError("matrix: " + err.Error())

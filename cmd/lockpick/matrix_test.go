@@ -46,3 +46,14 @@ func TestVersionIn(t *testing.T) {
 		}
 	}
 }
+
+// A row the backend cannot run is exit 2 before anything starts: the
+// docker backend runs no PostgreSQL node.
+func TestMatrix_BackendThatCannotRunARow(t *testing.T) {
+	f := matrixFlags{rows: []string{"pg-advisory"}, run: runFlags{trials: 1, parallel: 1, backend: "docker"}}
+	err := matrix(context.Background(), &bytes.Buffer{}, f)
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != 2 || !strings.Contains(err.Error(), "PostgreSQL") {
+		t.Errorf("matrix --rows pg-advisory --backend docker: %v, want exit 2 naming PostgreSQL", err)
+	}
+}
