@@ -20,6 +20,11 @@ type Margins struct {
 	// Late counts the writes and releases a holder invoked after its lease
 	// had expired by its own deadline or had been reported lost.
 	Late int
+	// Slack is the least time a holder had left on its lease when it
+	// invoked a write or release in time, of the InTime such acts (0
+	// without one): how near a holder came to acting late.
+	Slack  time.Duration
+	InTime int
 }
 
 // MarginsOf measures h's margins (see [Margins]).
@@ -28,7 +33,7 @@ func MarginsOf(h History) Margins {
 	ls := leases(list)
 	m := Margins{}
 	takeovers(ls, &m)
-	m.Late = lateActs(list, ls)
+	lateActs(list, ls, &m)
 	return m
 }
 
@@ -62,24 +67,30 @@ func takeovers(ls []*lease, m *Margins) {
 	}
 }
 
-// lateActs counts the writes and releases invoked under a lease after its
-// expiry (see expiry).
-func lateActs(list []op, ls []*lease) int {
+// lateActs sets m's Late, the writes and releases invoked under a lease
+// after its expiry (see expiry), and Slack and InTime, of those before it.
+func lateActs(list []op, ls []*lease, m *Margins) {
 	byProc := map[int][]*lease{}
 	for _, l := range ls {
 		byProc[l.process] = append(byProc[l.process], l)
 	}
-	late := 0
 	for i := range list {
 		o := &list[i]
 		if o.f != FWrite && o.f != FRelease {
 			continue
 		}
-		if l := leaseAt(byProc[o.process], o); l != nil && o.call > expiry(l) {
-			late++
+		l := leaseAt(byProc[o.process], o)
+		switch {
+		case l == nil:
+		case o.call > expiry(l):
+			m.Late++
+		default:
+			if left := time.Duration(expiry(l) - o.call); m.InTime == 0 || left < m.Slack {
+				m.Slack = left
+			}
+			m.InTime++
 		}
 	}
-	return late
 }
 
 // leaseAt returns the lease of mine that o was invoked under: the one with

@@ -47,7 +47,7 @@ type guide struct {
 // stale write...), as coverage steers a fuzzer.
 func (g *guide) learn(sc Schedule, tr trial.TrialResult, ttl time.Duration) {
 	m := checker.MarginsOf(tr.History)
-	score := closeness(tr, m, ttl)
+	score := closeness(tr, m, ttl, sc.Hold.D())
 	if tr.Observed != evidence.Inconclusive {
 		score += 0.5 * float64(g.novel(features(tr, m)))
 	}
@@ -139,8 +139,10 @@ func (g *guide) parent(rng *rand.Rand) (Schedule, bool) {
 // holder made after its lease was gone (up to three); a point for each
 // node that lost the key while it was held (up to two) and for each kind
 // of anomaly a mitigation refused (the attack met the fence); a quarter for
-// a liveness anomaly.
-func closeness(tr trial.TrialResult, m checker.Margins, ttl time.Duration) float64 {
+// a liveness anomaly. Short of a late act, up to half a point for a holder
+// that acted later than its hold accounts for (see delayed): the gradient
+// that leads a search to pause or slow a holder a little longer.
+func closeness(tr trial.TrialResult, m checker.Margins, ttl, hold time.Duration) float64 {
 	if tr.Observed == evidence.Inconclusive || ttl <= 0 {
 		return 0
 	}
@@ -149,6 +151,7 @@ func closeness(tr trial.TrialResult, m checker.Margins, ttl time.Duration) float
 		s += 1 - min(1, max(0, float64(m.Takeover)/float64(ttl)))
 	}
 	s += 0.5 * float64(min(m.Late, 3))
+	s += 0.5 * delayed(m, ttl, hold)
 	lost := 0
 	for _, f := range tr.Evidence.Faults {
 		if f.KeyBefore == "held" && f.KeyAfter == "absent" {
@@ -164,6 +167,17 @@ func closeness(tr trial.TrialResult, m checker.Margins, ttl time.Duration) float
 		}
 	}
 	return s
+}
+
+// delayed is how much of the slack a holder usually has (its TTL less its
+// hold) the tightest act in time had used up: 0 for a holder that acted on
+// time, 1 for one that acted just as its lease ran out.
+func delayed(m checker.Margins, ttl, hold time.Duration) float64 {
+	usual := ttl - hold
+	if m.InTime == 0 || usual <= 0 {
+		return 0
+	}
+	return min(1, max(0, float64(usual-m.Slack)/float64(usual)))
 }
 
 // pick returns schedule i of a search with the given seed: drawn afresh

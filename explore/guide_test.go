@@ -114,8 +114,8 @@ func TestGuide_KeepsTheClosest(t *testing.T) {
 	}
 }
 
-// closeness reads the handover margin, late acts and refused anomalies
-// from the trial; an inconclusive trial scores 0.
+// closeness reads the handover margin, late acts, a holder's delay and
+// refused anomalies from the trial; an inconclusive trial scores 0.
 func TestCloseness(t *testing.T) {
 	ms := int64(time.Millisecond)
 	ev := func(p int, typ checker.Type, f string, at, validUntil int64) checker.Event {
@@ -154,6 +154,15 @@ func TestCloseness(t *testing.T) {
 	if got := score(lost, ttl); got != 1 {
 		t.Errorf("a node that lost the held key scored %.2f, want 1", got)
 	}
+	// Under a 500 ms hold a holder has 500 ms of its 1 s lease to spare; one
+	// that writes with 100 ms left used 80% of it.
+	slow := checker.History{h[0], h[1], ev(1, checker.Invoke, checker.FWrite, 900, 0), ev(1, checker.OK, checker.FWrite, 901, 0)}
+	for i := range slow {
+		slow[i].Index = i
+	}
+	if got := score(trial.TrialResult{Observed: evidence.Safe, History: slow}, ttl); got < 0.39 || got > 0.41 {
+		t.Errorf("a write with 100 ms of its lease left scored %.2f, want 0.40", got)
+	}
 	tr.Observed = evidence.Inconclusive
 	if got := score(tr, ttl); got != 0 {
 		t.Errorf("an inconclusive trial scored %.2f, want 0", got)
@@ -179,5 +188,5 @@ func TestGuide_NoveltyOnce(t *testing.T) {
 
 // score is closeness with the trial's own margins.
 func score(tr trial.TrialResult, ttl time.Duration) float64 {
-	return closeness(tr, checker.MarginsOf(tr.History), ttl)
+	return closeness(tr, checker.MarginsOf(tr.History), ttl, 500*time.Millisecond)
 }
