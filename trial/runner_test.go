@@ -143,7 +143,10 @@ func TestNoLock_ResourceCheckSeesLostUpdates(t *testing.T) {
 // single-power-loss (so does one that lost power with AOF everysec; with
 // always it does not) and single-clock-jump (a master whose clock jumps
 // grants it twice; fenced, the late write is refused) and the etcd
-// fenced arms of etcd-power-loss and etcd-member-wipe (safe as unfenced).
+// fenced arms of etcd-power-loss and etcd-member-wipe (safe as unfenced)
+// and ZooKeeper's (a paused or cut-off holder writes late unless fenced by
+// czxid or, cut off, it heeds Disconnected; a power loss of every member
+// loses the lock only on disks that ignore fsync).
 func TestCatalogue_EveryArm(t *testing.T) {
 	testredis.Require(t, false)
 	for _, tc := range everyArm {
@@ -211,7 +214,8 @@ var everyArm = []armCount{{"redlock-tolerance", 5}, {"redlock-power-loss", 6}, {
 	{"cluster-slot-migration", 2}, {"etcd-pause-holder", 2}, {"etcd-waiter-lease-expiry", 2}, {"etcd-partition-holder", 3},
 	{"getset-bare-unlock", 3}, {"redlock-delayed-restart", 2}, {"redlock-crash-restart", 4}, {"reply-loss", 3},
 	{"watchdog-pause", 2}, {"single-crash-restart", 5}, {"etcd-power-loss", 3}, {"redlock-replica-failover", 2},
-	{"single-power-loss", 5}, {"single-clock-jump", 4}, {"etcd-member-wipe", 2}}
+	{"single-power-loss", 5}, {"single-clock-jump", 4}, {"etcd-member-wipe", 2},
+	{"zk-pause-holder", 2}, {"zk-holder-cut", 3}, {"zk-power-loss", 3}}
 
 // requireParts skips t (or fails it under LOCKPICK_REQUIRE_REDIS=1) when
 // this host lacks what s needs besides Redis: etcd, PostgreSQL, ZooKeeper,
