@@ -106,7 +106,7 @@ func NewGenerator(base scenario.Scenario, kinds []string) (*Generator, error) {
 			return nil, fmt.Errorf("%w: unknown fault %q (known: %s)", scenario.ErrBadScenario, k, strings.Join(Kinds(), ", "))
 		}
 		if why := whyNot(k, base); why != "" {
-			return nil, fmt.Errorf("%w: fault %s does not fit %s%s: %s", scenario.ErrBadScenario, k, base.Name, onEtcd(base), why)
+			return nil, fmt.Errorf("%w: fault %s does not fit %s%s: %s", scenario.ErrBadScenario, k, base.Name, onServers(base), why)
 		}
 	}
 	if len(kinds) == 0 {
@@ -116,9 +116,9 @@ func NewGenerator(base scenario.Scenario, kinds []string) (*Generator, error) {
 	return g, nil
 }
 
-// onEtcd names the members of an etcd, ZooKeeper or PostgreSQL topology,
+// onServers names the members of an etcd, ZooKeeper or PostgreSQL topology,
 // for an error that a Redis fault does not fit it; "" for Redis.
-func onEtcd(s scenario.Scenario) string {
+func onServers(s scenario.Scenario) string {
 	sv := serversOf(s)
 	if sv.service == "" {
 		return ""
