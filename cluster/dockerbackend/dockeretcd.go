@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
-	"sync"
 
 	"github.com/lockpick/lockpick/cluster"
 )
@@ -19,10 +18,7 @@ const imageEtcdBin = "/usr/bin/etcd"
 
 // builtEtcd remembers the image built for each etcd binary, so a run of
 // many trials hashes the binary once.
-var builtEtcd = struct {
-	mu    sync.Mutex
-	byBin map[string]string
-}{byBin: map[string]string{}}
+var builtEtcd = &imageCache{}
 
 // etcdBin returns bin, or etcd from PATH for "", resolved through its
 // symbolic links, or an error wrapping [cluster.ErrBinaryNotFound].
@@ -55,23 +51,10 @@ func BuildEtcdImage(ctx context.Context, bin string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	builtEtcd.mu.Lock()
-	ref, ok := builtEtcd.byBin[bin]
-	builtEtcd.mu.Unlock()
-	if ok {
-		if _, err := api.ImageInspect(ctx, ref); err == nil {
-			return ref, nil
-		}
-	}
-	im := scratchImage{files: map[string]string{imageEtcdBin: bin}, bins: []string{bin},
-		dockerfile: "LABEL lockpick.image=etcd\n" + `ENTRYPOINT ["` + imageEtcdBin + `"]` + "\n"}
-	if ref, err = buildImage(ctx, api, EtcdImageRepo, im); err != nil {
-		return "", err
-	}
-	builtEtcd.mu.Lock()
-	builtEtcd.byBin[bin] = ref
-	builtEtcd.mu.Unlock()
-	return ref, nil
+	return builtEtcd.build(ctx, api, bin, EtcdImageRepo, func() (scratchImage, error) {
+		return scratchImage{files: map[string]string{imageEtcdBin: bin}, bins: []string{bin},
+			dockerfile: "LABEL lockpick.image=etcd\n" + `ENTRYPOINT ["` + imageEtcdBin + `"]` + "\n"}, nil
+	})
 }
 
 // EtcdPlace makes member name a container of the image [BuildEtcdImage]

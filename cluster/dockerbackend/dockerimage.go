@@ -400,3 +400,37 @@ func sharedLibs(bin string, libPath ...string) ([]string, error) {
 	}
 	return libs, nil
 }
+
+// An imageCache remembers the image built for each key (a binary's path),
+// so a run of many trials hashes its files once.
+type imageCache struct {
+	mu    sync.Mutex
+	byKey map[string]string
+}
+
+// build returns the image cached for key while the engine still has it,
+// else builds make's image into repo and caches it.
+func (c *imageCache) build(ctx context.Context, api *client.Client, key, repo string, make func() (scratchImage, error)) (string, error) {
+	c.mu.Lock()
+	ref, ok := c.byKey[key]
+	c.mu.Unlock()
+	if ok {
+		if _, err := api.ImageInspect(ctx, ref); err == nil {
+			return ref, nil
+		}
+	}
+	im, err := make()
+	if err != nil {
+		return "", err
+	}
+	if ref, err = buildImage(ctx, api, repo, im); err != nil {
+		return "", err
+	}
+	c.mu.Lock()
+	if c.byKey == nil {
+		c.byKey = map[string]string{}
+	}
+	c.byKey[key] = ref
+	c.mu.Unlock()
+	return ref, nil
+}

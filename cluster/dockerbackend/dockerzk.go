@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/lockpick/lockpick/cluster"
 )
@@ -22,10 +21,7 @@ const ZooKeeperImageRepo = "lockpick-zookeeper"
 
 // builtZooKeeper remembers the image built for each java, so a run of
 // many trials reads and hashes the JVM (near 200 MB) once.
-var builtZooKeeper = struct {
-	mu     sync.Mutex
-	byJava map[string]string
-}{byJava: map[string]string{}}
+var builtZooKeeper = &imageCache{}
 
 // jvmSkipped are the files of a JVM's lib folder a headless server does
 // not need: the desktop's libraries (AWT, fonts, sound, images, the
@@ -74,25 +70,7 @@ func BuildZooKeeperImage(ctx context.Context, java string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	builtZooKeeper.mu.Lock()
-	ref, ok := builtZooKeeper.byJava[java]
-	builtZooKeeper.mu.Unlock()
-	if ok {
-		if _, err := api.ImageInspect(ctx, ref); err == nil {
-			return ref, nil
-		}
-	}
-	im, err := zooKeeperImage(java)
-	if err != nil {
-		return "", err
-	}
-	if ref, err = buildImage(ctx, api, ZooKeeperImageRepo, im); err != nil {
-		return "", err
-	}
-	builtZooKeeper.mu.Lock()
-	builtZooKeeper.byJava[java] = ref
-	builtZooKeeper.mu.Unlock()
-	return ref, nil
+	return builtZooKeeper.build(ctx, api, java, ZooKeeperImageRepo, func() (scratchImage, error) { return zooKeeperImage(java) })
 }
 
 // zooKeeperImage returns the image [BuildZooKeeperImage] builds for java.
