@@ -28,7 +28,7 @@ func Strategies() []string { return []string{StrategyGuided, StrategyRandom} }
 
 const (
 	poolSize = 8    // the closest schedules a guided search draws around
-	warmup   = 8    // schedules drawn at random before the first change
+	warmup   = 4    // schedules drawn at random before the first change
 	fresh    = 0.35 // the share of random draws after the warm-up
 )
 
@@ -41,17 +41,38 @@ type guide struct {
 	seen map[string]bool
 }
 
-// learn scores a trial of sc and offers it to the pool: its closeness,
-// plus half a point for each behaviour no earlier trial showed (a fault
-// kind that found the key held and left it absent, a takeover, a refused
-// stale write...), as coverage steers a fuzzer.
-func (g *guide) learn(sc Schedule, tr trial.TrialResult, ttl time.Duration) {
+// maxNovelty caps the points a trial earns for new behaviours: early in a
+// search nearly every trial shows some, and uncapped they would fill the
+// pool with schedules that were new rather than close.
+const maxNovelty = 1.0
+
+// learn scores a trial of sc, offers it to the pool and returns its score:
+// its closeness, plus half a point for each behaviour no earlier trial
+// showed (a fault kind that found the key held and left it absent, a
+// takeover, a refused stale write...), as coverage steers a fuzzer, at
+// most maxNovelty.
+func (g *guide) learn(sc Schedule, tr trial.TrialResult, ttl time.Duration) float64 {
 	m := checker.MarginsOf(tr.History)
 	score := closeness(tr, m, ttl, sc.Hold.D())
 	if tr.Observed != evidence.Inconclusive {
-		score += 0.5 * float64(g.novel(features(tr, m)))
+		score += min(maxNovelty, 0.5*float64(g.novel(features(tr, m))))
 	}
-	g.add(sc, score)
+	g.add(scored{sc: sc, score: score, focus: metTheLock(tr)})
+	return score
+}
+
+// metTheLock returns the steps of a trial's schedule that fired while the
+// lock's key was held where they hit (a node holding the key, a client
+// holding the lock): the faults that met the lock, which a change of the
+// schedule works on first.
+func metTheLock(tr trial.TrialResult) map[int]bool {
+	focus := map[int]bool{}
+	for _, f := range tr.Evidence.Faults {
+		if f.Fired != nil && f.Error == "" && f.KeyBefore == "held" {
+			focus[f.Step] = true
+		}
+	}
+	return focus
 }
 
 // novel counts the features not seen before, and remembers them.
@@ -98,19 +119,22 @@ func features(tr trial.TrialResult, m checker.Margins) []string {
 	return fs
 }
 
+// A scored schedule is one of the pool: its score, and the steps of its
+// faults that met the lock (see metTheLock).
 type scored struct {
 	sc    Schedule
 	score float64
+	focus map[int]bool
 }
 
-// add offers sc, scored, to the pool; a score of 0 taught nothing.
-func (g *guide) add(sc Schedule, score float64) {
-	if score <= 0 {
+// add offers a scored schedule to the pool; a score of 0 taught nothing.
+func (g *guide) add(s scored) {
+	if s.score <= 0 {
 		return
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.pool = append(g.pool, scored{sc, score})
+	g.pool = append(g.pool, s)
 	slices.SortStableFunc(g.pool, func(a, b scored) int { // closest first, then the earlier
 		return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(a.sc.Index, b.sc.Index))
 	})
@@ -119,17 +143,17 @@ func (g *guide) add(sc Schedule, score float64) {
 
 // parent picks a schedule of the pool to change, by a tournament of two
 // (the closer of two drawn at random), or reports that the pool is empty.
-func (g *guide) parent(rng *rand.Rand) (Schedule, bool) {
+func (g *guide) parent(rng *rand.Rand) (scored, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if len(g.pool) == 0 {
-		return Schedule{}, false
+		return scored{}, false
 	}
 	a, b := g.pool[rng.IntN(len(g.pool))], g.pool[rng.IntN(len(g.pool))]
 	if b.score > a.score {
 		a = b
 	}
-	return a.sc, true
+	return a, true
 }
 
 // closeness scores how near a trial, with margins m, came to breaking the lock, from 0
@@ -198,20 +222,27 @@ func (g *Generator) pick(seed uint64, i int, gd *guide) Schedule {
 	return g.mutate(p, rng, i)
 }
 
+const (
+	onFocus = 0.75 // the share of changes made to a fault that met the lock, when one did
+	stretch = 0.75 // the share of resizes of such a fault that lengthen it
+)
+
 // mutate returns a neighbour of parent, as schedule i: one or two changes,
 // each of one fault (all the steps of a group fault move together): moved
 // in time, stretched or shortened, aimed elsewhere, dropped, or a fault
-// added; or the hold redrawn.
-func (g *Generator) mutate(parent Schedule, rng *rand.Rand, i int) Schedule {
+// added; or the hold redrawn. A fault that met the lock in the parent's
+// trial is changed first, and mostly lengthened: a holder frozen, cut off
+// or slowed a little longer is the gradient toward losing the lock.
+func (g *Generator) mutate(parent scored, rng *rand.Rand, i int) Schedule {
 	d := g.draw(rng)
-	groups := groupSteps(parent.Faults)
+	groups, hot := groupSteps(parent.sc.Faults, parent.focus)
 	var changes []string
 	for range 1 + rng.IntN(2) {
 		var what string
-		groups, what = g.change(d, groups)
+		groups, hot, what = g.change(d, groups, hot)
 		changes = append(changes, what)
 	}
-	sc := Schedule{Index: i, Seed: rng.Uint64()>>1 + 1, Hold: parent.Hold}
+	sc := Schedule{Index: i, Seed: rng.Uint64()>>1 + 1, Hold: parent.sc.Hold}
 	if slices.Contains(changes, "hold") {
 		sc.Hold = scenario.Duration(d.between(g.holdMin, g.holdMax))
 	}
@@ -223,18 +254,19 @@ func (g *Generator) mutate(parent Schedule, rng *rand.Rand, i int) Schedule {
 		}
 	}
 	slices.SortStableFunc(sc.Faults, func(a, b scenario.Step) int { return int(a.At - b.At) })
-	sc.Change = fmt.Sprintf("#%d: %s", parent.Index, strings.Join(changes, ", "))
+	sc.Change = fmt.Sprintf("#%d: %s", parent.sc.Index, strings.Join(changes, ", "))
 	return sc
 }
 
-// change makes one change to groups and says which.
-func (g *Generator) change(d *draw, groups [][]scenario.Step) ([][]scenario.Step, string) {
-	groups = slices.Clone(groups)
+// change makes one change to groups (hot marks those that met the lock)
+// and says which.
+func (g *Generator) change(d *draw, groups [][]scenario.Step, hot []bool) ([][]scenario.Step, []bool, string) {
+	groups, hot = slices.Clone(groups), slices.Clone(hot)
 	if len(groups) == 0 || (len(groups) < g.maxFaults && d.chance(0.15)) {
 		kind := g.kinds[d.rng.IntN(len(g.kinds))]
-		return append(groups, vocabulary[kind].make(d)), "add " + kind
+		return append(groups, vocabulary[kind].make(d)), append(hot, false), "add " + kind
 	}
-	j := d.rng.IntN(len(groups))
+	j := pickGroup(d, hot)
 	gr := slices.Clone(groups[j])
 	kind := gr[0].Fault
 	switch r := d.rng.IntN(10); {
@@ -245,11 +277,14 @@ func (g *Generator) change(d *draw, groups [][]scenario.Step) ([][]scenario.Step
 		}
 		at := scenario.Duration(min(max(0, gr[0].At.D()+shift), faultWindow(d.dur)))
 		groups[j] = retime(gr, at, gr[0].For)
-		return groups, "move " + kind
+		return groups, hot, "move " + kind
 	case r < 6 && gr[0].For > 0: // stretch or shorten
 		f := []float64{0.5, 0.75, 1.5, 2}[d.rng.IntN(4)]
+		if hot[j] && f < 1 && d.chance((stretch-0.5)/0.5) {
+			f = 1 / f
+		}
 		groups[j] = retime(gr, gr[0].At, scenario.Duration(max(10*time.Millisecond, round(time.Duration(float64(gr[0].For.D())*f)))))
-		return groups, "resize " + kind
+		return groups, hot, "resize " + kind
 	case r < 8: // aim elsewhere (redraw, at the same time)
 		redrawn := vocabulary[kind].make(d)
 		span := redrawn[0].For
@@ -257,11 +292,26 @@ func (g *Generator) change(d *draw, groups [][]scenario.Step) ([][]scenario.Step
 			span = gr[0].For
 		}
 		groups[j] = retime(redrawn, gr[0].At, span)
-		return groups, "redraw " + kind
+		return groups, hot, "redraw " + kind
 	case r < 9 && len(groups) > 1:
-		return slices.Delete(groups, j, j+1), "drop " + kind
+		return slices.Delete(groups, j, j+1), slices.Delete(hot, j, j+1), "drop " + kind
 	}
-	return groups, "hold"
+	return groups, hot, "hold"
+}
+
+// pickGroup picks the group to change: one that met the lock (hot), most
+// of the time when there is one, else any.
+func pickGroup(d *draw, hot []bool) int {
+	var met []int
+	for j, h := range hot {
+		if h {
+			met = append(met, j)
+		}
+	}
+	if len(met) > 0 && d.chance(onFocus) {
+		return met[d.rng.IntN(len(met))]
+	}
+	return d.rng.IntN(len(hot))
 }
 
 // retime returns the steps of a group at at, lasting span.
@@ -274,18 +324,20 @@ func retime(gr []scenario.Step, at, span scenario.Duration) []scenario.Step {
 }
 
 // groupSteps splits faults into the groups a draw made: steps of one kind
-// at one time, for as long, are one fault on several targets.
-func groupSteps(faults []scenario.Step) [][]scenario.Step {
-	var groups [][]scenario.Step
-	for _, st := range faults {
+// at one time, for as long, are one fault on several targets. A group is
+// hot when one of its steps is in focus (by index in faults).
+func groupSteps(faults []scenario.Step, focus map[int]bool) (groups [][]scenario.Step, hot []bool) {
+	for i, st := range faults {
 		j := slices.IndexFunc(groups, func(gr []scenario.Step) bool {
 			return gr[0].Fault == st.Fault && gr[0].At == st.At && gr[0].For == st.For
 		})
 		if j < 0 {
-			groups = append(groups, []scenario.Step{st})
-			continue
+			groups, hot = append(groups, []scenario.Step{st}), append(hot, false)
+			j = len(groups) - 1
+		} else {
+			groups[j] = append(groups[j], st)
 		}
-		groups[j] = append(groups[j], st)
+		hot[j] = hot[j] || focus[i]
 	}
-	return groups
+	return groups, hot
 }

@@ -3,6 +3,7 @@ package explore
 import (
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -41,7 +42,7 @@ func TestPick_GuidedChangesThePool(t *testing.T) {
 		}
 	}
 	parent := g.Schedule(3, 1)
-	gd.add(parent, 1.5)
+	gd.add(scored{sc: parent, score: 1.5})
 	changed := 0
 	for i := warmup; i < warmup+200; i++ {
 		sc := g.pick(3, i, gd)
@@ -84,8 +85,9 @@ func TestMutate_GroupMovesTogether(t *testing.T) {
 	}
 	parent := Schedule{Index: 4, Hold: scenario.Duration(50 * time.Millisecond), Faults: group}
 	for i := range 100 {
-		sc := g.mutate(parent, rand.New(rand.NewPCG(1, uint64(i))), 100+i)
-		for _, gr := range groupSteps(sc.Faults) {
+		sc := g.mutate(scored{sc: parent}, rand.New(rand.NewPCG(1, uint64(i))), 100+i)
+		groups, _ := groupSteps(sc.Faults, nil)
+		for _, gr := range groups {
 			if len(gr) == 3 && (gr[0].At != gr[2].At || gr[0].For != gr[2].For) {
 				t.Fatalf("%s split the group: %s", sc.Change, sc.Describe())
 			}
@@ -97,12 +99,12 @@ func TestMutate_GroupMovesTogether(t *testing.T) {
 // trial that taught nothing.
 func TestGuide_KeepsTheClosest(t *testing.T) {
 	gd := &guide{}
-	gd.add(Schedule{Index: 99}, 0)
+	gd.add(scored{sc: Schedule{Index: 99}})
 	if _, ok := gd.parent(rand.New(rand.NewPCG(1, 1))); ok {
 		t.Fatal("a score of 0 entered the pool")
 	}
 	for i := range 20 {
-		gd.add(Schedule{Index: i}, float64(i%10)+0.5)
+		gd.add(scored{sc: Schedule{Index: i}, score: float64(i%10) + 0.5})
 	}
 	if len(gd.pool) != poolSize {
 		t.Fatalf("pool holds %d, want %d", len(gd.pool), poolSize)
@@ -189,4 +191,41 @@ func TestGuide_NoveltyOnce(t *testing.T) {
 // score is closeness with the trial's own margins.
 func score(tr trial.TrialResult, ttl time.Duration) float64 {
 	return closeness(tr, checker.MarginsOf(tr.History), ttl, 500*time.Millisecond)
+}
+
+// A change works mostly on the fault that met the lock in the parent's
+// trial, and mostly lengthens it when it resizes it.
+func TestMutate_WorksOnTheFaultThatMetTheLock(t *testing.T) {
+	g, _ := generator(t, "etcd-pause-holder", []string{"pause-client", "latency"})
+	pause := scenario.Step{At: scenario.Duration(time.Second), Fault: "pause-client", Client: 1, For: scenario.Duration(time.Second)}
+	slow := scenario.Step{At: scenario.Duration(2 * time.Second), Fault: "latency", Node: "e1", For: scenario.Duration(time.Second),
+		Params: map[string]any{"latency": "100ms"}}
+	parent := scored{sc: Schedule{Index: 3, Hold: scenario.Duration(time.Second / 2), Faults: []scenario.Step{pause, slow}}, score: 1, focus: map[int]bool{0: true}}
+	onPause, onOther, longer, shorter := 0, 0, 0, 0
+	for i := range 400 {
+		sc := g.mutate(parent, rand.New(rand.NewPCG(7, uint64(i))), 100+i)
+		for _, what := range strings.Split(strings.TrimPrefix(sc.Change, "#3: "), ", ") {
+			switch {
+			case strings.HasPrefix(what, "add"), what == "hold":
+			case strings.HasSuffix(what, " pause-client"):
+				onPause++
+			default:
+				onOther++
+			}
+		}
+		if i := slices.IndexFunc(sc.Faults, func(s scenario.Step) bool { return s.Fault == "pause-client" && s.At == pause.At }); i >= 0 && sc.Faults[i].Client == 1 {
+			switch f := sc.Faults[i].For; {
+			case f > pause.For:
+				longer++
+			case f < pause.For:
+				shorter++
+			}
+		}
+	}
+	if share := float64(onPause) / float64(onPause+onOther); share < 0.65 || share > 0.9 {
+		t.Errorf("%d changes of the fault that met the lock, %d of the other: want about %.0f%%", onPause, onOther, 100*(onFocus+(1-onFocus)/2))
+	}
+	if longer < 2*shorter || shorter == 0 {
+		t.Errorf("the fault that met the lock was lengthened %d times, shortened %d: want about 3 to 1", longer, shorter)
+	}
 }

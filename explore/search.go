@@ -29,8 +29,12 @@ type Tried struct {
 	// Exercised lists the faults that fired, by kind and the target they
 	// hit (an aimed one as resolved), e.g. "pause-client c1".
 	Exercised []string `json:"exercised,omitempty"`
-	Seconds   float64  `json:"seconds"`  // the trial's wall time
-	EndedAt   float64  `json:"ended_at"` // seconds from the start of the search
+	// Score is how close a guided search judged the trial to breaking the
+	// lock (closeness plus new behaviours, see docs/explore.md); 0 in a
+	// random search, or for a trial that taught nothing.
+	Score   float64 `json:"score,omitempty"`
+	Seconds float64 `json:"seconds"`  // the trial's wall time
+	EndedAt float64 `json:"ended_at"` // seconds from the start of the search
 }
 
 // A finding is an unsafe trial, with what it recorded and the kind of its
@@ -157,10 +161,12 @@ func (sr *searcher) play(ctx context.Context, i int) (*finding, error) {
 	if err != nil {
 		return nil, err
 	}
+	score := 0.0
 	if sr.guide != nil {
-		sr.guide.learn(sc, tr, sr.base.Lock.TTL.D())
+		score = sr.guide.learn(sc, tr, sr.base.Lock.TTL.D())
 	}
 	t, kind := tried(sc, tr, time.Since(sr.began))
+	t.Score = score
 	sr.mu.Lock()
 	sr.tried = append(sr.tried, t)
 	sr.mu.Unlock()
