@@ -9,12 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
-	"sync/atomic"
-	"syscall"
 	"time"
-
-	"github.com/lockpick/lockpick/cluster/netlink"
 )
 
 // An etcdMember is one etcd server process of an etcd topology, run by
@@ -25,28 +20,16 @@ import (
 // addresses of its two proxies (the node's Link and Peer), so clients and
 // the other members reach it only through them.
 type etcdMember struct {
-	name, dir, logPath   string
-	runner               MemberRunner
+	memberProc
 	clientPort, peerPort int
-	reservations         []*netlink.PortReservation
 	clientURL, peerURL   string // advertised: the proxies
 	cfg                  *etcdClusterConfig
-	timeout              time.Duration // of a start
-	disk                 *Disk         // data/: the data directory
 
 	// replace follows etcd's procedure for a member whose data is gone
 	// (see [Cluster.replaceEtcdMember]); it is set by the cluster.
 	replace func(ctx context.Context) error
 
-	// pid is the running process's id on this host, 0 when none; read
-	// without mu, which a start holds for seconds (the peer filters ask
-	// during it).
-	pid atomic.Int64
-
-	mu      sync.Mutex
-	exited  <-chan struct{} // nil while not running; closed when the process exits
-	booted  bool            // it has run: a start now joins an existing cluster
-	release sync.Once
+	booted bool // it has run: a start now joins an existing cluster (mu)
 }
 
 // etcdClusterConfig is what every member of one etcd cluster is started with.
@@ -63,9 +46,6 @@ var (
 	_ DurableProc = (*etcdMember)(nil)
 )
 
-func (m *etcdMember) Name() string    { return m.name }
-func (m *etcdMember) LogPath() string { return m.logPath }
-
 // Addr returns the member's own client address (not its proxy).
 func (m *etcdMember) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(m.clientPort)) }
 
@@ -75,12 +55,6 @@ func (m *etcdMember) peerAddr() string {
 }
 
 func (m *etcdMember) dataDir() string { return m.disk.Path }
-
-// Disk returns the member's data directory.
-func (m *etcdMember) Disk() *Disk { return m.disk }
-
-// PID returns the running member's process id, or 0 when it is not running.
-func (m *etcdMember) PID() int { return int(m.pid.Load()) }
 
 // Start starts the member if it is not running and waits until its peer
 // port answers, i.e. the process is up and taking part in the cluster. It
@@ -92,14 +66,8 @@ func (m *etcdMember) PID() int { return int(m.pid.Load()) }
 func (m *etcdMember) Start(ctx context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.exited != nil {
-		select {
-		case <-m.exited: // died on its own: start it again
-			etcdReaper.remove(m)
-			m.exited = nil
-		default:
-			return nil
-		}
+	if m.runningLocked() {
+		return nil
 	}
 	state := "new"
 	if m.booted {
@@ -126,16 +94,7 @@ func (m *etcdMember) launchLocked(ctx context.Context, state string) error {
 	if err := os.MkdirAll(m.dir, 0o755); err != nil {
 		return err
 	}
-	pid, exited, err := m.runner.Run(ctx, m.args(state))
-	if err != nil {
-		return err
-	}
-	m.pid.Store(int64(pid))
-	done := make(chan struct{})
-	go func() { <-exited; m.pid.Store(0); close(done) }()
-	m.exited = done
-	etcdReaper.add(m)
-	return nil
+	return m.runLocked(ctx, m.args(state))
 }
 
 // args returns the member's command line for an --initial-cluster-state.
@@ -157,66 +116,6 @@ func (m *etcdMember) args(state string) []string {
 		"--logger", "zap",
 		"--enable-v2=false",
 	}
-}
-
-func (m *etcdMember) startError(err error) error {
-	return &StartError{Node: m.name, LogPath: m.logPath, Err: err, LogTail: LogTail(m.logPath, 5)}
-}
-
-// Kill sends SIGKILL and waits for the member to exit. It is idempotent.
-func (m *etcdMember) Kill() error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.killLocked()
-}
-
-func (m *etcdMember) killLocked() error {
-	if m.exited == nil {
-		return nil
-	}
-	if err := m.runner.Signal(syscall.SIGKILL); err != nil {
-		select {
-		case <-m.exited: // it was gone already
-		case <-time.After(2 * time.Second):
-			return fmt.Errorf("cluster: kill %s: %w", m.name, err)
-		}
-	}
-	<-m.exited
-	etcdReaper.remove(m)
-	m.exited = nil
-	return nil
-}
-
-func (m *etcdMember) signal(sig syscall.Signal) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.exited == nil {
-		return fmt.Errorf("%w: %s", ErrNotRunning, m.name)
-	}
-	return m.runner.Signal(sig)
-}
-
-// Pause freezes the member (SIGSTOP); Resume thaws it (SIGCONT).
-func (m *etcdMember) Pause() error  { return m.signal(syscall.SIGSTOP) }
-func (m *etcdMember) Resume() error { return m.signal(syscall.SIGCONT) }
-
-// WipeData empties the member's data directory (WAL, snapshots, bolt
-// database); call it between Kill and Start, which then replaces the
-// member (see [Cluster.replaceEtcdMember]).
-func (m *etcdMember) WipeData() error { return m.disk.Wipe() }
-
-// releasePort gives up the member's port reservations and what its runner
-// holds (a container); [Cluster.Close] calls it once the member is killed.
-func (m *etcdMember) releasePort() {
-	for _, r := range m.reservations {
-		r.Release()
-	}
-	m.release.Do(func() {
-		_ = m.runner.Release()
-		if m.disk != nil {
-			_ = m.disk.Close()
-		}
-	})
 }
 
 // hasEtcdData reports whether dir holds an etcd member's data (its WAL).
@@ -249,9 +148,3 @@ func waitHTTP(ctx context.Context, url string, timeout time.Duration, exited <-c
 		}
 	}
 }
-
-// etcdReaper tracks running etcd members, so [KillAll] (Ctrl-C, SIGTERM)
-// stops them as it stops Redis processes.
-var etcdReaper = &liveSet[*etcdMember]{}
-
-func init() { reapHooks = append(reapHooks, etcdReaper.killAll) }

@@ -93,7 +93,7 @@ func (c *Cluster) newEtcdNode(ctx context.Context, eb EtcdBackend, name string, 
 	if err != nil {
 		return nil, err
 	}
-	m := &etcdMember{name: name, dir: pl.Dir, logPath: pl.LogPath, runner: pl.Runner, cfg: cfg, timeout: pl.StartTimeout}
+	m := &etcdMember{memberProc: memberProc{name: name, dir: pl.Dir, logPath: pl.LogPath, runner: pl.Runner, timeout: pl.StartTimeout}, cfg: cfg}
 	kind := LazyIf(pl.LazyDisk)
 	if c.topo.Persistence == PersistNoFsync {
 		kind = NoFsyncDisk
@@ -102,14 +102,9 @@ func (c *Cluster) newEtcdNode(ctx context.Context, eb EtcdBackend, name string, 
 		m.releasePort()
 		return nil, err
 	}
-	for _, port := range []*int{&m.clientPort, &m.peerPort} {
-		r, err := netlink.ReservePort()
-		if err != nil {
-			m.releasePort()
-			return nil, err
-		}
-		m.reservations = append(m.reservations, r)
-		*port = r.Port()
+	if err := m.reserve(&m.clientPort, &m.peerPort); err != nil {
+		m.releasePort()
+		return nil, err
 	}
 	n := &Node{Name: name, Proc: m, cluster: c}
 	if n.Link, err = c.proxies.Add(name, m.Addr()); err != nil {

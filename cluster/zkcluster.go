@@ -84,8 +84,8 @@ func (c *Cluster) newZooKeeperNode(ctx context.Context, zb ZooKeeperBackend, i i
 	if err != nil {
 		return nil, err
 	}
-	z := &zkMember{name: name, id: i, dir: pl.Dir, logPath: pl.LogPath, runner: pl.Runner,
-		timeout: max(pl.StartTimeout, zkStartTimeout)}
+	z := &zkMember{id: i, memberProc: memberProc{name: name, dir: pl.Dir, logPath: pl.LogPath, runner: pl.Runner,
+		timeout: max(pl.StartTimeout, zkStartTimeout)}}
 	kind := LazyIf(pl.LazyDisk)
 	if c.topo.Persistence == PersistNoFsync {
 		kind = NoFsyncDisk // acknowledges fsync without making anything durable
@@ -94,14 +94,9 @@ func (c *Cluster) newZooKeeperNode(ctx context.Context, zb ZooKeeperBackend, i i
 		z.releasePort()
 		return nil, err
 	}
-	for _, port := range []*int{&z.clientPort, &z.quorumPort, &z.electionPort} {
-		r, err := netlink.ReservePort()
-		if err != nil {
-			z.releasePort()
-			return nil, err
-		}
-		z.reservations = append(z.reservations, r)
-		*port = r.Port()
+	if err := z.reserve(&z.clientPort, &z.quorumPort, &z.electionPort); err != nil {
+		z.releasePort()
+		return nil, err
 	}
 	n := &Node{Name: name, Proc: z, cluster: c}
 	if n.Link, err = c.proxies.Add(name, z.Addr()); err != nil {

@@ -13,12 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
-	"syscall"
 	"time"
-
-	"github.com/lockpick/lockpick/cluster/netlink"
 )
 
 // ZooKeeperJars is the class path a ZooKeeper member runs with: Debian's
@@ -43,26 +38,14 @@ const zkTick = 200 * time.Millisecond
 // killed member restarts on the same addresses. Clients reach it through
 // its Link; the members reach each other on their own addresses.
 type zkMember struct {
-	name, dir, logPath string
-	id                 int // myid: the member's number
-	clientPort         int
-	quorumPort         int
-	electionPort       int
-	reservations       []*netlink.PortReservation
-	disk               *Disk
-	runner             MemberRunner
-	timeout            time.Duration // of a start
+	memberProc
+	id           int // myid: the member's number
+	clientPort   int
+	quorumPort   int
+	electionPort int
 	// servers returns the ensemble's server.N lines, its own among them;
 	// set by the cluster.
 	servers func() []string
-
-	// pid is the running JVM's process id, 0 when none; read without mu,
-	// which a start holds for seconds.
-	pid atomic.Int64
-
-	mu      sync.Mutex
-	exited  <-chan struct{} // nil while not running; closed when the JVM exits
-	release sync.Once
 }
 
 var (
@@ -71,19 +54,10 @@ var (
 	_ DurableProc = (*zkMember)(nil)
 )
 
-func (z *zkMember) Name() string    { return z.name }
-func (z *zkMember) LogPath() string { return z.logPath }
-
 // Addr returns the member's own client address (not its proxy).
 func (z *zkMember) Addr() string { return loopback(z.clientPort) }
 
 func loopback(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
-
-// Disk returns the member's data directory.
-func (z *zkMember) Disk() *Disk { return z.disk }
-
-// PID returns the running JVM's process id, or 0 when it is not running.
-func (z *zkMember) PID() int { return int(z.pid.Load()) }
 
 // config returns the member's zoo.cfg. Timeouts are in ticks of zkTick:
 // 10 s to join a leader (initLimit), 2 s for a follower to keep up
@@ -147,14 +121,8 @@ func zkJarsMissing() string {
 func (z *zkMember) Start(ctx context.Context) error {
 	z.mu.Lock()
 	defer z.mu.Unlock()
-	if z.exited != nil {
-		select {
-		case <-z.exited: // died on its own: start it again
-			zkReaper.remove(z)
-			z.exited = nil
-		default:
-			return nil
-		}
+	if z.runningLocked() {
+		return nil
 	}
 	if err := z.launchLocked(ctx); err != nil {
 		return z.startError(err)
@@ -185,16 +153,7 @@ func (z *zkMember) launchLocked(ctx context.Context) error {
 			return err
 		}
 	}
-	pid, exited, err := z.runner.Run(ctx, zkJVMArgs(cfg))
-	if err != nil {
-		return err
-	}
-	z.pid.Store(int64(pid))
-	done := make(chan struct{})
-	go func() { <-exited; z.pid.Store(0); close(done) }()
-	z.exited = done
-	zkReaper.add(z)
-	return nil
+	return z.runLocked(ctx, zkJVMArgs(cfg))
 }
 
 // zkJVMArgs returns the JVM's arguments (after the java command) for a
@@ -244,71 +203,6 @@ func pollStart(ctx context.Context, timeout time.Duration, exited <-chan struct{
 	}
 }
 
-func (z *zkMember) startError(err error) error {
-	return &StartError{Node: z.name, LogPath: z.logPath, Err: err, LogTail: LogTail(z.logPath, 5)}
-}
-
-// Kill kills the JVM (SIGKILL, which kills a paused member too) and waits
-// until it has exited. It is idempotent.
-func (z *zkMember) Kill() error {
-	z.mu.Lock()
-	defer z.mu.Unlock()
-	return z.killLocked()
-}
-
-func (z *zkMember) killLocked() error {
-	if z.exited == nil {
-		return nil
-	}
-	if err := z.runner.Signal(syscall.SIGKILL); err != nil {
-		select {
-		case <-z.exited: // it was gone already
-		case <-time.After(2 * time.Second):
-			return fmt.Errorf("cluster: kill %s: %w", z.name, err)
-		}
-	}
-	<-z.exited
-	zkReaper.remove(z)
-	z.exited = nil
-	return nil
-}
-
-func (z *zkMember) signal(sig syscall.Signal) error {
-	z.mu.Lock()
-	defer z.mu.Unlock()
-	if z.exited == nil {
-		return fmt.Errorf("%w: %s", ErrNotRunning, z.name)
-	}
-	return z.runner.Signal(sig)
-}
-
-// Pause freezes the member (SIGSTOP to the JVM, every thread of it);
-// Resume thaws it (SIGCONT).
-func (z *zkMember) Pause() error  { return z.signal(syscall.SIGSTOP) }
-func (z *zkMember) Resume() error { return z.signal(syscall.SIGCONT) }
-
-// WipeData empties the member's data directory (myid, snapshots,
-// transaction log); call it between Kill and Start, which writes myid
-// again: the member comes back empty and learns the state from the leader.
-func (z *zkMember) WipeData() error { return z.disk.Wipe() }
-
-// releasePort gives up the member's ports, what its runner holds (a
-// container) and unmounts its disk; [Cluster.Close] calls it once the
-// member is killed.
-func (z *zkMember) releasePort() {
-	for _, r := range z.reservations {
-		r.Release()
-	}
-	z.release.Do(func() {
-		if z.runner != nil {
-			_ = z.runner.Release()
-		}
-		if z.disk != nil {
-			_ = z.disk.Close()
-		}
-	})
-}
-
 // ZooKeeperCommand sends a four-letter word (ruok, srvr) to the ZooKeeper
 // server at addr and returns its answer, trimmed, within timeout.
 func ZooKeeperCommand(addr, word string, timeout time.Duration) (string, error) {
@@ -350,11 +244,6 @@ func firstLine(s string) string {
 	l, _, _ := strings.Cut(s, "\n")
 	return l
 }
-
-// zkReaper tracks running ZooKeeper members.
-var zkReaper = &liveSet[*zkMember]{}
-
-func init() { reapHooks = append(reapHooks, zkReaper.killAll) }
 
 // ZooKeeperLoadedZxid returns the highest zxid a ZooKeeper member loaded
 // from its data directory at its last start ("0x0": none), read from its
