@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"time"
@@ -147,17 +148,60 @@ func (m Matrix) checkCell(c results.MatrixCell, seen map[[2]string]bool) error {
 	case c.Scenario == "":
 		return nil
 	}
-	_, err := cellScenario(c)
+	_, err := m.cellScenario(c)
 	return err
 }
 
-// cellScenario is the scenario a cell plays: its arm, if it names one.
-func cellScenario(c results.MatrixCell) (scenario.Scenario, error) {
+// cellScenario is the scenario a cell plays: its arm, if it names one,
+// with its row's lock program, if the row has one, in place of its lock.
+func (m Matrix) cellScenario(c results.MatrixCell) (scenario.Scenario, error) {
 	s, err := scenario.Lookup(c.Scenario)
-	if err != nil || c.Arm == "" {
+	if err == nil && c.Arm != "" {
+		s, err = s.Arm(c.Arm)
+	}
+	row, _ := m.row(c.Row)
+	if err != nil || len(row.Program) == 0 {
 		return s, err
 	}
-	return s.Arm(c.Arm)
+	return s.WithProgram(scenario.Program{Command: row.Program, Shape: row.Shape, Caps: row.Caps})
+}
+
+// row returns the row named name.
+func (m Matrix) row(name string) (results.MatrixLine, bool) {
+	i := slices.IndexFunc(m.Rows, func(l results.MatrixLine) bool { return l.Name == name })
+	if i < 0 {
+		return results.MatrixLine{}, false
+	}
+	return m.Rows[i], true
+}
+
+// WithoutMissingPrograms empties the cells of each row whose lock program
+// is not found from here (its path from the current folder, or a command
+// on the PATH), saying so in each cell's why, and returns one note per such
+// row: the built-in matrix's Curator row runs from lockpick's repository.
+func (m Matrix) WithoutMissingPrograms() (Matrix, []string) {
+	var notes []string
+	m.Cells = slices.Clone(m.Cells)
+	for _, r := range m.Rows {
+		if len(r.Program) == 0 || programFound(r.Program[0]) {
+			continue
+		}
+		why := fmt.Sprintf("its lock program %s is not found from here (a path is taken from the folder lockpick runs in)", r.Program[0])
+		for i, c := range m.Cells {
+			if c.Row == r.Name && c.Scenario != "" {
+				m.Cells[i] = results.MatrixCell{Row: c.Row, Column: c.Column, Why: why}
+			}
+		}
+		notes = append(notes, fmt.Sprintf("row %s not run: %s", r.Name, why))
+	}
+	return m, notes
+}
+
+// programFound reports whether cmd names a program: a file at a path, or a
+// command on the PATH.
+func programFound(cmd string) bool {
+	_, err := exec.LookPath(cmd)
+	return err == nil
 }
 
 // ErrUnknownLine means a row or column named is not in the matrix; the
@@ -237,7 +281,7 @@ func (m Matrix) Scenarios() ([]scenario.Scenario, error) {
 		if c.Scenario == "" {
 			continue
 		}
-		s, err := cellScenario(c)
+		s, err := m.cellScenario(c)
 		if err != nil {
 			return nil, err
 		}
@@ -277,7 +321,7 @@ func RunMatrix(ctx context.Context, m Matrix, opt *trial.Options, versions ...st
 	done, total := 0, m.Runs()*o.Trials
 	for _, c := range m.Cells {
 		if c.Scenario != "" {
-			if err := runCell(ctx, &c, o, dir, done, total); err != nil {
+			if err := m.runCell(ctx, &c, o, dir, done, total); err != nil {
 				dir.Abort()
 				return nil, "", err
 			}
@@ -295,8 +339,8 @@ func RunMatrix(ctx context.Context, m Matrix, opt *trial.Options, versions ...st
 
 // runCell plays cell c's scenario into its own folder of dir and records
 // its rate; done of total trials ran before it.
-func runCell(ctx context.Context, c *results.MatrixCell, o trial.Options, dir *results.RunDir, done, total int) error {
-	s, err := cellScenario(*c)
+func (m Matrix) runCell(ctx context.Context, c *results.MatrixCell, o trial.Options, dir *results.RunDir, done, total int) error {
+	s, err := m.cellScenario(*c)
 	if err != nil {
 		return err
 	}

@@ -139,3 +139,48 @@ func TestDocs_MatrixExampleIsAccepted(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// A row with a lock program plays each of its cells with that program in
+// place of the scenario's lock; a program that is not found empties the
+// row's cells with the reason, and a bad capability is refused with its
+// cell's line.
+func TestMatrix_ProgramRow(t *testing.T) {
+	const file = `title: programs
+rows:
+  - {name: mine, label: my lock, program: [PROG], shape: zookeeper, caps: [block, renew, fence]}
+columns:
+  - {name: pause, label: holder pause}
+cells:
+  - {row: mine, column: pause, scenario: zk-pause-holder, arm: fenced}
+`
+	prog := filepath.Join(t.TempDir(), "mylock")
+	if err := os.WriteFile(prog, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	m, err := campaign.ParseMatrix("p.yaml", []byte(strings.Replace(file, "PROG", prog, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss, err := m.Scenarios()
+	if err != nil || len(ss) != 1 {
+		t.Fatalf("scenarios %v, %v", ss, err)
+	}
+	if s := ss[0]; s.Name != "zk-pause-holder[fenced]@mylock" || s.Lock.Kind != "external" || !s.Fenced || len(s.Lock.Caps) != 3 {
+		t.Errorf("the cell plays %s (lock %s, fenced %v, caps %v), want the fenced arm with the row's program", s.Name, s.Lock.Kind, s.Fenced, s.Lock.Caps)
+	}
+	if kept, notes := m.WithoutMissingPrograms(); len(notes) != 0 || kept.Runs() != 1 {
+		t.Errorf("a program that is there: notes %q, %d cells to run", notes, kept.Runs())
+	}
+	m, err = campaign.ParseMatrix("p.yaml", []byte(strings.Replace(file, "PROG", "no/such/lock", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, notes := m.WithoutMissingPrograms()
+	if len(notes) != 1 || !strings.Contains(notes[0], "no/such/lock is not found") || kept.Runs() != 0 || !strings.Contains(kept.Cells[0].Why, "no/such/lock") {
+		t.Errorf("a program that is not there: notes %q, %d cells to run, why %q", notes, kept.Runs(), kept.Cells[0].Why)
+	}
+	_, err = campaign.ParseMatrix("p.yaml", []byte(strings.Replace(file, "fence]", "fencing]", 1)))
+	if err == nil || !strings.Contains(err.Error(), "p.yaml:7:") || !strings.Contains(err.Error(), `"fencing"`) {
+		t.Errorf("a bad capability: %v, want it refused at p.yaml:7", err)
+	}
+}

@@ -11,6 +11,13 @@ type MatrixLine struct {
 	Name    string `json:"name" yaml:"name"`
 	Label   string `json:"label" yaml:"label"`
 	Summary string `json:"summary,omitempty" yaml:"summary"`
+	// Program, on a row, is a lock program's command line that plays the
+	// row's cells in place of each scenario's own lock, declaring Shape
+	// and Caps as --subject-shape and --subject-caps do; a relative path
+	// is taken from the folder lockpick runs in.
+	Program []string `json:"program,omitempty" yaml:"program"`
+	Shape   string   `json:"shape,omitempty" yaml:"shape"`
+	Caps    []string `json:"caps,omitempty" yaml:"caps"`
 }
 
 // A MatrixCell is one lock service under one class of fault: the scenario

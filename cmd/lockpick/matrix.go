@@ -81,6 +81,13 @@ func matrix(ctx context.Context, out io.Writer, f matrixFlags) error {
 		printMatrixLines(out, m)
 		return nil
 	}
+	m, notes := m.WithoutMissingPrograms()
+	for _, n := range notes {
+		if len(f.rows) > 0 { // asked for by name: run it or say why not
+			return usageError("matrix: " + n)
+		}
+		fmt.Fprintln(os.Stderr, "lockpick: matrix: "+n)
+	}
 	list, err := m.Scenarios()
 	if err != nil {
 		return usageError("matrix: " + err.Error())
@@ -131,7 +138,11 @@ func printMatrixLines(w io.Writer, m campaign.Matrix) {
 	}{{"ROW", m.Rows}, {"COLUMN", m.Columns}} {
 		fmt.Fprintf(tw, "%s\tLABEL\tSUMMARY\n", part.title)
 		for _, l := range part.lines {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", l.Name, l.Label, l.Summary)
+			summary := l.Summary
+			if len(l.Program) > 0 {
+				summary += " (lock program: " + strings.Join(l.Program, " ") + ")"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", l.Name, l.Label, summary)
 		}
 		fmt.Fprintln(tw)
 	}
