@@ -37,6 +37,24 @@ func ok(p int) op { return op{p, checker.FAcquire, checker.OK, ""} }
 
 func refused(p int, err string) op { return op{p, checker.FAcquire, checker.Fail, err} }
 
+// unknownRelease makes the failed releases of h end unknown (info).
+func unknownRelease(h checker.History) checker.History {
+	for i, e := range h {
+		if e.F == checker.FRelease && e.Type == checker.Fail {
+			h[i].Type = checker.Info
+		}
+	}
+	return h
+}
+
+// release is p's release: ok without an error, failed with one.
+func release(p int, err string) op {
+	if err == "" {
+		return op{p, checker.FRelease, checker.OK, ""}
+	}
+	return op{p, checker.FRelease, checker.Fail, err}
+}
+
 func secs(s float64) *float64 { return &s }
 
 func intp(n int) *int { return &n }
@@ -112,6 +130,24 @@ func TestEvaluate(t *testing.T) {
 			in: evidence.Input{History: history(ok(1)), Faults: []evidence.Fault{{Fault: "power-loss", Target: "e1", Desc: "power loss e1", Fired: secs(0.5), KeyBefore: "held", Lost: int64p(0)}},
 				Require: []evidence.Requirement{{Fault: "power-loss", Node: "e1", Lost: "some"}}},
 			reasons: []string{"required power-loss e1: some unsynced data lost; found key held when it hit, unknown after it, nothing unsynced lost"}},
+		{name: "the holder at a power loss released ok: the service served it again in time",
+			in: evidence.Input{History: history(ok(1), release(1, ""), ok(2)), Faults: []evidence.Fault{{Fault: "power-loss", Target: "z1", Desc: "power loss z1", Fired: secs(1.5)}},
+				Require: []evidence.Requirement{{Fault: "power-loss", Node: "z1", HolderRelease: "ok"}}}},
+		{name: "the holder's release was refused where ok was required",
+			in: evidence.Input{History: history(ok(1), release(1, "could not connect to a server"), ok(2)), Faults: []evidence.Fault{{Fault: "power-loss", Target: "z1", Desc: "power loss z1", Fired: secs(1.5)}},
+				Require: []evidence.Requirement{{Fault: "power-loss", Node: "z1", HolderRelease: "ok"}}},
+			reasons: []string{"required power-loss z1: the holder's release ok; found key unknown when it hit, unknown after it, holder c1's release ended fail at +2.010s: could not connect to a server"}},
+		{name: "the holder's release refused as asked: the service forgot the grant",
+			in: evidence.Input{History: history(ok(1), release(1, "lock not held"), ok(2)), Faults: []evidence.Fault{{Fault: "power-loss", Target: "z1", Desc: "power loss z1", Fired: secs(1.5)}},
+				Require: []evidence.Requirement{{Fault: "power-loss", Node: "z1", HolderRelease: "refused"}}}},
+		{name: "a release that ended unknown is not refused",
+			in: evidence.Input{History: unknownRelease(history(ok(1), release(1, "could not connect to a server"), ok(2))), Faults: []evidence.Fault{{Fault: "power-loss", Target: "z1", Desc: "power loss z1", Fired: secs(1.5)}},
+				Require: []evidence.Requirement{{Fault: "power-loss", Node: "z1", HolderRelease: "refused"}}},
+			reasons: []string{"holder c1's release ended info at +2.010s"}},
+		{name: "no holder when the fault hit",
+			in: evidence.Input{History: history(ok(1), release(1, ""), ok(2)), Faults: []evidence.Fault{{Fault: "power-loss", Target: "z1", Desc: "power loss z1", Fired: secs(0.5)}},
+				Require: []evidence.Requirement{{Fault: "power-loss", Node: "z1", HolderRelease: "ok"}}},
+			reasons: []string{"no client held the lock when it hit"}},
 		{name: "a requirement on an aimed target matches what it resolved to",
 			in: evidence.Input{History: history(ok(1), ok(2)), Faults: []evidence.Fault{{Fault: "kill", Target: "n2", Aim: "@master", Desc: "kill n2 (@master)", Fired: secs(0.35), KeyBefore: "held"}},
 				Require: []evidence.Requirement{{Fault: "kill", Node: "@master", KeyBefore: "held"}, {Grants: intp(1), After: "kill n2"}}}},
@@ -223,6 +259,9 @@ func TestRequirement_Validate(t *testing.T) {
 		{r: evidence.Requirement{Fault: "power-loss", Node: "e1", Lost: "some"}, valid: true},
 		{r: evidence.Requirement{Fault: "restart", Node: "e1", Lost: "some"}, field: "lost"},
 		{r: evidence.Requirement{Fault: "power-loss", Node: "e1", Lost: "lots"}, field: "lost"},
+		{r: evidence.Requirement{Fault: "power-loss", Node: "z1", HolderRelease: "ok"}, valid: true},
+		{r: evidence.Requirement{Grants: intp(1), HolderRelease: "ok"}, field: "holder_release"},
+		{r: evidence.Requirement{Fault: "power-loss", Node: "z1", HolderRelease: "fine"}, field: "holder_release"},
 	} {
 		field, msg := tc.r.Validate()
 		if (msg == "") != tc.valid || field != tc.field {

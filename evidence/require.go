@@ -64,6 +64,13 @@ type Requirement struct {
 	// Lost, with a power-loss fault, says whether the node's disk dropped
 	// unsynced data ("some") or had nothing to drop ("none").
 	Lost string `json:"lost,omitempty" yaml:"lost"`
+	// HolderRelease, with a fault, asks how the client that held the lock
+	// when the fault hit ended that hold: "ok" (its release succeeded: the
+	// service served it again before the holder let go) or "refused" (the
+	// service answered and refused it, e.g. "lock not held" once it had
+	// forgotten the grant). A release that ended unknown (the service did
+	// not answer) is neither.
+	HolderRelease string `json:"holder_release,omitempty" yaml:"holder_release"`
 	// Anomaly with Nodes says that an anomaly of this kind, when a trial
 	// has one, involves every one of these nodes: the attack broke the
 	// lock the way the scenario explains, not some other way.
@@ -121,10 +128,14 @@ func (r Requirement) Validate() (field, msg string) {
 		return "lost", "only goes with fault: power-loss"
 	case r.Lost != "" && r.Lost != LostSome && r.Lost != LostNone:
 		return "lost", fmt.Sprintf("must be some or none, not %q", r.Lost)
+	case r.HolderRelease != "" && r.Fault == "":
+		return "holder_release", "only goes with fault"
+	case r.HolderRelease != "" && r.HolderRelease != ReleaseOK && r.HolderRelease != ReleaseRefused:
+		return "holder_release", fmt.Sprintf("must be ok or refused, not %q", r.HolderRelease)
 	case r.Min != 0 && r.Refused == "" && r.Prevented == "" && r.Anomaly == "":
 		return "min", "only goes with refused, prevented or anomaly"
-	case r.Fault != "" && r.KeyBefore == "" && r.KeyAfter == "" && r.Lost == "":
-		return "fault", "say what the node held: key_before and/or key_after (or, for a power loss, lost)"
+	case r.Fault != "" && r.KeyBefore == "" && r.KeyAfter == "" && r.Lost == "" && r.HolderRelease == "":
+		return "fault", "say what the node held: key_before and/or key_after (or, for a power loss, lost; or how the holder's release ended, holder_release)"
 	case !keyState(r.KeyBefore):
 		return "key_before", fmt.Sprintf("must be held or absent, not %q", r.KeyBefore)
 	case !keyState(r.KeyAfter):
@@ -150,6 +161,12 @@ func (r Requirement) Validate() (field, msg string) {
 const (
 	LostSome = "some"
 	LostNone = "none"
+)
+
+// Values of [Requirement].HolderRelease.
+const (
+	ReleaseOK      = "ok"
+	ReleaseRefused = "refused"
 )
 
 // lostCheck says what a power loss dropped (lost: bytes, nil if unknown)
@@ -200,6 +217,9 @@ func (r Requirement) String() string {
 		}
 		if r.Lost != "" {
 			want = append(want, r.Lost+" unsynced data lost")
+		}
+		if r.HolderRelease != "" {
+			want = append(want, "the holder's release "+r.HolderRelease)
 		}
 		return fmt.Sprintf("%s: %s", strings.TrimSpace(r.Fault+" "+r.Node), strings.Join(want, ", "))
 	case r.Anomaly != "" && r.Min > 0:
@@ -278,6 +298,11 @@ func (in *Input) check(r Requirement) Check {
 				c.Found += ", " + found
 				c.Met = c.Met && met
 			}
+			if r.HolderRelease != "" {
+				found, ended := in.holderRelease(in.Start + int64(*f.Fired*1e9))
+				c.Found += ", " + found
+				c.Met = c.Met && ended == r.HolderRelease
+			}
 		}
 	case r.Anomaly != "":
 		c.Met, c.Found = true, "none found"
@@ -338,6 +363,41 @@ func (in *Input) longestWait(r Requirement) (string, bool) {
 		return "no " + r.Waited + " completed", false
 	}
 	return fmt.Sprintf("the longest, process %d's (%s), returned after %s", who.Process, who.Type, longest.Round(time.Millisecond)), longest <= limit
+}
+
+// holderRelease finds the client that held the lock at time at (its
+// latest grant before then, with no release invoked since) and how its
+// next release ended: ReleaseOK, ReleaseRefused (it failed), or "" when no
+// client held the lock, or its release ended unknown or never completed.
+func (in *Input) holderRelease(at int64) (found, ended string) {
+	holder, since := -1, int64(0)
+	for _, e := range in.History {
+		if e.Process < 0 {
+			continue
+		}
+		switch {
+		case e.Time > at && holder < 0:
+			return "no client held the lock when it hit", ""
+		case e.Time <= at && e.F == checker.FAcquire && e.Type == checker.OK:
+			holder, since = e.Process, e.Time
+		case e.Time <= at && e.F == checker.FRelease && e.Type == checker.Invoke && e.Process == holder:
+			holder = -1
+		case e.Time > at && e.Process == holder && e.F == checker.FRelease && e.Type != checker.Invoke:
+			when := float64(e.Time-in.Start) / 1e9
+			if e.Type == checker.OK {
+				return fmt.Sprintf("holder c%d (granted at +%.3fs) released ok at +%.3fs", holder, float64(since-in.Start)/1e9, when), ReleaseOK
+			}
+			found = fmt.Sprintf("holder c%d's release ended %s at +%.3fs: %s", holder, e.Type, when, e.Error)
+			if e.Type == checker.Fail {
+				return found, ReleaseRefused
+			}
+			return found, "" // unknown: the service may not have answered at all
+		}
+	}
+	if holder < 0 {
+		return "no client held the lock when it hit", ""
+	}
+	return fmt.Sprintf("holder c%d's release never completed", holder), ""
 }
 
 // where says on which node and after which fault a grants or refused
