@@ -45,6 +45,10 @@ var benches = []bench{
 		faults: []string{"pause-client", "latency", "drop-replies"}, program: []string{"bin/extlock", "-unsafe-release"}},
 	{name: "etcd-pause-holder (unfenced)", scenario: "etcd-pause-holder",
 		faults: []string{"pause-client", "latency", "partition"}},
+	// a lock that renews its lease (Redisson's watchdog), client-side faults
+	// only: the attack is a holder frozen or cut off past its lease
+	{name: "watchdog-pause (client faults)", scenario: "watchdog-pause",
+		faults: []string{"pause-client", "latency", "partition", "drop-replies", "reset"}},
 	// every fault that fits: a larger space, where the first finding takes
 	// tens of schedules
 	{name: "failover-lock-loss (every fault)", scenario: "failover-lock-loss"},
