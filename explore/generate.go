@@ -45,7 +45,7 @@ func (sc Schedule) Apply(base scenario.Scenario) scenario.Scenario {
 func settled(faults []scenario.Step, ttl time.Duration) time.Duration {
 	var last time.Duration
 	for _, f := range faults {
-		end := f.At.D() + f.For.D()
+		end := f.At.D() + f.Within.D() + f.For.D() // a step waiting for its moment may fire as late as Within
 		if d, ok := f.Params["delay"].(string); ok {
 			if delay, err := time.ParseDuration(d); err == nil {
 				end = max(end, f.At.D()+delay)

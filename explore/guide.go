@@ -28,7 +28,7 @@ func Strategies() []string { return []string{StrategyGuided, StrategyRandom} }
 
 const (
 	poolSize = 8    // the closest schedules a guided search draws around
-	warmup   = 4    // schedules drawn at random before the first change
+	warmup   = 8    // schedules drawn at random before the first change
 	fresh    = 0.35 // the share of random draws after the warm-up
 )
 
@@ -57,22 +57,44 @@ func (g *guide) learn(sc Schedule, tr trial.TrialResult, ttl time.Duration) floa
 	if tr.Observed != evidence.Inconclusive {
 		score += min(maxNovelty, 0.5*float64(g.novel(features(tr, m))))
 	}
-	g.add(scored{sc: sc, score: score, focus: metTheLock(tr)})
+	met, missed := metTheLock(tr)
+	g.add(scored{sc: sc, score: score, focus: met, missed: missed})
 	return score
 }
 
 // metTheLock returns the steps of a trial's schedule that fired while the
 // lock's key was held where they hit (a node holding the key, a client
 // holding the lock): the faults that met the lock, which a change of the
-// schedule works on first.
-func metTheLock(tr trial.TrialResult) map[int]bool {
-	focus := map[int]bool{}
+// schedule works on first; and the client faults that missed it (the
+// client they froze or cut off held no lock then), which a change may
+// anchor to that client's next hold.
+func metTheLock(tr trial.TrialResult) (met, missed map[int]bool) {
+	met, missed = map[int]bool{}, map[int]bool{}
 	for _, f := range tr.Evidence.Faults {
-		if f.Fired != nil && f.Error == "" && f.KeyBefore == "held" {
-			focus[f.Step] = true
+		switch {
+		case f.Fired == nil || f.Error != "":
+		case f.KeyBefore == evidence.KeyHeld:
+			met[f.Step] = true
+		case f.KeyBefore == evidence.KeyAbsent && clientOf(f.Fault, f.Target) > 0:
+			missed[f.Step] = true
 		}
 	}
-	return focus
+	return met, missed
+}
+
+// clientOf returns the client a fault on target acts on (pause-client c2,
+// a client's own link e1-c2), or 0 for a fault on a node or a resource.
+func clientOf(fault, target string) int {
+	if _, p, ok := scenario.ClientLinkOf(target); ok {
+		return p
+	}
+	var p int
+	if scenario.ClientFault(fault) {
+		if _, err := fmt.Sscanf(target, "c%d", &p); err == nil {
+			return p
+		}
+	}
+	return 0
 }
 
 // novel counts the features not seen before, and remembers them.
@@ -122,9 +144,10 @@ func features(tr trial.TrialResult, m checker.Margins) []string {
 // A scored schedule is one of the pool: its score, and the steps of its
 // faults that met the lock (see metTheLock).
 type scored struct {
-	sc    Schedule
-	score float64
-	focus map[int]bool
+	sc     Schedule
+	score  float64
+	focus  map[int]bool
+	missed map[int]bool // client faults that missed the lock (see metTheLock)
 }
 
 // add offers a scored schedule to the pool; a score of 0 taught nothing.
@@ -225,7 +248,33 @@ func (g *Generator) pick(seed uint64, i int, gd *guide) Schedule {
 const (
 	onFocus = 0.75 // the share of changes made to a fault that met the lock, when one did
 	stretch = 0.75 // the share of resizes of such a fault that lengthen it
+	anchor  = 0.5  // the share of changes to a client fault that missed the lock that anchor it
 )
+
+// anchored returns a client fault's group, which missed the lock, waiting
+// instead for the moment its client next reads the resource under the
+// lock (when: read), from half a TTL before its time, for up to two TTLs:
+// the holder frozen or cut off inside its hold, as the catalogue's
+// scenarios aim it. A pause of whichever client holds (@holder) is aimed
+// at one isolated client.
+func anchored(d *draw, gr []scenario.Step) []scenario.Step {
+	out := slices.Clone(gr)
+	p := clientOf(out[0].Fault, out[0].Node)
+	if p == 0 && out[0].Client > 0 {
+		p = out[0].Client
+	}
+	if p == 0 && len(d.s.Isolate) > 0 { // pause-client @holder
+		p = d.s.Isolate[d.rng.IntN(len(d.s.Isolate))]
+	}
+	at := scenario.Duration(max(0, out[0].At.D()-d.ttl/2))
+	for k := range out {
+		if out[k].Fault == "pause-client" && out[k].Node == scenario.AimHolder {
+			out[k].Node, out[k].Client = "", p
+		}
+		out[k].At, out[k].When, out[k].Within = at, &scenario.When{Event: "read", Client: p}, scenario.Duration(2*d.ttl)
+	}
+	return out
+}
 
 // mutate returns a neighbour of parent, as schedule i: one or two changes,
 // each of one fault (all the steps of a group fault move together): moved
@@ -236,10 +285,11 @@ const (
 func (g *Generator) mutate(parent scored, rng *rand.Rand, i int) Schedule {
 	d := g.draw(rng)
 	groups, hot := groupSteps(parent.sc.Faults, parent.focus)
+	_, missed := groupSteps(parent.sc.Faults, parent.missed)
 	var changes []string
 	for range 1 + rng.IntN(2) {
 		var what string
-		groups, hot, what = g.change(d, groups, hot)
+		groups, hot, missed, what = g.change(d, groups, hot, missed)
 		changes = append(changes, what)
 	}
 	sc := Schedule{Index: i, Seed: rng.Uint64()>>1 + 1, Hold: parent.sc.Hold}
@@ -258,15 +308,31 @@ func (g *Generator) mutate(parent scored, rng *rand.Rand, i int) Schedule {
 	return sc
 }
 
-// change makes one change to groups (hot marks those that met the lock)
-// and says which.
-func (g *Generator) change(d *draw, groups [][]scenario.Step, hot []bool) ([][]scenario.Step, []bool, string) {
-	groups, hot = slices.Clone(groups), slices.Clone(hot)
+// change makes one change to groups (hot marks those that met the lock,
+// missed the client faults that missed it) and says which.
+func (g *Generator) change(d *draw, groups [][]scenario.Step, hot, missed []bool) ([][]scenario.Step, []bool, []bool, string) {
+	groups, hot, missed = slices.Clone(groups), slices.Clone(hot), slices.Clone(missed)
 	if len(groups) == 0 || (len(groups) < g.maxFaults && d.chance(0.15)) {
 		kind := g.kinds[d.rng.IntN(len(g.kinds))]
-		return append(groups, vocabulary[kind].make(d)), append(hot, false), "add " + kind
+		return append(groups, vocabulary[kind].make(d)), append(hot, false), append(missed, false), "add " + kind
 	}
-	j := pickGroup(d, hot)
+	j := pickGroup(d, hot, missed)
+	gr := slices.Clone(groups[j])
+	kind := gr[0].Fault
+	if missed[j] && gr[0].When == nil && d.chance(anchor) {
+		groups[j], missed[j] = anchored(d, gr), false
+		return groups, hot, missed, "anchor " + kind
+	}
+	groups, hot, what := g.reshape(d, groups, hot, j)
+	if what == "drop "+kind {
+		missed = slices.Delete(missed, j, j+1)
+	}
+	return groups, hot, missed, what
+}
+
+// reshape makes one change to group j: moved, resized, redrawn, dropped,
+// or the hold redrawn.
+func (g *Generator) reshape(d *draw, groups [][]scenario.Step, hot []bool, j int) ([][]scenario.Step, []bool, string) {
 	gr := slices.Clone(groups[j])
 	kind := gr[0].Fault
 	switch r := d.rng.IntN(10); {
@@ -299,12 +365,12 @@ func (g *Generator) change(d *draw, groups [][]scenario.Step, hot []bool) ([][]s
 	return groups, hot, "hold"
 }
 
-// pickGroup picks the group to change: one that met the lock (hot), most
-// of the time when there is one, else any.
-func pickGroup(d *draw, hot []bool) int {
+// pickGroup picks the group to change: one that met the lock (hot) or a
+// client fault that missed it, most of the time when there is one, else any.
+func pickGroup(d *draw, hot, missed []bool) int {
 	var met []int
 	for j, h := range hot {
-		if h {
+		if h || missed[j] {
 			met = append(met, j)
 		}
 	}

@@ -229,3 +229,42 @@ func TestMutate_WorksOnTheFaultThatMetTheLock(t *testing.T) {
 		t.Errorf("the fault that met the lock was lengthened %d times, shortened %d: want about 3 to 1", longer, shorter)
 	}
 }
+
+// A client fault that missed the lock (its client held none when it hit)
+// is anchored, by some changes, to that client's next read under the lock;
+// the schedule stays valid and its trial lasts until the anchored fault,
+// however late its moment, has healed and a lease run out.
+func TestMutate_AnchorsAClientFaultThatMissed(t *testing.T) {
+	g, base := generator(t, "etcd-pause-holder", []string{"pause-client", "latency"})
+	pause := scenario.Step{At: scenario.Duration(2 * time.Second), Fault: "pause-client", Node: scenario.AimHolder, For: scenario.Duration(3 * time.Second)}
+	parent := scored{sc: Schedule{Index: 5, Hold: scenario.Duration(time.Second / 2), Faults: []scenario.Step{pause}}, score: 1, missed: map[int]bool{0: true}}
+	anchors := 0
+	for i := range 200 {
+		sc := g.mutate(parent, rand.New(rand.NewPCG(9, uint64(i))), 100+i)
+		if !strings.Contains(sc.Change, "anchor pause-client") {
+			continue
+		}
+		anchors++
+		if strings.Contains(sc.Change, "redraw") || strings.Contains(sc.Change, "drop") { // a second change undid it
+			continue
+		}
+		j := slices.IndexFunc(sc.Faults, func(s scenario.Step) bool { return s.When != nil })
+		if j < 0 {
+			t.Fatalf("%s: no step waits for a moment: %s", sc.Change, sc.Describe())
+		}
+		st := sc.Faults[j]
+		if st.When.Event != "read" || st.When.Client != 1 || st.Node != "" || st.Client != 1 || st.Within == 0 {
+			t.Errorf("%s: anchored as %+v (when %+v), want a pause of client 1 at its next read", sc.Change, st, *st.When)
+		}
+		s := sc.Apply(base)
+		if err := s.Validate(); err != nil {
+			t.Errorf("%s: %v", sc.Change, err)
+		}
+		if last := st.At.D() + st.Within.D() + st.For.D() + base.Lock.TTL.D(); s.Duration.D() < last {
+			t.Errorf("%s: the trial lasts %v, ends before the latest heal and a lease (%v)", sc.Change, s.Duration, last)
+		}
+	}
+	if anchors < 30 {
+		t.Errorf("%d of 200 changes anchored the fault that missed the lock, want about %.0f", anchors, 200*onFocus*anchor)
+	}
+}
