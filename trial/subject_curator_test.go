@@ -14,7 +14,8 @@ import (
 // TestExternal_CuratorProgram puts examples/curatorlock, Apache Curator's
 // InterProcessMutex in Java (built by its launcher with javac from
 // Debian's jars during the warm-up), through two ZooKeeper attacks,
-// waiting for the lock and fencing (--subject-caps block,fence): a frozen
+// waiting for the lock, renewing its session and fencing (--subject-caps
+// block,renew,fence): a frozen
 // holder's session expires and it writes late (unsafe); the lock survives
 // the leader's kill (safe).
 func TestExternal_CuratorProgram(t *testing.T) {
@@ -34,7 +35,7 @@ func TestExternal_CuratorProgram(t *testing.T) {
 	} {
 		t.Run(tc.scenario, func(t *testing.T) {
 			t.Parallel()
-			p := scenario.Program{Command: []string{prog}, Caps: []string{scenario.CapBlock, scenario.CapFence}, Shape: scenario.ShapeZooKeeper}
+			p := scenario.Program{Command: []string{prog}, Caps: []string{scenario.CapBlock, scenario.CapRenew, scenario.CapFence}, Shape: scenario.ShapeZooKeeper}
 			tr := runProgram(t, tc.scenario, p)
 			t.Logf("observed %s; grants %v", tr.Observed, tr.Evidence.Grants)
 			wantObserved(t, tr, tc.want)

@@ -2,21 +2,26 @@
 // (docs/worker-protocol.md): Apache Curator's InterProcessMutex, the
 // ZooKeeper lock recipe the critique of Redlock names, on the ensemble
 // lockpick gives it (the "zookeeper" addresses of each request). It
-// declares block and fence: an acquire waits for the lock up to wait_ms;
-// its fence is the lock znode's czxid. It does not declare renew, so it
-// sends no notices: Curator's SUSPENDED and LOST (which its docs say to
-// treat as the lock's loss) are not reported, and a holder writes as if it
-// held the lock (as ignore_lost does for lockpick's own zk-lock). Built
-// and run by ./curatorlock with Debian's jars (libcurator-recipes-java,
-// zookeeper).
+// declares block, renew and fence: an acquire waits for the lock up to
+// wait_ms; its fence is the lock znode's czxid; the session keeps the lock
+// alive, and every third of the session timeout a renewal asks the
+// ensemble whether the lock's node is still this session's and, if it is,
+// says so in a renewed notice (valid for the session timeout from when it
+// asked). A renewal that fails is not reported: Curator's SUSPENDED and
+// LOST (which its docs say to treat as the lock's loss) are not watched,
+// and a holder writes as if it held the lock (as ignore_lost does for
+// lockpick's own zk-lock). Built and run by ./curatorlock with Debian's
+// jars (libcurator-recipes-java, zookeeper).
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -32,7 +37,15 @@ public final class CuratorLock {
     private static final PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
 
     private CuratorFramework client;
-    private final Map<String, InterProcessMutex> held = new HashMap<>();
+    // held maps each lease's token (its node) to its mutex; a token leaves
+    // it, under out's lock, before its release is answered, so no notice
+    // of it follows the answer.
+    private final Map<String, InterProcessMutex> held = new ConcurrentHashMap<>();
+    private final ScheduledExecutorService renewer = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "renewer");
+        t.setDaemon(true);
+        return t;
+    });
 
     public static void main(String[] args) throws Exception {
         new CuratorLock().serve();
@@ -78,7 +91,10 @@ public final class CuratorLock {
 
     // connect opens the session: every member's address, a session
     // timeout of the lease's TTL, and no retries (a retried operation
-    // would hide that the first try may have run).
+    // would hide that the first try may have run). An operation waits for
+    // a connection a quarter of the TTL (Curator's default is 15 s): a
+    // release while the holder is cut off from every member fails within
+    // lockpick's 1 s instead of hanging past the trial.
     private void connect(List<String> members, int ttl, long timeoutMs) throws Exception {
         if (client != null) {
             return;
@@ -89,12 +105,40 @@ public final class CuratorLock {
         client = CuratorFrameworkFactory.builder()
                 .connectString(String.join(",", members))
                 .sessionTimeoutMs(ttl)
-                .connectionTimeoutMs(Math.max(ttl, 1000))
+                .connectionTimeoutMs(Math.max(ttl / 4, 250))
                 .retryPolicy(new RetryNTimes(0, 0))
                 .build();
         client.start();
         if (!client.blockUntilConnected((int) timeoutMs, TimeUnit.MILLISECONDS)) {
             throw new IllegalStateException("no session within " + timeoutMs + "ms");
+        }
+        long every = Math.max(ttl / 3, 50);
+        renewer.scheduleWithFixedDelay(this::renew, every, every, TimeUnit.MILLISECONDS);
+    }
+
+    // renew asks, for each lease held, whether its node is still this
+    // session's; the ensemble heard from the session then, so the session
+    // and the lock live at least the negotiated session timeout from when
+    // it was asked. A lease still held when the answer comes gets a
+    // renewed notice; a failed renewal is not reported (see the top).
+    private void renew() {
+        for (String node : held.keySet()) {
+            try {
+                long asked = System.nanoTime();
+                Stat st = client.checkExists().forPath(node);
+                long session = client.getZookeeperClient().getZooKeeper().getSessionId();
+                int timeout = client.getZookeeperClient().getZooKeeper().getSessionTimeout();
+                if (st == null || st.getEphemeralOwner() != session || timeout <= 0) {
+                    continue;
+                }
+                synchronized (out) {
+                    if (held.containsKey(node)) {
+                        out.println("{\"renewed\":{\"token\":" + str(node) + ",\"valid_ms\":" + timeout + ",\"at_mono_ns\":" + asked + "}}");
+                    }
+                }
+            } catch (Exception e) {
+                // disconnected, or the node gone: not watched, not reported
+            }
         }
     }
 
@@ -127,7 +171,10 @@ public final class CuratorLock {
     }
 
     private String release(String token) throws Exception {
-        InterProcessMutex m = held.remove(token);
+        InterProcessMutex m;
+        synchronized (out) {
+            m = held.remove(token);
+        }
         if (m == null) {
             return "\"ok\":false,\"error\":\"not held\"";
         }
