@@ -278,18 +278,17 @@ func anchored(d *draw, gr []scenario.Step) []scenario.Step {
 
 // mutate returns a neighbour of parent, as schedule i: one or two changes,
 // each of one fault (all the steps of a group fault move together): moved
-// in time, stretched or shortened, aimed elsewhere, dropped, or a fault
-// added; or the hold redrawn. A fault that met the lock in the parent's
-// trial is changed first, and mostly lengthened: a holder frozen, cut off
-// or slowed a little longer is the gradient toward losing the lock.
+// in time, stretched or shortened, aimed elsewhere, dropped, anchored, or a
+// fault added; or the hold redrawn. A fault that met the lock in the
+// parent's trial is changed first, and mostly lengthened: a holder frozen,
+// cut off or slowed a little longer is the gradient toward losing the lock.
 func (g *Generator) mutate(parent scored, rng *rand.Rand, i int) Schedule {
 	d := g.draw(rng)
-	groups, hot := groupSteps(parent.sc.Faults, parent.focus)
-	_, missed := groupSteps(parent.sc.Faults, parent.missed)
+	groups := groupSteps(parent.sc.Faults, parent.focus, parent.missed)
 	var changes []string
 	for range 1 + rng.IntN(2) {
 		var what string
-		groups, hot, missed, what = g.change(d, groups, hot, missed)
+		groups, what = g.change(d, groups)
 		changes = append(changes, what)
 	}
 	sc := Schedule{Index: i, Seed: rng.Uint64()>>1 + 1, Hold: parent.sc.Hold}
@@ -297,10 +296,10 @@ func (g *Generator) mutate(parent scored, rng *rand.Rand, i int) Schedule {
 		sc.Hold = scenario.Duration(d.between(g.holdMin, g.holdMax))
 	}
 	for _, gr := range groups {
-		if !slices.ContainsFunc(gr, func(st scenario.Step) bool {
+		if !slices.ContainsFunc(gr.steps, func(st scenario.Step) bool {
 			return slices.ContainsFunc(sc.Faults, func(o scenario.Step) bool { return clash(o, st) })
 		}) {
-			sc.Faults = append(sc.Faults, gr...)
+			sc.Faults = append(sc.Faults, gr.steps...)
 		}
 	}
 	slices.SortStableFunc(sc.Faults, func(a, b scenario.Step) int { return int(a.At - b.At) })
@@ -308,76 +307,72 @@ func (g *Generator) mutate(parent scored, rng *rand.Rand, i int) Schedule {
 	return sc
 }
 
-// change makes one change to groups (hot marks those that met the lock,
-// missed the client faults that missed it) and says which.
-func (g *Generator) change(d *draw, groups [][]scenario.Step, hot, missed []bool) ([][]scenario.Step, []bool, []bool, string) {
-	groups, hot, missed = slices.Clone(groups), slices.Clone(hot), slices.Clone(missed)
-	if len(groups) == 0 || (len(groups) < g.maxFaults && d.chance(0.15)) {
-		kind := g.kinds[d.rng.IntN(len(g.kinds))]
-		return append(groups, vocabulary[kind].make(d)), append(hot, false), append(missed, false), "add " + kind
-	}
-	j := pickGroup(d, hot, missed)
-	gr := slices.Clone(groups[j])
-	kind := gr[0].Fault
-	if missed[j] && gr[0].When == nil && d.chance(anchor) {
-		groups[j], missed[j] = anchored(d, gr), false
-		return groups, hot, missed, "anchor " + kind
-	}
-	groups, hot, what := g.reshape(d, groups, hot, j)
-	if what == "drop "+kind {
-		missed = slices.Delete(missed, j, j+1)
-	}
-	return groups, hot, missed, what
+// A group is one fault of a schedule, its steps (one per target, at one
+// time, for as long), with what the parent's trial showed of it.
+type group struct {
+	steps  []scenario.Step
+	met    bool // it met the lock (see metTheLock)
+	missed bool // a client fault that missed the lock
 }
 
-// reshape makes one change to group j: moved, resized, redrawn, dropped,
-// or the hold redrawn.
-func (g *Generator) reshape(d *draw, groups [][]scenario.Step, hot []bool, j int) ([][]scenario.Step, []bool, string) {
-	gr := slices.Clone(groups[j])
-	kind := gr[0].Fault
+func (gr group) kind() string { return gr.steps[0].Fault }
+
+// change makes one change to groups and says which.
+func (g *Generator) change(d *draw, groups []group) ([]group, string) {
+	groups = slices.Clone(groups)
+	if len(groups) == 0 || (len(groups) < g.maxFaults && d.chance(0.15)) {
+		kind := g.kinds[d.rng.IntN(len(g.kinds))]
+		return append(groups, group{steps: vocabulary[kind].make(d)}), "add " + kind
+	}
+	j := pickGroup(d, groups)
+	gr := groups[j]
 	switch r := d.rng.IntN(10); {
+	case gr.missed && gr.steps[0].When == nil && d.chance(anchor):
+		groups[j] = group{steps: anchored(d, gr.steps)}
+		return groups, "anchor " + gr.kind()
 	case r < 3: // move
 		shift := d.between(d.ttl/20, d.ttl/2)
 		if d.chance(0.5) {
 			shift = -shift
 		}
-		at := scenario.Duration(min(max(0, gr[0].At.D()+shift), faultWindow(d.dur)))
-		groups[j] = retime(gr, at, gr[0].For)
-		return groups, hot, "move " + kind
-	case r < 6 && gr[0].For > 0: // stretch or shorten
+		at := scenario.Duration(min(max(0, gr.steps[0].At.D()+shift), faultWindow(d.dur)))
+		groups[j].steps = retime(gr.steps, at, gr.steps[0].For)
+		return groups, "move " + gr.kind()
+	case r < 6 && gr.steps[0].For > 0: // stretch or shorten
 		f := []float64{0.5, 0.75, 1.5, 2}[d.rng.IntN(4)]
-		if hot[j] && f < 1 && d.chance((stretch-0.5)/0.5) {
+		if gr.met && f < 1 && d.chance((stretch-0.5)/0.5) {
 			f = 1 / f
 		}
-		groups[j] = retime(gr, gr[0].At, scenario.Duration(max(10*time.Millisecond, round(time.Duration(float64(gr[0].For.D())*f)))))
-		return groups, hot, "resize " + kind
+		span := scenario.Duration(max(10*time.Millisecond, round(time.Duration(float64(gr.steps[0].For.D())*f))))
+		groups[j].steps = retime(gr.steps, gr.steps[0].At, span)
+		return groups, "resize " + gr.kind()
 	case r < 8: // aim elsewhere (redraw, at the same time)
-		redrawn := vocabulary[kind].make(d)
+		redrawn := vocabulary[gr.kind()].make(d)
 		span := redrawn[0].For
-		if span > 0 && gr[0].For > 0 {
-			span = gr[0].For
+		if span > 0 && gr.steps[0].For > 0 {
+			span = gr.steps[0].For
 		}
-		groups[j] = retime(redrawn, gr[0].At, span)
-		return groups, hot, "redraw " + kind
+		groups[j] = group{steps: retime(redrawn, gr.steps[0].At, span)}
+		return groups, "redraw " + gr.kind()
 	case r < 9 && len(groups) > 1:
-		return slices.Delete(groups, j, j+1), slices.Delete(hot, j, j+1), "drop " + kind
+		return slices.Delete(groups, j, j+1), "drop " + gr.kind()
 	}
-	return groups, hot, "hold"
+	return groups, "hold"
 }
 
-// pickGroup picks the group to change: one that met the lock (hot) or a
-// client fault that missed it, most of the time when there is one, else any.
-func pickGroup(d *draw, hot, missed []bool) int {
-	var met []int
-	for j, h := range hot {
-		if h || missed[j] {
-			met = append(met, j)
+// pickGroup picks the group to change: one that met the lock or a client
+// fault that missed it, most of the time when there is one, else any.
+func pickGroup(d *draw, groups []group) int {
+	var focus []int
+	for j, gr := range groups {
+		if gr.met || gr.missed {
+			focus = append(focus, j)
 		}
 	}
-	if len(met) > 0 && d.chance(onFocus) {
-		return met[d.rng.IntN(len(met))]
+	if len(focus) > 0 && d.chance(onFocus) {
+		return focus[d.rng.IntN(len(focus))]
 	}
-	return d.rng.IntN(len(hot))
+	return d.rng.IntN(len(groups))
 }
 
 // retime returns the steps of a group at at, lasting span.
@@ -390,20 +385,22 @@ func retime(gr []scenario.Step, at, span scenario.Duration) []scenario.Step {
 }
 
 // groupSteps splits faults into the groups a draw made: steps of one kind
-// at one time, for as long, are one fault on several targets. A group is
-// hot when one of its steps is in focus (by index in faults).
-func groupSteps(faults []scenario.Step, focus map[int]bool) (groups [][]scenario.Step, hot []bool) {
+// at one time, for as long, are one fault on several targets. A group met
+// the lock, or missed it, when one of its steps (by index in faults) did.
+func groupSteps(faults []scenario.Step, met, missed map[int]bool) []group {
+	var groups []group
 	for i, st := range faults {
-		j := slices.IndexFunc(groups, func(gr []scenario.Step) bool {
-			return gr[0].Fault == st.Fault && gr[0].At == st.At && gr[0].For == st.For
+		j := slices.IndexFunc(groups, func(gr group) bool {
+			f := gr.steps[0]
+			return f.Fault == st.Fault && f.At == st.At && f.For == st.For
 		})
 		if j < 0 {
-			groups, hot = append(groups, []scenario.Step{st}), append(hot, false)
+			groups = append(groups, group{})
 			j = len(groups) - 1
-		} else {
-			groups[j] = append(groups[j], st)
 		}
-		hot[j] = hot[j] || focus[i]
+		gr := &groups[j]
+		gr.steps = append(gr.steps, st)
+		gr.met, gr.missed = gr.met || met[i], gr.missed || missed[i]
 	}
-	return groups, hot
+	return groups
 }

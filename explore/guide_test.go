@@ -86,9 +86,8 @@ func TestMutate_GroupMovesTogether(t *testing.T) {
 	parent := Schedule{Index: 4, Hold: scenario.Duration(50 * time.Millisecond), Faults: group}
 	for i := range 100 {
 		sc := g.mutate(scored{sc: parent}, rand.New(rand.NewPCG(1, uint64(i))), 100+i)
-		groups, _ := groupSteps(sc.Faults, nil)
-		for _, gr := range groups {
-			if len(gr) == 3 && (gr[0].At != gr[2].At || gr[0].For != gr[2].For) {
+		for _, gr := range groupSteps(sc.Faults, nil, nil) {
+			if st := gr.steps; len(st) == 3 && (st[0].At != st[2].At || st[0].For != st[2].For) {
 				t.Fatalf("%s split the group: %s", sc.Change, sc.Describe())
 			}
 		}

@@ -36,8 +36,9 @@ func newMatrixCmd() *cobra.Command {
 		Use:   "matrix [--file F] [--rows R,...] [--columns C,...] [--trials N]",
 		Short: "Put lock services side by side: each through the same fault classes, N trials a cell",
 		Long: `Matrix runs a table of scenarios: each row a lock service (Redis SET NX PX,
-the reentrant lock, Redlock, etcd's Mutex, with and without fencing), each
-column a class of fault (failover or leader loss, crash-restart, power loss,
+the reentrant lock, Redlock, etcd's Mutex, PostgreSQL advisory locks,
+go-zookeeper's lock and Apache Curator's InterProcessMutex, with and without
+fencing), each column a class of fault (failover or leader loss, crash-restart, power loss,
 holder pause, clock jump, holder cut off), each cell the catalogue scenario
 or arm that plays that fault against that lock. It prints, cell by cell, the
 violations over conclusive trials, the 95% Wilson interval and the median
@@ -46,7 +47,10 @@ a run folder with a folder per cell, matrix.json and matrix.md.
 
 The built-in matrix is campaign/services.yaml; --file takes another in the
 same format (docs/matrix.md); --list prints its rows, columns and cells
-without running anything. A cell whose scenario did not match its own
+without running anything. A row may name a lock program (program:) that
+plays its cells in place of each scenario's lock: the built-in Curator rows
+run examples/curatorlock/curatorlock, found from the repository's root;
+elsewhere their cells are left empty, with the reason. A cell whose scenario did not match its own
 expectation is marked (!) and makes matrix exit 1, as compare does.`,
 		Example: "  lockpick matrix --trials 20 --parallel 2\n  lockpick matrix --rows etcd,etcd-fenced --columns holder-pause --trials 5",
 		Args:    cobra.NoArgs,
