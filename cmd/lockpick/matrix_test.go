@@ -57,3 +57,15 @@ func TestMatrix_BackendThatCannotRunARow(t *testing.T) {
 		t.Errorf("matrix --rows pg-advisory --backend docker: %v, want exit 2 naming PostgreSQL", err)
 	}
 }
+
+// A program row asked for by name whose program is not found from here
+// (the tests run in cmd/lockpick, away from examples/) is exit 2 before
+// anything starts, naming the program.
+func TestMatrix_ProgramRowNotFound(t *testing.T) {
+	f := matrixFlags{rows: []string{"curator"}, run: runFlags{trials: 1, parallel: 1, backend: "process"}}
+	err := matrix(context.Background(), &bytes.Buffer{}, f)
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != 2 || !strings.Contains(err.Error(), "examples/curatorlock/curatorlock is not found") {
+		t.Errorf("matrix --rows curator from cmd/lockpick: %v, want exit 2 naming the program", err)
+	}
+}
