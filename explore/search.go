@@ -29,9 +29,9 @@ type Tried struct {
 	// Exercised lists the faults that fired, by kind and the target they
 	// hit (an aimed one as resolved), e.g. "pause-client c1".
 	Exercised []string `json:"exercised,omitempty"`
-	// Score is how close a guided search judged the trial to breaking the
-	// lock (closeness plus new behaviours, see docs/explore.md); 0 in a
-	// random search, or for a trial that taught nothing.
+	// Score is how close the guide judged the trial to breaking the lock
+	// (closeness plus new behaviours, see docs/explore.md), in a random
+	// search too, which does not use it; 0 for a trial that taught nothing.
 	Score   float64 `json:"score,omitempty"`
 	Seconds float64 `json:"seconds"`  // the trial's wall time
 	EndedAt float64 `json:"ended_at"` // seconds from the start of the search

@@ -6,11 +6,15 @@
 // that found nothing within the budget counts as the budget (and is
 // shown with a ">").
 //
-//	go run ./internal/explorebench -seeds 5 -budget 3m
+//	go run ./internal/explorebench -seeds 5 -budget 3m [-keep results/explorebench]
+//
+// With -keep, every search's trials (schedules, changes, scores) are kept
+// as JSON, so a guided search's pool can be read afterwards.
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -77,6 +81,7 @@ func main() {
 	budget := flag.Duration("budget", 3*time.Minute, "time budget of one search")
 	parallel := flag.Int("parallel", 2, "trials of a search at once")
 	only := flag.String("only", "", "run only the benches whose names contain one of these words, comma-separated")
+	keep := flag.String("keep", "", "write each search's trials (schedules, changes, scores) to this folder, one JSON file a search")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -105,7 +110,7 @@ func main() {
 				slices.Reverse(order)
 			}
 			for _, strategy := range order {
-				r, err := search(ctx, base, b.faults, strategy, uint64(seed), *budget, *parallel)
+				r, err := search(ctx, base, b.faults, strategy, uint64(seed), *budget, *parallel, keptAs(*keep, b.name, strategy, seed))
 				if err != nil {
 					fmt.Fprintf(os.Stderr, "explorebench: %s %s seed %d: %v\n", b.name, strategy, seed, err)
 					os.Exit(3)
@@ -154,11 +159,28 @@ func (b bench) load() (scenario.Scenario, error) {
 	return s.WithSubject("external", cmd)
 }
 
-// search runs one search and returns when it first found something.
-func search(ctx context.Context, base scenario.Scenario, faults []string, strategy string, seed uint64, budget time.Duration, parallel int) (run, error) {
+// keptAs names the file a search's trials are kept in under dir, or ""
+// when they are not kept.
+func keptAs(dir, bench, strategy string, seed int) string {
+	if dir == "" {
+		return ""
+	}
+	name := strings.NewReplacer(" ", "-", "(", "", ")", "", ",", "").Replace(bench)
+	return filepath.Join(dir, fmt.Sprintf("%s.%s.seed%d.json", name, strategy, seed))
+}
+
+// search runs one search and returns when it first found something; with
+// keep, it writes the search's result (every trial, its schedule, change
+// and score) there.
+func search(ctx context.Context, base scenario.Scenario, faults []string, strategy string, seed uint64, budget time.Duration, parallel int, keep string) (run, error) {
 	res, err := explore.Search(ctx, base, explore.Options{Faults: faults, Strategy: strategy, Seed: seed, Budget: budget, Parallel: parallel})
 	if err != nil && !errors.Is(err, explore.ErrFoundNothing) {
 		return run{}, err
+	}
+	if keep != "" {
+		if err := writeJSON(keep, res); err != nil {
+			return run{}, err
+		}
 	}
 	r := run{found: res.FirstFindingSeconds > 0, seconds: res.FirstFindingSeconds, schedules: len(res.Trials)}
 	if !r.found {
@@ -219,4 +241,16 @@ func count(rs []run) string {
 		}
 	}
 	return fmt.Sprint(n)
+}
+
+// writeJSON writes v to path as indented JSON, creating its folder.
+func writeJSON(path string, v any) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
