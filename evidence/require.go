@@ -73,7 +73,8 @@ type Requirement struct {
 	HolderRelease string `json:"holder_release,omitempty" yaml:"holder_release"`
 	// Anomaly with Nodes says that an anomaly of this kind, when a trial
 	// has one, involves every one of these nodes: the attack broke the
-	// lock the way the scenario explains, not some other way.
+	// lock the way the scenario explains, not some other way. With Min and
+	// no Nodes, at least Min anomalies of the kind, on any nodes.
 	Anomaly string   `json:"anomaly,omitempty" yaml:"anomaly"`
 	Nodes   []string `json:"nodes,omitempty" yaml:"nodes"`
 	// Waited with Max (a Go duration, "700ms") says that every completed
@@ -140,8 +141,8 @@ func (r Requirement) Validate() (field, msg string) {
 		return "key_before", fmt.Sprintf("must be held or absent, not %q", r.KeyBefore)
 	case !keyState(r.KeyAfter):
 		return "key_after", fmt.Sprintf("must be held or absent, not %q", r.KeyAfter)
-	case r.Anomaly != "" && len(r.Nodes) == 0:
-		return "nodes", "name the nodes the anomaly involves"
+	case r.Anomaly != "" && len(r.Nodes) == 0 && r.Min == 0:
+		return "nodes", "name the nodes the anomaly involves (or ask for at least min of them, on any nodes)"
 	case len(r.Nodes) > 0 && r.Anomaly == "":
 		return "nodes", "only goes with anomaly"
 	case r.Waited != "" && r.Waited != checker.FAcquire:
@@ -222,6 +223,8 @@ func (r Requirement) String() string {
 			want = append(want, "the holder's release "+r.HolderRelease)
 		}
 		return fmt.Sprintf("%s: %s", strings.TrimSpace(r.Fault+" "+r.Node), strings.Join(want, ", "))
+	case r.Anomaly != "" && r.Min > 0 && len(r.Nodes) == 0:
+		return fmt.Sprintf("at least %d %s", r.Min, r.Anomaly)
 	case r.Anomaly != "" && r.Min > 0:
 		return fmt.Sprintf("at least %d %s involving %s", r.Min, r.Anomaly, strings.Join(r.Nodes, " and "))
 	case r.Anomaly != "":
