@@ -66,7 +66,9 @@ func runHelper(mode string) int {
 	if err == nil {
 		b.LazyDisks = strings.HasSuffix(os.Getenv(helperTopoEnv), "-lazy")
 	}
-	if code := startHelperTopology(b, err, 20*time.Second); code != 0 {
+	// The bound catches a hang, not a slow start: PostgreSQL on lazy disks
+	// (initdb, pg_basebackup through FUSE) took over 20 s on a loaded CI.
+	if code := startHelperTopology(b, err, 2*time.Minute); code != 0 {
 		return code
 	}
 	line, _ := bufio.NewReader(os.Stdin).ReadString('\n')
