@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"time"
@@ -175,15 +174,21 @@ func (m Matrix) row(name string) (results.MatrixLine, bool) {
 	return m.Rows[i], true
 }
 
-// WithoutMissingPrograms empties the cells of each row whose lock program
-// is not found from here (its path from the current folder, or a command
-// on the PATH), saying so in each cell's why, and returns one note per such
-// row: the built-in matrix's Curator row runs from lockpick's repository.
+// WithoutMissingPrograms gives each row's lock program its absolute path
+// (isolated clients are started elsewhere), and empties the cells of each
+// row whose program is not found from here (its path from the current
+// folder, or a command on the PATH), saying so in each cell's why; it
+// returns one note per such row: the built-in matrix's Curator row runs
+// from lockpick's repository.
 func (m Matrix) WithoutMissingPrograms() (Matrix, []string) {
 	var notes []string
-	m.Cells = slices.Clone(m.Cells)
-	for _, r := range m.Rows {
-		if len(r.Program) == 0 || programFound(r.Program[0]) {
+	m.Rows, m.Cells = slices.Clone(m.Rows), slices.Clone(m.Cells)
+	for i, r := range m.Rows {
+		if len(r.Program) == 0 {
+			continue
+		}
+		if path, err := scenario.ProgramPath(r.Program[0]); err == nil {
+			m.Rows[i].Program = append([]string{path}, r.Program[1:]...)
 			continue
 		}
 		why := fmt.Sprintf("its lock program %s is not found from here (a path is taken from the folder lockpick runs in)", r.Program[0])
@@ -195,13 +200,6 @@ func (m Matrix) WithoutMissingPrograms() (Matrix, []string) {
 		notes = append(notes, fmt.Sprintf("row %s not run: %s", r.Name, why))
 	}
 	return m, notes
-}
-
-// programFound reports whether cmd names a program: a file at a path, or a
-// command on the PATH.
-func programFound(cmd string) bool {
-	_, err := exec.LookPath(cmd)
-	return err == nil
 }
 
 // ErrUnknownLine means a row or column named is not in the matrix; the

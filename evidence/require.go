@@ -368,37 +368,29 @@ func (in *Input) longestWait(r Requirement) (string, bool) {
 	return fmt.Sprintf("the longest, process %d's (%s), returned after %s", who.Process, who.Type, longest.Round(time.Millisecond)), longest <= limit
 }
 
-// holderRelease finds the client that held the lock at time at (its
-// latest grant before then, with no release invoked since) and how its
-// next release ended: ReleaseOK, ReleaseRefused (it failed), or "" when no
-// client held the lock, or its release ended unknown or never completed.
+// holderRelease finds the client that held the lock at time at, by the
+// checker's lease rules ([checker.Holders]: lockpick's record, the rule
+// key_before uses too), and how its next release after at ended:
+// ReleaseOK, ReleaseRefused (it failed), or "" when no client held the
+// lock, or its release ended unknown or never completed.
 func (in *Input) holderRelease(at int64) (found, ended string) {
-	holder, since := -1, int64(0)
+	holders := checker.Holders(in.History, at)
+	if len(holders) == 0 {
+		return "no client held the lock when it hit", ""
+	}
+	holder := holders[0]
 	for _, e := range in.History {
-		if e.Process < 0 {
+		if e.Time <= at || e.Process != holder || e.F != checker.FRelease || e.Type == checker.Invoke {
 			continue
 		}
-		switch {
-		case e.Time > at && holder < 0:
-			return "no client held the lock when it hit", ""
-		case e.Time <= at && e.F == checker.FAcquire && e.Type == checker.OK:
-			holder, since = e.Process, e.Time
-		case e.Time <= at && e.F == checker.FRelease && e.Type == checker.Invoke && e.Process == holder:
-			holder = -1
-		case e.Time > at && e.Process == holder && e.F == checker.FRelease && e.Type != checker.Invoke:
-			when := float64(e.Time-in.Start) / 1e9
-			if e.Type == checker.OK {
-				return fmt.Sprintf("holder c%d (granted at +%.3fs) released ok at +%.3fs", holder, float64(since-in.Start)/1e9, when), ReleaseOK
-			}
-			found = fmt.Sprintf("holder c%d's release ended %s at +%.3fs: %s", holder, e.Type, when, e.Error)
-			if e.Type == checker.Fail {
-				return found, ReleaseRefused
-			}
-			return found, "" // unknown: the service may not have answered at all
+		found = fmt.Sprintf("holder c%d's release ended %s at +%.3fs", holder, e.Type, float64(e.Time-in.Start)/1e9)
+		switch e.Type {
+		case checker.OK:
+			return found, ReleaseOK
+		case checker.Fail:
+			return found + ": " + e.Error, ReleaseRefused
 		}
-	}
-	if holder < 0 {
-		return "no client held the lock when it hit", ""
+		return found + ": " + e.Error, "" // unknown: the service may not have answered at all
 	}
 	return fmt.Sprintf("holder c%d's release never completed", holder), ""
 }

@@ -58,7 +58,7 @@ func (g *guide) learn(sc Schedule, tr trial.TrialResult, ttl time.Duration) floa
 		score += min(maxNovelty, 0.5*float64(g.novel(features(tr, m))))
 	}
 	met, missed := metTheLock(tr)
-	g.add(scored{sc: sc, score: score, focus: met, missed: missed})
+	g.add(scored{sc: sc, score: score, met: met, missed: missed})
 	return score
 }
 
@@ -88,11 +88,8 @@ func clientOf(fault, target string) int {
 	if _, p, ok := scenario.ClientLinkOf(target); ok {
 		return p
 	}
-	var p int
-	if scenario.ClientFault(fault) {
-		if _, err := fmt.Sscanf(target, "c%d", &p); err == nil {
-			return p
-		}
+	if p, ok := scenario.ClientOf(target); ok && scenario.ClientFault(fault) {
+		return p
 	}
 	return 0
 }
@@ -141,13 +138,13 @@ func features(tr trial.TrialResult, m checker.Margins) []string {
 	return fs
 }
 
-// A scored schedule is one of the pool: its score, and the steps of its
-// faults that met the lock (see metTheLock).
+// A scored schedule is one of the pool: its score, and what its trial
+// showed of its faults.
 type scored struct {
 	sc     Schedule
 	score  float64
-	focus  map[int]bool
-	missed map[int]bool // client faults that missed the lock (see metTheLock)
+	met    map[int]bool // the steps that met the lock (see metTheLock)
+	missed map[int]bool // the client faults that missed it
 }
 
 // add offers a scored schedule to the pool; a score of 0 taught nothing.
@@ -284,7 +281,7 @@ func anchored(d *draw, gr []scenario.Step) []scenario.Step {
 // cut off or slowed a little longer is the gradient toward losing the lock.
 func (g *Generator) mutate(parent scored, rng *rand.Rand, i int) Schedule {
 	d := g.draw(rng)
-	groups := groupSteps(parent.sc.Faults, parent.focus, parent.missed)
+	groups := groupSteps(parent.sc.Faults, parent.met, parent.missed)
 	var changes []string
 	for range 1 + rng.IntN(2) {
 		var what string

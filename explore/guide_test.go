@@ -199,7 +199,7 @@ func TestMutate_WorksOnTheFaultThatMetTheLock(t *testing.T) {
 	pause := scenario.Step{At: scenario.Duration(time.Second), Fault: "pause-client", Client: 1, For: scenario.Duration(time.Second)}
 	slow := scenario.Step{At: scenario.Duration(2 * time.Second), Fault: "latency", Node: "e1", For: scenario.Duration(time.Second),
 		Params: map[string]any{"latency": "100ms"}}
-	parent := scored{sc: Schedule{Index: 3, Hold: scenario.Duration(time.Second / 2), Faults: []scenario.Step{pause, slow}}, score: 1, focus: map[int]bool{0: true}}
+	parent := scored{sc: Schedule{Index: 3, Hold: scenario.Duration(time.Second / 2), Faults: []scenario.Step{pause, slow}}, score: 1, met: map[int]bool{0: true}}
 	onPause, onOther, longer, shorter := 0, 0, 0, 0
 	for i := range 400 {
 		sc := g.mutate(parent, rand.New(rand.NewPCG(7, uint64(i))), 100+i)

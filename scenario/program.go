@@ -4,6 +4,7 @@ import (
 	"debug/buildinfo"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -92,6 +93,17 @@ func programTraits(p Program) Traits {
 		honours = append(honours, "acquire")
 	}
 	return Traits{Shape: p.Shape, Honours: append(honours, "clock_skew")}
+}
+
+// ProgramPath returns the absolute path of a lock program named as a
+// command line names it (a path, or a command on PATH), so that isolated
+// clients, started elsewhere, find it too; an error when it is not found.
+func ProgramPath(name string) (string, error) {
+	path, err := exec.LookPath(name)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Abs(path)
 }
 
 // goProgram reports whether command runs a Go binary, which reads the

@@ -18,7 +18,7 @@ const imageEtcdBin = "/usr/bin/etcd"
 
 // builtEtcd remembers the image built for each etcd binary, so a run of
 // many trials hashes the binary once.
-var builtEtcd = &imageCache{}
+var builtEtcd = &imageCache[string]{}
 
 // etcdBin returns bin, or etcd from PATH for "", resolved through its
 // symbolic links, or an error wrapping [cluster.ErrBinaryNotFound].

@@ -54,15 +54,16 @@ type RedisImageOptions struct {
 	_ struct{} // disallow positional literals, for extensibility
 }
 
-// builtImages serializes builds of one tag, and remembers which tag the
-// options of each earlier call gave, so that a run of many trials reads and
-// hashes the binaries once (the host's binaries are not expected to change
-// under a running lockpick).
-var builtImages = struct {
-	mu     sync.Mutex
-	tags   map[string]*sync.Mutex
-	byOpts map[RedisImageOptions]string
-}{tags: map[string]*sync.Mutex{}, byOpts: map[RedisImageOptions]string{}}
+// builtRedis remembers the image the options of each earlier call gave,
+// so that a run of many trials reads and hashes the binaries once (the
+// host's binaries are not expected to change under a running lockpick).
+var builtRedis = &imageCache[RedisImageOptions]{}
+
+// tagLocks serializes builds of one tag.
+var tagLocks = struct {
+	mu   sync.Mutex
+	tags map[string]*sync.Mutex
+}{tags: map[string]*sync.Mutex{}}
 
 // BuildRedisImage builds a FROM scratch image holding the host's
 // redis-server and redis-sentinel, their shared libraries (as ldd lists
@@ -81,25 +82,7 @@ func BuildRedisImage(ctx context.Context, opt *RedisImageOptions) (string, error
 	if err != nil {
 		return "", err
 	}
-	builtImages.mu.Lock()
-	ref, ok := builtImages.byOpts[o]
-	builtImages.mu.Unlock()
-	if ok {
-		if _, err := api.ImageInspect(ctx, ref); err == nil {
-			return ref, nil
-		}
-	}
-	im, err := redisImage(o)
-	if err != nil {
-		return "", err
-	}
-	if ref, err = buildImage(ctx, api, RedisImageRepo, im); err != nil {
-		return "", err
-	}
-	builtImages.mu.Lock()
-	builtImages.byOpts[o] = ref
-	builtImages.mu.Unlock()
-	return ref, nil
+	return builtRedis.build(ctx, api, o, RedisImageRepo, func() (scratchImage, error) { return redisImage(o) })
 }
 
 // buildImage builds im as repo:<hash of its build context>, unless the
@@ -119,13 +102,13 @@ func buildImage(ctx context.Context, api *client.Client, repo string, im scratch
 	tag := hex.EncodeToString(sum.Sum(nil))[:16]
 	ref := repo + ":" + tag
 
-	builtImages.mu.Lock()
-	mu, ok := builtImages.tags[ref]
+	tagLocks.mu.Lock()
+	mu, ok := tagLocks.tags[ref]
 	if !ok {
 		mu = new(sync.Mutex)
-		builtImages.tags[ref] = mu
+		tagLocks.tags[ref] = mu
 	}
-	builtImages.mu.Unlock()
+	tagLocks.mu.Unlock()
 	mu.Lock()
 	defer mu.Unlock()
 	if _, err := api.ImageInspect(ctx, ref); err == nil {
@@ -401,16 +384,16 @@ func sharedLibs(bin string, libPath ...string) ([]string, error) {
 	return libs, nil
 }
 
-// An imageCache remembers the image built for each key (a binary's path),
-// so a run of many trials hashes its files once.
-type imageCache struct {
+// An imageCache remembers the image built for each key (a binary's path,
+// the Redis image's options), so a run of many trials hashes its files once.
+type imageCache[K comparable] struct {
 	mu    sync.Mutex
-	byKey map[string]string
+	byKey map[K]string
 }
 
 // build returns the image cached for key while the engine still has it,
 // else builds make's image into repo and caches it.
-func (c *imageCache) build(ctx context.Context, api *client.Client, key, repo string, make func() (scratchImage, error)) (string, error) {
+func (c *imageCache[K]) build(ctx context.Context, api *client.Client, key K, repo string, make func() (scratchImage, error)) (string, error) {
 	c.mu.Lock()
 	ref, ok := c.byKey[key]
 	c.mu.Unlock()
@@ -428,7 +411,7 @@ func (c *imageCache) build(ctx context.Context, api *client.Client, key, repo st
 	}
 	c.mu.Lock()
 	if c.byKey == nil {
-		c.byKey = map[string]string{}
+		c.byKey = map[K]string{}
 	}
 	c.byKey[key] = ref
 	c.mu.Unlock()

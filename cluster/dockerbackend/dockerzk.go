@@ -21,7 +21,7 @@ const ZooKeeperImageRepo = "lockpick-zookeeper"
 
 // builtZooKeeper remembers the image built for each java, so a run of
 // many trials reads and hashes the JVM (near 200 MB) once.
-var builtZooKeeper = &imageCache{}
+var builtZooKeeper = &imageCache[string]{}
 
 // jvmSkipped are the files of a JVM's lib folder a headless server does
 // not need: the desktop's libraries (AWT, fonts, sound, images, the

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -54,10 +53,7 @@ func (f subjectSpec) resolve(name string) (string, scenario.Program, error) {
 	}
 	// An absolute path, so isolated clients find it too; and a missing
 	// program is a usage error now, not a failed trial.
-	path, err := exec.LookPath(p.Command[0])
-	if err == nil {
-		path, err = filepath.Abs(path)
-	}
+	path, err := scenario.ProgramPath(p.Command[0])
 	if err != nil {
 		return bad("--subject-cmd: " + err.Error())
 	}

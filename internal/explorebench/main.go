@@ -14,7 +14,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -29,6 +28,7 @@ import (
 
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/explore"
+	"github.com/lockpick/lockpick/results"
 	"github.com/lockpick/lockpick/scenario"
 	"github.com/lockpick/lockpick/trial"
 )
@@ -83,6 +83,10 @@ func main() {
 	only := flag.String("only", "", "run only the benches whose names contain one of these words, comma-separated")
 	keep := flag.String("keep", "", "write each search's trials (schedules, changes, scores) to this folder, one JSON file a search")
 	flag.Parse()
+	var kept *results.RunDir // where searches are kept, nil if not
+	if *keep != "" {
+		kept = results.Existing(*keep)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	defer cluster.KillAll()
@@ -110,7 +114,7 @@ func main() {
 				slices.Reverse(order)
 			}
 			for _, strategy := range order {
-				r, err := search(ctx, base, b.faults, strategy, uint64(seed), *budget, *parallel, keptAs(*keep, b.name, strategy, seed))
+				r, err := search(ctx, base, b.faults, strategy, uint64(seed), *budget, *parallel, kept, keptAs(b.name, strategy, seed))
 				if err != nil {
 					fmt.Fprintf(os.Stderr, "explorebench: %s %s seed %d: %v\n", b.name, strategy, seed, err)
 					os.Exit(3)
@@ -159,26 +163,22 @@ func (b bench) load() (scenario.Scenario, error) {
 	return s.WithSubject("external", cmd)
 }
 
-// keptAs names the file a search's trials are kept in under dir, or ""
-// when they are not kept.
-func keptAs(dir, bench, strategy string, seed int) string {
-	if dir == "" {
-		return ""
-	}
+// keptAs names the file a search's trials are kept in, under -keep.
+func keptAs(bench, strategy string, seed int) string {
 	name := strings.NewReplacer(" ", "-", "(", "", ")", "", ",", "").Replace(bench)
-	return filepath.Join(dir, fmt.Sprintf("%s.%s.seed%d.json", name, strategy, seed))
+	return fmt.Sprintf("%s.%s.seed%d.json", name, strategy, seed)
 }
 
 // search runs one search and returns when it first found something; with
-// keep, it writes the search's result (every trial, its schedule, change
-// and score) there.
-func search(ctx context.Context, base scenario.Scenario, faults []string, strategy string, seed uint64, budget time.Duration, parallel int, keep string) (run, error) {
+// kept, it writes the search's result (every trial, its schedule, change
+// and score) there, as keep.
+func search(ctx context.Context, base scenario.Scenario, faults []string, strategy string, seed uint64, budget time.Duration, parallel int, kept *results.RunDir, keep string) (run, error) {
 	res, err := explore.Search(ctx, base, explore.Options{Faults: faults, Strategy: strategy, Seed: seed, Budget: budget, Parallel: parallel})
 	if err != nil && !errors.Is(err, explore.ErrFoundNothing) {
 		return run{}, err
 	}
-	if keep != "" {
-		if err := writeJSON(keep, res); err != nil {
+	if kept != nil {
+		if err := kept.WriteJSON(keep, res); err != nil {
 			return run{}, err
 		}
 	}
@@ -241,16 +241,4 @@ func count(rs []run) string {
 		}
 	}
 	return fmt.Sprint(n)
-}
-
-// writeJSON writes v to path as indented JSON, creating its folder.
-func writeJSON(path string, v any) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
