@@ -132,13 +132,17 @@ func (g *Generator) Kinds() []string { return slices.Clone(g.kinds) }
 // Schedule returns schedule i of the search with the given seed: 1 to
 // MaxFaults faults (a group fault, on a minority or a majority of nodes,
 // counts once), sorted by time.
-func (g *Generator) Schedule(seed uint64, i int) Schedule {
+func (g *Generator) Schedule(seed uint64, i int) Schedule { return g.schedule(seed, i, nil) }
+
+// schedule is Schedule with the fault kinds drawn in proportion to w, one
+// weight per kind of the generator (nil: every kind alike, as Schedule).
+func (g *Generator) schedule(seed uint64, i int, w []float64) Schedule {
 	rng := rand.New(rand.NewPCG(seed, uint64(i)+0x5eed))
 	d := g.draw(rng)
 	sc := Schedule{Index: i, Seed: rng.Uint64()>>1 + 1, Hold: scenario.Duration(d.between(g.holdMin, g.holdMax))}
 	n := 1 + rng.IntN(g.maxFaults)
 	for range n {
-		kind := g.kinds[rng.IntN(len(g.kinds))]
+		kind := g.kind(rng, w)
 		for _, st := range vocabulary[kind].make(d) {
 			if !slices.ContainsFunc(sc.Faults, func(o scenario.Step) bool { return clash(o, st) }) {
 				sc.Faults = append(sc.Faults, st)
@@ -147,6 +151,26 @@ func (g *Generator) Schedule(seed uint64, i int) Schedule {
 	}
 	slices.SortStableFunc(sc.Faults, func(a, b scenario.Step) int { return int(a.At - b.At) })
 	return sc
+}
+
+// kind draws one of the generator's kinds, in proportion to w (one
+// weight per kind), or alike when w is nil.
+func (g *Generator) kind(rng *rand.Rand, w []float64) string {
+	if len(w) != len(g.kinds) {
+		return g.kinds[rng.IntN(len(g.kinds))]
+	}
+	total := 0.0
+	for _, x := range w {
+		total += x
+	}
+	r := rng.Float64() * total
+	for i, x := range w {
+		if r < x {
+			return g.kinds[i]
+		}
+		r -= x
+	}
+	return g.kinds[len(g.kinds)-1]
 }
 
 // draw returns a draw from rng on g's scenario.

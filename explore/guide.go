@@ -36,9 +36,17 @@ const (
 // their scores, for a guided search to draw around, and the behaviours
 // the search has seen (see features).
 type guide struct {
-	mu   sync.Mutex
-	pool []scored
-	seen map[string]bool
+	mu    sync.Mutex
+	pool  []scored
+	seen  map[string]bool
+	kinds map[string]*tally // closeness by fault kind, for the fresh draws (see weights)
+	all   tally             // closeness over every conclusive trial
+}
+
+// A tally sums the closeness of the trials a fault kind was in.
+type tally struct {
+	n   int
+	sum float64
 }
 
 // maxNovelty caps the points a trial earns for new behaviours: early in a
@@ -55,31 +63,97 @@ func (g *guide) learn(sc Schedule, tr trial.TrialResult, ttl time.Duration) floa
 	m := checker.MarginsOf(tr.History)
 	score := closeness(tr, m, ttl, sc.Hold.D())
 	if tr.Observed != evidence.Inconclusive {
+		g.count(sc, score)
 		score += min(maxNovelty, 0.5*float64(g.novel(features(tr, m))))
 	}
-	met, missed := metTheLock(tr)
-	g.add(scored{sc: sc, score: score, met: met, missed: missed})
+	met, missed, hit := metTheLock(tr)
+	g.add(scored{sc: sc, score: score, met: met, missed: missed, hit: hit})
 	return score
+}
+
+// count adds a conclusive trial's closeness to the tally of each fault
+// kind its schedule drew, and to the tally of all.
+func (g *guide) count(sc Schedule, closeness float64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.kinds == nil {
+		g.kinds = map[string]*tally{}
+	}
+	g.all.n++
+	g.all.sum += closeness
+	var done []string
+	for _, st := range sc.Faults {
+		if slices.Contains(done, st.Fault) {
+			continue
+		}
+		done = append(done, st.Fault)
+		t := g.kinds[st.Fault]
+		if t == nil {
+			t = &tally{}
+			g.kinds[st.Fault] = t
+		}
+		t.n++
+		t.sum += closeness
+	}
+}
+
+const (
+	priorTrials = 2   // a kind's mean closeness starts as the mean of all, worth this many trials
+	weightFloor = 0.3 // no kind is drawn less than this share of the average kind
+)
+
+// weights returns how often a fresh draw picks each of kinds: in
+// proportion to the mean closeness of the trials it was in (shrunk toward
+// the mean of all while it has few), and never below weightFloor of the
+// average, so a kind that scored nothing early is still drawn; nil (every
+// kind alike) before any trial came close.
+func (g *guide) weights(kinds []string) []float64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.all.sum <= 0 {
+		return nil
+	}
+	mean := g.all.sum / float64(g.all.n)
+	w := make([]float64, len(kinds))
+	total := 0.0
+	for i, k := range kinds {
+		t := tally{}
+		if g.kinds[k] != nil {
+			t = *g.kinds[k]
+		}
+		w[i] = (t.sum + priorTrials*mean) / (float64(t.n) + priorTrials)
+		total += w[i]
+	}
+	for i := range w {
+		w[i] = max(w[i], weightFloor*total/float64(len(w)))
+	}
+	return w
 }
 
 // metTheLock returns the steps of a trial's schedule that fired while the
 // lock's key was held where they hit (a node holding the key, a client
 // holding the lock): the faults that met the lock, which a change of the
-// schedule works on first; and the client faults that missed it (the
-// client they froze or cut off held no lock then), which a change may
-// anchor to that client's next hold.
-func metTheLock(tr trial.TrialResult) (met, missed map[int]bool) {
-	met, missed = map[int]bool{}, map[int]bool{}
+// schedule works on first; the client faults that missed it (the client
+// they froze or cut off held no lock then); and, for every client fault
+// that fired, the client it hit, to whose next hold a change may anchor it.
+func metTheLock(tr trial.TrialResult) (met, missed map[int]bool, hit map[int]int) {
+	met, missed, hit = map[int]bool{}, map[int]bool{}, map[int]int{}
 	for _, f := range tr.Evidence.Faults {
+		if f.Fired == nil || f.Error != "" {
+			continue
+		}
+		p := clientOf(f.Fault, f.Target)
+		if p > 0 {
+			hit[f.Step] = p
+		}
 		switch {
-		case f.Fired == nil || f.Error != "":
 		case f.KeyBefore == evidence.KeyHeld:
 			met[f.Step] = true
-		case f.KeyBefore == evidence.KeyAbsent && clientOf(f.Fault, f.Target) > 0:
+		case f.KeyBefore == evidence.KeyAbsent && p > 0:
 			missed[f.Step] = true
 		}
 	}
-	return met, missed
+	return met, missed, hit
 }
 
 // clientOf returns the client a fault on target acts on (pause-client c2,
@@ -145,6 +219,7 @@ type scored struct {
 	score  float64
 	met    map[int]bool // the steps that met the lock (see metTheLock)
 	missed map[int]bool // the client faults that missed it
+	hit    map[int]int  // the client each client fault hit
 }
 
 // add offers a scored schedule to the pool; a score of 0 taught nothing.
@@ -179,8 +254,11 @@ func (g *guide) parent(rng *rand.Rand) (scored, bool) {
 // closeness scores how near a trial, with margins m, came to breaking the lock, from 0
 // (nothing learnt: inconclusive, or the lock only changed hands by
 // release) up: the shortest takeover (a grant while another holder had not
-// released) against the TTL, 1 at a gap of 0; half a point for each act a
-// holder made after its lease was gone (up to three); a point for each
+// released) against the TTL, 1 at a gap of 0; for each act a holder made
+// after its lease was gone (up to three), half a point if the lock changed
+// hands without a release in the trial, else lateAlone (a holder late
+// because the service was down, with nobody granted meanwhile, is far from
+// a double grant, and such schedules led the pool); a point for each
 // node that lost the key while it was held (up to two) and for each kind
 // of anomaly a mitigation refused (the attack met the fence); a quarter for
 // a liveness anomaly. Short of a late act, up to half a point for a holder
@@ -194,7 +272,11 @@ func closeness(tr trial.TrialResult, m checker.Margins, ttl, hold time.Duration)
 	if m.Takeovers > 0 {
 		s += 1 - min(1, max(0, float64(m.Takeover)/float64(ttl)))
 	}
-	s += 0.5 * float64(min(m.Late, 3))
+	late := lateAlone
+	if m.Takeovers > 0 {
+		late = 0.5
+	}
+	s += late * float64(min(m.Late, 3))
 	s += 0.5 * delayed(m, ttl, hold)
 	lost := 0
 	for _, f := range tr.Evidence.Faults {
@@ -213,6 +295,10 @@ func closeness(tr trial.TrialResult, m checker.Margins, ttl, hold time.Duration)
 	return s
 }
 
+// lateAlone is what a late act scores in a trial where the lock never
+// changed hands without a release.
+const lateAlone = 0.15
+
 // delayed is how much of the slack a holder usually has (its TTL less its
 // hold) the tightest act in time had used up: 0 for a holder that acted on
 // time, 1 for one that acted just as its lease ran out.
@@ -226,43 +312,40 @@ func delayed(m checker.Margins, ttl, hold time.Duration) float64 {
 
 // pick returns schedule i of a search with the given seed: drawn afresh
 // without a guide (a random search, or a guided one still warming up),
-// else mostly a change of a schedule of the guide's pool.
+// else mostly a change of a schedule of the guide's pool, the rest drawn
+// afresh with the fault kinds weighted by how close their trials came.
 func (g *Generator) pick(seed uint64, i int, gd *guide) Schedule {
 	if gd == nil {
 		return g.Schedule(seed, i)
 	}
+	w := gd.weights(g.kinds)
 	rng := rand.New(rand.NewPCG(seed, uint64(i)+0x9e1d))
 	if rng.Float64() < fresh {
-		return g.Schedule(seed, i)
+		return g.schedule(seed, i, w)
 	}
 	p, ok := gd.parent(rng)
 	if !ok {
-		return g.Schedule(seed, i)
+		return g.schedule(seed, i, w)
 	}
-	return g.mutate(p, rng, i)
+	return g.mutate(p, w, rng, i)
 }
 
 const (
-	onFocus = 0.75 // the share of changes made to a fault that met the lock, when one did
-	stretch = 0.75 // the share of resizes of such a fault that lengthen it
-	anchor  = 0.5  // the share of changes to a client fault that missed the lock that anchor it
+	onFocus   = 0.75 // the share of changes made to a fault that met the lock, when one did
+	stretch   = 0.75 // the share of resizes of such a fault that lengthen it
+	anchor    = 0.5  // the share of changes to a client fault that missed the lock that anchor it
+	anchorMet = 0.25 // the share of changes to a client fault that met it that anchor it
 )
 
-// anchored returns a client fault's group, which missed the lock, waiting
-// instead for the moment its client next reads the resource under the
-// lock (when: read), from half a TTL before its time, for up to two TTLs:
-// the holder frozen or cut off inside its hold, as the catalogue's
-// scenarios aim it. A pause of whichever client holds (@holder) is aimed
-// at one isolated client.
-func anchored(d *draw, gr []scenario.Step) []scenario.Step {
+// anchored returns a client fault's group, which hit client p, waiting
+// instead for the moment p next reads the resource under the lock (when:
+// read), from half a TTL before its time, for up to two TTLs: the holder
+// frozen or cut off inside its hold, before it writes, as the catalogue's
+// scenarios aim it. A fault that missed the lock meets it so; one that met
+// it after the holder's write (only its release late) comes before the
+// write. A pause of whichever client holds (@holder) is aimed at p alone.
+func anchored(d *draw, gr []scenario.Step, p int) []scenario.Step {
 	out := slices.Clone(gr)
-	p := clientOf(out[0].Fault, out[0].Node)
-	if p == 0 && out[0].Client > 0 {
-		p = out[0].Client
-	}
-	if p == 0 && len(d.s.Isolate) > 0 { // pause-client @holder
-		p = d.s.Isolate[d.rng.IntN(len(d.s.Isolate))]
-	}
 	at := scenario.Duration(max(0, out[0].At.D()-d.ttl/2))
 	for k := range out {
 		if out[k].Fault == "pause-client" && out[k].Node == scenario.AimHolder {
@@ -279,13 +362,14 @@ func anchored(d *draw, gr []scenario.Step) []scenario.Step {
 // fault added; or the hold redrawn. A fault that met the lock in the
 // parent's trial is changed first, and mostly lengthened: a holder frozen,
 // cut off or slowed a little longer is the gradient toward losing the lock.
-func (g *Generator) mutate(parent scored, rng *rand.Rand, i int) Schedule {
+// A fault added is drawn with the kinds weighted by w (nil: alike).
+func (g *Generator) mutate(parent scored, w []float64, rng *rand.Rand, i int) Schedule {
 	d := g.draw(rng)
-	groups := groupSteps(parent.sc.Faults, parent.met, parent.missed)
+	groups := groupSteps(parent.sc.Faults, parent)
 	var changes []string
 	for range 1 + rng.IntN(2) {
 		var what string
-		groups, what = g.change(d, groups)
+		groups, what = g.change(d, groups, w)
 		changes = append(changes, what)
 	}
 	sc := Schedule{Index: i, Seed: rng.Uint64()>>1 + 1, Hold: parent.sc.Hold}
@@ -310,22 +394,38 @@ type group struct {
 	steps  []scenario.Step
 	met    bool // it met the lock (see metTheLock)
 	missed bool // a client fault that missed the lock
+	client int  // the client a client fault hit, 0 for any other fault
+}
+
+// anchorable returns the share of changes to gr that anchor it: a client
+// fault that fired and does not wait for a moment yet.
+func (gr group) anchorable() float64 {
+	switch {
+	case gr.client == 0 || gr.steps[0].When != nil:
+		return 0
+	case gr.missed:
+		return anchor
+	case gr.met:
+		return anchorMet
+	}
+	return 0
 }
 
 func (gr group) kind() string { return gr.steps[0].Fault }
 
-// change makes one change to groups and says which.
-func (g *Generator) change(d *draw, groups []group) ([]group, string) {
+// change makes one change to groups and says which; a fault added is
+// drawn with the kinds weighted by w.
+func (g *Generator) change(d *draw, groups []group, w []float64) ([]group, string) {
 	groups = slices.Clone(groups)
 	if len(groups) == 0 || (len(groups) < g.maxFaults && d.chance(0.15)) {
-		kind := g.kinds[d.rng.IntN(len(g.kinds))]
+		kind := g.kind(d.rng, w)
 		return append(groups, group{steps: vocabulary[kind].make(d)}), "add " + kind
 	}
 	j := pickGroup(d, groups)
 	gr := groups[j]
 	switch r := d.rng.IntN(10); {
-	case gr.missed && gr.steps[0].When == nil && d.chance(anchor):
-		groups[j] = group{steps: anchored(d, gr.steps)}
+	case d.chance(gr.anchorable()):
+		groups[j] = group{steps: anchored(d, gr.steps, gr.client)}
 		return groups, "anchor " + gr.kind()
 	case r < 3: // move
 		shift := d.between(d.ttl/20, d.ttl/2)
@@ -383,8 +483,9 @@ func retime(gr []scenario.Step, at, span scenario.Duration) []scenario.Step {
 
 // groupSteps splits faults into the groups a draw made: steps of one kind
 // at one time, for as long, are one fault on several targets. A group met
-// the lock, or missed it, when one of its steps (by index in faults) did.
-func groupSteps(faults []scenario.Step, met, missed map[int]bool) []group {
+// the lock, missed it or hit a client when one of its steps (by index in
+// faults) did in parent's trial.
+func groupSteps(faults []scenario.Step, parent scored) []group {
 	var groups []group
 	for i, st := range faults {
 		j := slices.IndexFunc(groups, func(gr group) bool {
@@ -397,7 +498,10 @@ func groupSteps(faults []scenario.Step, met, missed map[int]bool) []group {
 		}
 		gr := &groups[j]
 		gr.steps = append(gr.steps, st)
-		gr.met, gr.missed = gr.met || met[i], gr.missed || missed[i]
+		gr.met, gr.missed = gr.met || parent.met[i], gr.missed || parent.missed[i]
+		if p := parent.hit[i]; p > 0 {
+			gr.client = p
+		}
 	}
 	return groups
 }

@@ -85,8 +85,8 @@ func TestMutate_GroupMovesTogether(t *testing.T) {
 	}
 	parent := Schedule{Index: 4, Hold: scenario.Duration(50 * time.Millisecond), Faults: group}
 	for i := range 100 {
-		sc := g.mutate(scored{sc: parent}, rand.New(rand.NewPCG(1, uint64(i))), 100+i)
-		for _, gr := range groupSteps(sc.Faults, nil, nil) {
+		sc := g.mutate(scored{sc: parent}, nil, rand.New(rand.NewPCG(1, uint64(i))), 100+i)
+		for _, gr := range groupSteps(sc.Faults, scored{}) {
 			if st := gr.steps; len(st) == 3 && (st[0].At != st[2].At || st[0].For != st[2].For) {
 				t.Fatalf("%s split the group: %s", sc.Change, sc.Describe())
 			}
@@ -142,6 +142,15 @@ func TestCloseness(t *testing.T) {
 	}
 	if got := score(trial.TrialResult{Observed: evidence.Safe, History: late}, ttl); got < 1.39 {
 		t.Errorf("a late write scored %.2f, want the handover's 0.9 and 0.5 more", got)
+	}
+	// Late with nobody granted meanwhile (the service down, say): far from
+	// a double grant.
+	alone := checker.History{h[0], h[1], ev(1, checker.Invoke, checker.FWrite, 1200, 0), ev(1, checker.OK, checker.FWrite, 1201, 0)}
+	for i := range alone {
+		alone[i].Index = i
+	}
+	if got := score(trial.TrialResult{Observed: evidence.Safe, History: alone}, ttl); got != lateAlone {
+		t.Errorf("a late write with no takeover scored %.2f, want %.2f", got, lateAlone)
 	}
 	released := checker.History{h[0], h[1], ev(1, checker.Invoke, checker.FRelease, 500, 0), ev(1, checker.OK, checker.FRelease, 501, 0), h[2], h[3]}
 	for i := range released {
@@ -202,7 +211,7 @@ func TestMutate_WorksOnTheFaultThatMetTheLock(t *testing.T) {
 	parent := scored{sc: Schedule{Index: 3, Hold: scenario.Duration(time.Second / 2), Faults: []scenario.Step{pause, slow}}, score: 1, met: map[int]bool{0: true}}
 	onPause, onOther, longer, shorter := 0, 0, 0, 0
 	for i := range 400 {
-		sc := g.mutate(parent, rand.New(rand.NewPCG(7, uint64(i))), 100+i)
+		sc := g.mutate(parent, nil, rand.New(rand.NewPCG(7, uint64(i))), 100+i)
 		for _, what := range strings.Split(strings.TrimPrefix(sc.Change, "#3: "), ", ") {
 			switch {
 			case strings.HasPrefix(what, "add"), what == "hold":
@@ -236,10 +245,10 @@ func TestMutate_WorksOnTheFaultThatMetTheLock(t *testing.T) {
 func TestMutate_AnchorsAClientFaultThatMissed(t *testing.T) {
 	g, base := generator(t, "etcd-pause-holder", []string{"pause-client", "latency"})
 	pause := scenario.Step{At: scenario.Duration(2 * time.Second), Fault: "pause-client", Node: scenario.AimHolder, For: scenario.Duration(3 * time.Second)}
-	parent := scored{sc: Schedule{Index: 5, Hold: scenario.Duration(time.Second / 2), Faults: []scenario.Step{pause}}, score: 1, missed: map[int]bool{0: true}}
+	parent := scored{sc: Schedule{Index: 5, Hold: scenario.Duration(time.Second / 2), Faults: []scenario.Step{pause}}, score: 1, missed: map[int]bool{0: true}, hit: map[int]int{0: 1}}
 	anchors := 0
 	for i := range 200 {
-		sc := g.mutate(parent, rand.New(rand.NewPCG(9, uint64(i))), 100+i)
+		sc := g.mutate(parent, nil, rand.New(rand.NewPCG(9, uint64(i))), 100+i)
 		if !strings.Contains(sc.Change, "anchor pause-client") {
 			continue
 		}
@@ -265,5 +274,61 @@ func TestMutate_AnchorsAClientFaultThatMissed(t *testing.T) {
 	}
 	if anchors < 30 {
 		t.Errorf("%d of 200 changes anchored the fault that missed the lock, want about %.0f", anchors, 200*onFocus*anchor)
+	}
+}
+
+// A client fault that met the lock is anchored too, less often than one
+// that missed it: it may have come after the holder's write.
+func TestMutate_AnchorsAClientFaultThatMet(t *testing.T) {
+	g, _ := generator(t, "etcd-pause-holder", []string{"pause-client", "latency"})
+	pause := scenario.Step{At: scenario.Duration(2 * time.Second), Fault: "pause-client", Node: scenario.AimHolder, For: scenario.Duration(3 * time.Second)}
+	count := func(parent scored) int {
+		n := 0
+		for i := range 400 {
+			if sc := g.mutate(parent, nil, rand.New(rand.NewPCG(9, uint64(i))), 100+i); strings.Contains(sc.Change, "anchor pause-client") {
+				n++
+			}
+		}
+		return n
+	}
+	sc := Schedule{Index: 5, Hold: scenario.Duration(time.Second / 2), Faults: []scenario.Step{pause}}
+	met := count(scored{sc: sc, score: 1, met: map[int]bool{0: true}, hit: map[int]int{0: 2}})
+	missed := count(scored{sc: sc, score: 1, missed: map[int]bool{0: true}, hit: map[int]int{0: 2}})
+	unknown := count(scored{sc: sc, score: 1, met: map[int]bool{0: true}}) // no client recorded
+	if met == 0 || met >= missed || unknown != 0 {
+		t.Errorf("anchored %d of 400 changes of a met pause, %d of a missed one, %d without its client: want 0 < met < missed, and none", met, missed, unknown)
+	}
+}
+
+// Fresh draws weigh the fault kinds by the closeness of their trials: a
+// kind in close trials is drawn more, none below the floor, and before
+// anything came close every kind alike.
+func TestGuide_WeighsKinds(t *testing.T) {
+	g, _ := generator(t, "etcd-pause-holder", []string{"pause-client", "latency", "kill"})
+	gd := &guide{}
+	if w := gd.weights(g.Kinds()); w != nil {
+		t.Fatalf("weights before any trial = %v, want nil", w)
+	}
+	step := func(k string) []scenario.Step { return []scenario.Step{{Fault: k}} }
+	for range 10 {
+		gd.count(Schedule{Faults: step("pause-client")}, 1.5)
+		gd.count(Schedule{Faults: step("latency")}, 0)
+		gd.count(Schedule{Faults: step("kill")}, 0.1)
+	}
+	w := gd.weights(g.Kinds())
+	if !(w[0] > 3*w[2] && w[2] >= w[1] && w[1] > 0) {
+		t.Errorf("weights pause-client, latency, kill = %.2f, want pause-client far ahead and none 0", w)
+	}
+	n := 0
+	for i := range 200 {
+		for _, st := range g.schedule(1, i, w).Faults {
+			if st.Fault == "pause-client" {
+				n++
+				break
+			}
+		}
+	}
+	if n < 120 {
+		t.Errorf("%d of 200 weighted draws hold a pause-client, want most", n)
 	}
 }
