@@ -188,8 +188,8 @@ func TestGuide_NoveltyOnce(t *testing.T) {
 	gd := &guide{}
 	gd.learn(Schedule{Index: 1}, tr, time.Second)
 	gd.learn(Schedule{Index: 2}, tr, time.Second)
-	if len(gd.pool) != 2 || gd.pool[0].score != 1.5 || gd.pool[1].score != 1 {
-		t.Errorf("pool = %+v, want #1 at 1.5 (a lost key, new) and #2 at 1 (the same, seen)", gd.pool)
+	if len(gd.pool) != 2 || gd.pool[0].score != 1.25 || gd.pool[1].score != 1 {
+		t.Errorf("pool = %+v, want #1 at 1.25 (a lost key, new) and #2 at 1 (the same, seen)", gd.pool)
 	}
 	if got := features(tr, checker.Margins{}); len(got) != 1 || got[0] != "restart @master held>absent" {
 		t.Errorf("features = %q", got)
