@@ -137,7 +137,7 @@ func TestKeyAfter_HashKeyByItsHolder(t *testing.T) {
 	if err := rdb.HSet(ctx, "lock", "client-1:1", 1).Err(); err != nil {
 		t.Fatal(err)
 	}
-	_, before := keyBefore(ctx, n, "lock")
+	_, before := keyValueOn(ctx, n, "lock")
 	if before != "client-1:1" {
 		t.Fatalf("value before = %q, want the hash's field", before)
 	}
@@ -148,5 +148,30 @@ func TestKeyAfter_HashKeyByItsHolder(t *testing.T) {
 	rdb.HSet(ctx, "lock", "client-2:1", 1)
 	if got := keyAfter(ctx, n, "lock", before); got != evidence.KeyAbsent {
 		t.Errorf("another holder: key after = %q, want absent", got)
+	}
+}
+
+// A node's key is not read before a fault while an earlier fault still in
+// place silences that node (it could not answer), and is read otherwise.
+func TestSilenced(t *testing.T) {
+	n1, n2 := &cluster.Node{}, &cluster.Node{}
+	m := &nemesis{
+		steps: []scenario.Step{{Fault: "pause"}, {Fault: "latency"}, {Fault: "kill"}},
+		nodes: []*cluster.Node{n1, n2, n1},
+		live:  []bool{true, true, false},
+	}
+	if !m.silenced(2, n1) {
+		t.Error("n1, paused by step 0 still in place: not silenced")
+	}
+	if m.silenced(2, n2) {
+		t.Error("n2, only slowed by a latency: silenced")
+	}
+	m.live[0] = false
+	if m.silenced(2, n1) {
+		t.Error("n1, its pause healed: still silenced")
+	}
+	m.live[0] = true
+	if m.silenced(0, n1) {
+		t.Error("a step silences its own node before it fires")
 	}
 }
