@@ -151,8 +151,8 @@ func (p *pgNode) run(ctx context.Context, prog string, args ...string) error {
 
 // initData fills the empty data directory: initdb for a primary,
 // pg_basebackup of the primary for a replica (a hot standby streaming from
-// it), then lockpick's settings; finally every file is made durable, so a
-// power loss takes only what the server itself did not sync.
+// it), then lockpick's settings. Start makes every file durable before the
+// server runs, so a power loss takes only what the server did not sync.
 func (p *pgNode) initData(ctx context.Context) error {
 	data := p.disk.Path
 	if err := p.own(data); err != nil {
@@ -169,10 +169,7 @@ func (p *pgNode) initData(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := p.appendConf(); err != nil {
-		return err
-	}
-	return p.disk.Sync()
+	return p.appendConf()
 }
 
 // appendConf writes lockpick's settings at the end of postgresql.conf
@@ -261,10 +258,11 @@ func (p *pgNode) Start(ctx context.Context) error {
 			return p.startError(err)
 		}
 	}
-	// PostgreSQL's own sync of its data folder after a crash, which syncfs
-	// does not carry through FUSE (see appendConf): what the dead server
-	// wrote and a later power loss must keep. A power loss already dropped
-	// what was not durable; after a clean stop nothing is left to sync.
+	// A new data folder made durable, and PostgreSQL's own sync of its data
+	// folder after a crash, which syncfs does not carry through FUSE (see
+	// appendConf): what the dead server wrote and a later power loss must
+	// keep. A power loss already dropped what was not durable; after a
+	// clean stop nothing is left to sync.
 	if err := p.disk.Sync(); err != nil {
 		return p.startError(err)
 	}
