@@ -116,8 +116,22 @@ func TestCheck_Starvation(t *testing.T) {
 	}
 }
 
+// Process 3 fails once, its acquire at +0.5s has an unknown outcome (it
+// may have been granted), then it fails from +0.9s to +2.91s while others
+// are granted the lock: the run after the unknown acquire starved on its
+// own (2.01s), and the runs on either side of it never join.
 func TestCheck_StarvationUnknownAcquire(t *testing.T) {
-	checkFile(t, "starvation-unknown.jsonl", nil)
+	res := checkFile(t, "starvation-unknown.jsonl", map[checker.Kind]int{checker.Starvation: 1})
+	if len(res.Anomalies) != 1 {
+		return
+	}
+	if got, want := res.Anomalies[0].Message, `process 3 was not granted lock "lock" after its acquire at +0.500s whose outcome is unknown: all its 6 attempts from +0.900s to +2.910s failed, while processes 1 and 2 were granted it 5 times; the last failed with "not acquired"`; got != want {
+		t.Errorf("message = %q\nwant      %q", got, want)
+	}
+	// 2.81s from its first failure to its last, but neither run is 2.1s.
+	if got := checker.Check(readHistory(t, "starvation-unknown.jsonl"), &checker.Options{StarveAfter: 2100 * time.Millisecond}).Counts(); len(got) != 0 {
+		t.Errorf("with StarveAfter 2.1s: counts = %v, want none", got)
+	}
 }
 
 func TestCheck_LostUpdateCounterJump(t *testing.T) {

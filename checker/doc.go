@@ -114,8 +114,10 @@
 // A process starves on a key when it never acquired the key, tried for at
 // least [Options].StarveAfter (from its first acquire's invoke to its last
 // failure's completion), and other processes were granted the key in that
-// time. Only failures before the process's first info acquire count, since
-// that one may have been granted.
+// time. An info acquire may have been granted, so it splits the process's
+// failures into runs judged apart: a run after it starves on its own (the
+// process was not granted the key after it), and no run spans one. A run
+// that ends in an ok acquire does not starve.
 //
 // A stuck-lock period of a key that no process was ever granted, in which
 // two or more processes failed, is reported as a starvation instead (a

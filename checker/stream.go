@@ -126,16 +126,18 @@ type proc struct {
 // A lockKey is what the stream keeps of one lock key.
 type lockKey struct {
 	name    string
-	open    []*lease   // leases still held
-	sweep   []*lease   // leases with windows not yet swept
-	active  []sweepWin // swept windows that may still overlap
-	byStart []*lease   // leases a write may yet name as a successor, by start
-	recent  []*lease   // leases whose acquire is at or after the horizon
-	holds   []hold     // holds not yet absorbed
-	tries   []*op      // tries not yet decided
-	stuck   stuckKey   // the stuck-lock rule
-	starve  map[int]*starver
-	settled map[int]bool // processes whose starvation on this key is settled
+	open    []*lease         // leases still held
+	sweep   []*lease         // leases with windows not yet swept
+	active  []sweepWin       // swept windows that may still overlap
+	byStart []*lease         // leases a write may yet name as a successor, by start
+	recent  []*lease         // leases whose acquire is at or after the horizon
+	holds   []hold           // holds not yet absorbed
+	tries   []*op            // tries not yet decided
+	stuck   stuckKey         // the stuck-lock rule
+	starve  map[int]*starver // each process's current run of failed acquires
+	ended   []*starver       // runs an unknown acquire ended, not yet decided
+	settled map[int]bool     // processes that start no more runs: granted, or starved
+	starved map[int]bool     // processes whose starvation is reported
 	leased  bool
 	waiting []stuckCase // livelocks, if no lease of the key ever comes
 	later   []stuckCase // stuck locks that began under a lease not yet ended
@@ -158,12 +160,15 @@ type staleFound struct {
 	a   Anomaly
 }
 
-// A starver is a process failing to acquire a key since first.
+// A starver is a run of a process's failed acquires of a key, from first
+// to last (nil before its first failure), after its unknown acquire after
+// (nil if none).
 type starver struct {
 	process     int
 	n           int
 	first, last *op
-	frozen      bool     // an unknown acquire came: no more failures count
+	after       *op
+	frozen      bool     // an unknown acquire ended the run
 	granted     int      // leases to others from first's invoke to last's completion
 	others      []int    // their processes
 	later       []*lease // leases to others that start after last
@@ -325,7 +330,7 @@ func (s *Stream) Close() (Result, error) {
 			}
 		}
 		for _, st := range k.starve {
-			s.starved(k, st)
+			s.decideRun(k, st)
 		}
 	}
 	for _, c := range s.ctrs {
@@ -382,7 +387,7 @@ func (s *Stream) clock() clock { return clock(s.origin) }
 func (s *Stream) key(name string) *lockKey {
 	k := s.keys[name]
 	if k == nil {
-		k = &lockKey{name: name, starve: make(map[int]*starver), settled: make(map[int]bool)}
+		k = &lockKey{name: name, starve: make(map[int]*starver), settled: make(map[int]bool), starved: make(map[int]bool)}
 		k.stuck.ttlMax = math.MaxInt64
 		s.keys[name] = k
 	}
@@ -507,6 +512,9 @@ func (s *Stream) created(p *proc, l *lease) {
 		k.waiting = nil
 	}
 	for _, st := range k.starve {
+		st.grant(l)
+	}
+	for _, st := range k.ended {
 		st.grant(l)
 	}
 }

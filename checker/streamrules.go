@@ -31,11 +31,7 @@ func (s *Stream) advance() {
 		if s.opt.StuckAfter >= 0 {
 			s.decide(k, h)
 		}
-		for _, st := range k.starve {
-			if st.frozen && st.last.ret < h {
-				s.starved(k, st)
-			}
-		}
+		s.decideEnded(k, h)
 		k.recent = slices.DeleteFunc(k.recent, func(l *lease) bool { return l.acquire.call < h })
 	}
 	s.judge(h)
@@ -191,21 +187,26 @@ func (s *Stream) stuckFound(k *lockKey, sc stuckCase) {
 	s.found = append(s.found, stuckLock(s.clock(), k.name, sc, k.leased))
 }
 
-// tried applies the starvation rule to o, the next acquire of its process.
+// tried applies the starvation rule to o, the next acquire of its process:
+// an ok acquire settles the process, an unknown one ends its run of
+// failures, a failure starts or lengthens one.
 func (s *Stream) tried(k *lockKey, o *sop) {
 	if k.settled[o.process] {
 		return
 	}
 	st := k.starve[o.process]
 	switch {
-	case st != nil && st.frozen: // nothing after an unknown acquire counts
-	case o.typ == OK || (o.typ == Info && st == nil):
+	case o.typ == OK:
 		delete(k.starve, o.process)
 		k.settled[o.process] = true
 	case o.typ == Info:
-		st.frozen = true
-	case st == nil:
-		st = &starver{process: o.process, n: 1, first: &o.op, last: &o.op}
+		if st != nil && st.first != nil {
+			st.frozen = true
+			k.ended = append(k.ended, st)
+		}
+		k.starve[o.process] = &starver{process: o.process, after: &o.op}
+	case st == nil || st.first == nil:
+		st = &starver{process: o.process, n: 1, first: &o.op, last: &o.op, after: st.unknown()}
 		k.starve[o.process] = st
 		for _, l := range k.recent {
 			st.grant(l)
@@ -221,9 +222,17 @@ func (s *Stream) tried(k *lockKey, o *sop) {
 	}
 }
 
+// unknown returns the unknown acquire a run follows, or nil.
+func (st *starver) unknown() *op {
+	if st == nil {
+		return nil
+	}
+	return st.after
+}
+
 // grant counts l if it was granted to another process while st failed.
 func (st *starver) grant(l *lease) {
-	if l.process == st.process || l.acquire.call < st.first.call {
+	if st.first == nil || l.process == st.process || l.acquire.call < st.first.call {
 		return
 	}
 	if l.start > st.last.ret {
@@ -238,14 +247,33 @@ func (st *starver) grant(l *lease) {
 	}
 }
 
-// starved reports st if it starved, and settles it.
-func (s *Stream) starved(k *lockKey, st *starver) {
-	delete(k.starve, st.process)
-	k.settled[st.process] = true
-	if st.last.ret-st.first.call < int64(s.opt.StarveAfter) || st.granted == 0 {
+// decideEnded decides the ended runs of k whose last failure completed
+// before h: no lease to come can start before it.
+func (s *Stream) decideEnded(k *lockKey, h int64) {
+	var due []*starver
+	k.ended = slices.DeleteFunc(k.ended, func(st *starver) bool {
+		if st.last.ret < h {
+			due = append(due, st)
+			return true
+		}
+		return false
+	})
+	for _, st := range due {
+		s.decideRun(k, st)
+	}
+}
+
+// decideRun reports st if it starved and its process has not starved
+// before; a process starves once: its later runs are dropped.
+func (s *Stream) decideRun(k *lockKey, st *starver) {
+	if st.first == nil || k.starved[st.process] ||
+		st.last.ret-st.first.call < int64(s.opt.StarveAfter) || st.granted == 0 {
 		return
 	}
-	s.found = append(s.found, starvation(s.clock(), st.process, k.name, st.n, st.first, st.last, st.others, st.granted))
+	k.starved[st.process] = true
+	k.settled[st.process] = true
+	delete(k.starve, st.process)
+	s.found = append(s.found, starvation(s.clock(), st.process, k.name, st.n, st.first, st.last, st.after, st.others, st.granted))
 }
 
 // judge judges the writes invoked before h, as staleWrites does.
