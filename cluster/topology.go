@@ -355,6 +355,27 @@ func (c *Cluster) all() []*Node {
 	return append(append(append(append(append(append([]*Node{}, c.Nodes...), c.Sentinels...), c.Services...), c.Etcd...), c.Postgres...), c.ZooKeeper...)
 }
 
+// Unshared reports whether nothing but the clients talks to n: a Redis
+// master outside a Redis Cluster that no replica follows and no sentinel
+// watches (both are of the first master).
+func (c *Cluster) Unshared(n *Node) bool {
+	if !slices.Contains(c.Nodes, n) || n.Repl != nil || n.Shard != 0 {
+		return false
+	}
+	if n != c.Nodes[0] {
+		return true
+	}
+	if len(c.Sentinels) > 0 {
+		return false
+	}
+	for _, o := range c.Nodes {
+		if o.Repl != nil {
+			return false
+		}
+	}
+	return true
+}
+
 // Node returns the redis-server node, sentinel or service with the given
 // name, or [ErrNoSuchNode].
 func (c *Cluster) Node(name string) (*Node, error) {

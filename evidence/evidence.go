@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/lockpick/lockpick/checker"
@@ -52,8 +53,15 @@ type Fault struct {
 	HealError string   `json:"heal_error,omitempty"`
 	// HealLate says why the heal did not happen when it was due, e.g.
 	// "its inject was still running"; the fault then lasted longer than
-	// the schedule says, and the trial proves nothing.
+	// the schedule says, and the trial proves nothing unless SeenBy shows
+	// that the extra time met nothing.
 	HealLate string `json:"heal_late,omitempty"`
+	// SeenBy, when set, names the clients through whose operations alone
+	// the fault can be seen (a fault on a Redis master that nothing but its
+	// clients talks to, or on its links to them, under a lock whose every
+	// request is in the history): a late heal then makes the trial inconclusive only if one
+	// of their operations was in flight while the heal was late.
+	SeenBy []int `json:"seen_by,omitempty"`
 	// KeyBefore and KeyAfter say whether the lock's key was on the node
 	// just before the fault hit it, and once it took effect (after a kill
 	// or a pause, once the node answered again): "held", "absent", or
@@ -118,7 +126,7 @@ type Input struct {
 // Evaluate checks the trial described by in and returns its evidence.
 func Evaluate(in Input) Evidence {
 	ev := Evidence{Attempts: map[int]int{}, Grants: map[int]int{}, LongestWait: map[int]float64{}, Events: len(in.History),
-		Faults: in.Faults, Notes: in.Notes, Problems: in.Problems}
+		Faults: in.Faults, Notes: slices.Clip(in.Notes), Problems: in.Problems}
 	waiting := map[int]int64{} // client -> invoke of its first acquire since its last grant
 	wait := func(p int, until int64) {
 		if since, ok := waiting[p]; ok {
@@ -161,7 +169,11 @@ func Evaluate(in Input) Evidence {
 			reasons = append(reasons, fmt.Sprintf("%s fired at its moment but was not in place in time: %s", f.name(), f.Late))
 		}
 		if f.HealLate != "" {
-			reasons = append(reasons, fmt.Sprintf("%s was due to heal at +%.3fs but %s%s", f.name(), *f.HealDue, f.HealLate, healedAt(f.Healed)))
+			if matters, note := lateHeal(f, in.History, in.Start); matters {
+				reasons = append(reasons, fmt.Sprintf("%s was due to heal at +%.3fs but %s%s", f.name(), *f.HealDue, f.HealLate, healedAt(f.Healed)))
+			} else {
+				ev.Notes = append(ev.Notes, note)
+			}
 		}
 		if f.HealError != "" {
 			reasons = append(reasons, fmt.Sprintf("healing %s failed: %s", f.name(), f.HealError))

@@ -173,6 +173,21 @@ func TestEvaluate(t *testing.T) {
 		{name: "a heal that came late",
 			in:      evidence.Input{History: history(ok(1)), Faults: []evidence.Fault{{Fault: "restart", Target: "n3", Desc: "restart n3", Fired: secs(0.3), Effect: "back", HealDue: secs(0.6), Healed: secs(2.3), HealLate: "began 1.7s late: its inject took until then"}}},
 			reasons: []string{"fault 1 (restart n3) was due to heal at +0.600s but began 1.7s late: its inject took until then; healed at +2.300s"}},
+		{name: "a late heal seen only by clients, none of whose operations was in flight",
+			in: evidence.Input{History: history(ok(1), ok(2)), Faults: []evidence.Fault{{Fault: "partition", Target: "n3", Desc: "partition client n3", Fired: secs(0.3), Effect: "cut",
+				HealDue: secs(1.2), Healed: secs(1.5), HealLate: "began 300ms late: the heal itself woke late (a busy machine)", SeenBy: []int{1, 2}}}}},
+		{name: "a late heal seen by a client whose operation was in flight",
+			in: evidence.Input{History: history(ok(1), ok(2)), Faults: []evidence.Fault{{Fault: "partition", Target: "n3", Desc: "partition client n3", Fired: secs(0.3), Effect: "cut",
+				HealDue: secs(0.95), Healed: secs(1.005), HealLate: "began 55ms late: the heal itself woke late (a busy machine)", SeenBy: []int{1, 2}}}},
+			reasons: []string{"fault 1 (partition client n3) was due to heal at +0.950s but began 55ms late"}},
+		{name: "a late heal on one client's link, another client's operation in flight",
+			in: evidence.Input{History: history(ok(1), ok(2)), Faults: []evidence.Fault{{Fault: "partition", Target: "n3-c2", Desc: "partition client n3-c2", Fired: secs(0.3), Effect: "cut",
+				HealDue: secs(0.95), Healed: secs(1.005), HealLate: "began 55ms late: the heal itself woke late (a busy machine)", SeenBy: []int{2}}}}},
+		{name: "a late heal while an operation that never completed was in flight",
+			in: evidence.Input{History: history(ok(1))[:1], Faults: []evidence.Fault{{Fault: "kill", Target: "n1", Desc: "kill n1", Fired: secs(0.3), Effect: "down",
+				HealDue: secs(1.2), Healed: secs(1.5), HealLate: "began 300ms late: the heal itself woke late (a busy machine)", SeenBy: []int{1}}},
+				Require: []evidence.Requirement{{Grants: intp(0)}}},
+			reasons: []string{"was due to heal at +1.200s"}},
 		{name: "anomaly on the wrong nodes",
 			in: evidence.Input{History: history(ok(1), ok(2)), Result: checker.Result{Anomalies: []checker.Anomaly{{Kind: checker.DoubleGrant, Nodes: []string{"n1,n2,n3", "n2,n4,n5"}}}},
 				Require: []evidence.Requirement{{Anomaly: "double-grant", Nodes: []string{"n3"}}}}},
@@ -334,5 +349,15 @@ func TestEvaluate_Waited(t *testing.T) {
 				t.Errorf("conclusive %v, reasons %q; want %q", ev.Conclusive, got, tc.reason)
 			}
 		})
+	}
+}
+
+// A late heal that met nothing is not a reason but a note that says so.
+func TestEvaluate_LateHealNote(t *testing.T) {
+	ev := evidence.Evaluate(evidence.Input{History: history(ok(1), ok(2)), Faults: []evidence.Fault{{Fault: "partition", Target: "n3", Desc: "partition client n3", Fired: secs(0.3), Effect: "cut",
+		HealDue: secs(1.2), Healed: secs(1.5), HealLate: "began 300ms late: the heal itself woke late (a busy machine)", SeenBy: []int{1, 2}}}})
+	want := "fault 1 (partition client n3) healed at +1.500s, 300ms after it was due, while no operation of clients 1 and 2 was in flight: the lateness met nothing"
+	if !ev.Conclusive || len(ev.Notes) != 1 || ev.Notes[0] != want {
+		t.Errorf("conclusive %v, notes %q; want conclusive with note %q", ev.Conclusive, ev.Notes, want)
 	}
 }

@@ -27,6 +27,9 @@ type trialEnv struct {
 	pids    map[int]int
 	key     string
 	clients int
+	// recorded is true when every request the lock makes is an operation
+	// in the history (a built-in lock; a lock program may renew unseen).
+	recorded bool
 }
 
 // An eventLog is where the nemesis records its events and reads who holds
@@ -371,9 +374,39 @@ func (m *nemesis) healAt(ctx context.Context, i int, due time.Duration, why stri
 	r.HealDue = &dueS
 	if late := time.Since(m.start.Add(due)); late > healSlack {
 		r.HealLate = fmt.Sprintf("began %v late: %s", late.Round(time.Millisecond), why)
+		r.SeenBy = m.seenBy(i, r.Target)
 	}
 	m.mu.Unlock()
 	m.heal(ctx, i)
+}
+
+// unshared lists the faults that change nothing but how a Redis node
+// answers: on a node nothing else talks to, only its clients see them.
+var unshared = []string{"partition", "latency", "drop-replies", "reset", "kill", "pause"}
+
+// seenBy returns the clients through whose operations alone step i's
+// fault, on target, can be seen (evidence.Fault.SeenBy), or nil when
+// something else may see it: a replica, a sentinel, a peer, a lock's
+// requests that are not in the history, a clock, a disk.
+func (m *nemesis) seenBy(i int, target string) []int {
+	if !m.env.recorded || m.env.c == nil || !slices.Contains(unshared, m.steps[i].Fault) {
+		return nil
+	}
+	name, p, link := scenario.ClientLinkOf(target)
+	if !link {
+		name = target
+	}
+	if n, err := m.env.c.Node(name); err != nil || !m.env.c.Unshared(n) {
+		return nil
+	}
+	if link {
+		return []int{p}
+	}
+	ps := make([]int, m.env.clients)
+	for j := range ps {
+		ps[j] = j + 1
+	}
+	return ps
 }
 
 // heal heals step i if it is injected and not healed yet; the node of a

@@ -3,6 +3,7 @@ package trial
 import (
 	"context"
 	"math/rand/v2"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/cluster"
+	"github.com/lockpick/lockpick/cluster/netlink"
 	"github.com/lockpick/lockpick/evidence"
 	"github.com/lockpick/lockpick/internal/testredis"
 	"github.com/lockpick/lockpick/scenario"
@@ -173,5 +175,45 @@ func TestSilenced(t *testing.T) {
 	m.live[0] = true
 	if m.silenced(0, n1) {
 		t.Error("a step silences its own node before it fires")
+	}
+}
+
+// A late heal on a Redis master nothing else talks to, or a client's
+// link to one, is seen only through the clients' operations; anything
+// else may be seen by more (a sentinel, a replica, a lock program's
+// unrecorded requests).
+func TestSeenBy(t *testing.T) {
+	n1, n2, n3 := &cluster.Node{Name: "n1"}, &cluster.Node{Name: "n2"}, &cluster.Node{Name: "n3"}
+	m := &nemesis{
+		env:   &trialEnv{c: &cluster.Cluster{Nodes: []*cluster.Node{n1, n2}}, clients: 3, recorded: true},
+		steps: []scenario.Step{{Fault: "partition"}, {Fault: "kill"}, {Fault: "clock-jump"}, {Fault: "pause-client"}},
+	}
+	for _, tc := range []struct {
+		i      int
+		target string
+		want   []int
+	}{
+		{0, "n1", []int{1, 2, 3}},
+		{0, "n2-c2", []int{2}},
+		{1, "n2", []int{1, 2, 3}},
+		{2, "n1", nil}, // a clock changes what the node does unasked
+		{3, "c1", nil}, // a paused client's own future moves
+	} {
+		if got := m.seenBy(tc.i, tc.target); !slices.Equal(got, tc.want) {
+			t.Errorf("step %d on %s: seen by %v, want %v", tc.i, tc.target, got, tc.want)
+		}
+	}
+	m.env.recorded = false
+	if got := m.seenBy(0, "n1"); got != nil {
+		t.Errorf("a lock program's lock: seen by %v, want nil", got)
+	}
+	m.env.recorded = true
+	// n1 with a replica (n3) and sentinels: n2 is still only the clients'.
+	m.env.c = &cluster.Cluster{Nodes: []*cluster.Node{n1, n2, n3}, Sentinels: []*cluster.Node{{Name: "s1"}}}
+	n3.Repl = &netlink.Link{}
+	for target, want := range map[string][]int{"n1": nil, "n3": nil, "n2": {1, 2, 3}} {
+		if got := m.seenBy(0, target); !slices.Equal(got, want) {
+			t.Errorf("with a replica and sentinels, %s: seen by %v, want %v", target, got, want)
+		}
 	}
 }

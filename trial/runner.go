@@ -316,7 +316,7 @@ func RunTrial(ctx context.Context, s scenario.Scenario, seed uint64, dir string,
 
 	rec := checker.NewRecorder(monoNow)
 	log := withTriggers(rec) // what clients do can be a step's moment
-	env := &trialEnv{c: c, pids: map[int]int{}, key: s.Lock.Key, clients: s.Clients}
+	env := &trialEnv{c: c, pids: map[int]int{}, key: s.Lock.Key, clients: s.Clients, recorded: s.Lock.Kind != "external"}
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	problems := &problemLog{}
 	cl := &trialClients{}

@@ -144,7 +144,7 @@ func soak(ctx context.Context, s scenario.Scenario, o Options, opt SoakOptions, 
 func newSoakRun(ctx context.Context, s scenario.Scenario, o Options, opt SoakOptions, c *cluster.Cluster, log *soakLog) *soakRun {
 	return &soakRun{s: s, opt: opt, c: c, hctx: context.WithoutCancel(ctx), log: log,
 		rec: withTriggers(log), problems: &problemLog{},
-		env: &trialEnv{c: c, pids: map[int]int{}, key: s.Lock.Key, clients: s.Clients}, views: map[int]subject.View{},
+		env: &trialEnv{c: c, pids: map[int]int{}, key: s.Lock.Key, clients: s.Clients, recorded: s.Lock.Kind != "external"}, views: map[int]subject.View{},
 		rng: rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15))}
 }
 
