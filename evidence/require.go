@@ -64,9 +64,10 @@ type Requirement struct {
 	// Lost, with a power-loss fault, says whether the node's disk dropped
 	// unsynced data ("some") or had nothing to drop ("none").
 	Lost string `json:"lost,omitempty" yaml:"lost"`
-	// HolderRelease, with a fault, asks how the client that held the lock
-	// when the fault hit ended that hold: "ok" (its release succeeded: the
-	// service served it again before the holder let go) or "refused" (the
+	// HolderRelease, with a fault, asks that the client that held the lock
+	// when the fault hit (lockpick's record) let go only after lockpick saw
+	// the fault's node serve again (its effective_s): the fault met a held
+	// lock. And how the release ended: "ok" (it succeeded) or "refused" (the
 	// service answered and refused it, e.g. "lock not held" once it had
 	// forgotten the grant). A release that ended unknown (the service did
 	// not answer) is neither.
@@ -302,9 +303,9 @@ func (in *Input) check(r Requirement) Check {
 				c.Met = c.Met && met
 			}
 			if r.HolderRelease != "" {
-				found, ended := in.holderRelease(in.Start + int64(*f.Fired*1e9))
+				found, met := in.holderRelease(*f, r.HolderRelease)
 				c.Found += ", " + found
-				c.Met = c.Met && ended == r.HolderRelease
+				c.Met = c.Met && met
 			}
 		}
 	case r.Anomaly != "":
@@ -368,32 +369,52 @@ func (in *Input) longestWait(r Requirement) (string, bool) {
 	return fmt.Sprintf("the longest, process %d's (%s), returned after %s", who.Process, who.Type, longest.Round(time.Millisecond)), longest <= limit
 }
 
-// holderRelease finds the client that held the lock at time at, by the
-// checker's lease rules ([checker.Holders]: lockpick's record, the rule
-// key_before uses too), and how its next release after at ended:
-// ReleaseOK, ReleaseRefused (it failed), or "" when no client held the
-// lock, or its release ended unknown or never completed.
-func (in *Input) holderRelease(at int64) (found, ended string) {
+// holderRelease checks that the client holding the lock when f hit (by
+// lockpick's record) invoked its release only after f's node served again
+// (f's effect, as lockpick observed it), and that the release ended as
+// want says: the fault met a held lock, and the service answered it.
+func (in *Input) holderRelease(f Fault, want string) (found string, met bool) {
+	at := in.Start + int64(*f.Fired*1e9)
 	holders := checker.Holders(in.History, at)
 	if len(holders) == 0 {
-		return "no client held the lock when it hit", ""
+		return "no client held the lock when it hit", false
 	}
 	holder := holders[0]
+	var invoked int64
 	for _, e := range in.History {
-		if e.Time <= at || e.Process != holder || e.F != checker.FRelease || e.Type == checker.Invoke {
+		if e.Time <= at || e.Process != holder || e.F != checker.FRelease {
 			continue
 		}
-		found = fmt.Sprintf("holder c%d's release ended %s at +%.3fs", holder, e.Type, float64(e.Time-in.Start)/1e9)
+		if e.Type == checker.Invoke {
+			invoked = e.Time
+			continue
+		}
+		var ended string // unknown: the service may not have answered at all
 		switch e.Type {
 		case checker.OK:
-			return found, ReleaseOK
+			ended = ReleaseOK
 		case checker.Fail:
-			return found + ": " + e.Error, ReleaseRefused
+			ended = ReleaseRefused
 		}
-		return found + ": " + e.Error, "" // unknown: the service may not have answered at all
+		when, back := "the node was not seen serving again", false
+		if f.Effective != nil {
+			back = invoked > in.Start+int64(*f.Effective*1e9)
+			when = fmt.Sprintf("after the node served again at +%.3fs", *f.Effective)
+			if !back {
+				when = fmt.Sprintf("before the node served again at +%.3fs", *f.Effective)
+			}
+		}
+		found = fmt.Sprintf("holder c%d's release invoked at %s, %s, ended %s at %s", holder, in.at(invoked), when, e.Type, in.at(e.Time))
+		if e.Type != checker.OK {
+			found += ": " + e.Error
+		}
+		return found, back && ended == want
 	}
-	return fmt.Sprintf("holder c%d's release never completed", holder), ""
+	return fmt.Sprintf("holder c%d's release never completed", holder), false
 }
+
+// at returns t, a history time, as seconds from the trial's start: "+1.234s".
+func (in *Input) at(t int64) string { return fmt.Sprintf("+%.3fs", float64(t-in.Start)/1e9) }
 
 // where says on which node and after which fault a grants or refused
 // requirement counts, e.g. " on n5 after kill fired".
