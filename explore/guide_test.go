@@ -332,3 +332,29 @@ func TestGuide_WeighsKinds(t *testing.T) {
 		t.Errorf("%d of 200 weighted draws hold a pause-client, want most", n)
 	}
 }
+
+// The warm-up draws every kind it has room for at least once, each seed in
+// its own order, and is otherwise the random search's schedule.
+func TestWarm_EveryKind(t *testing.T) {
+	g, _ := generator(t, "zk-pause-holder", nil)
+	if g.warmups() < len(g.kinds) {
+		t.Fatalf("%d kinds, more than the warm-up's %d schedules", len(g.kinds), g.warmups())
+	}
+	for _, seed := range []uint64{1, 2, 3} {
+		seen := map[string]bool{}
+		for i := range len(g.kinds) {
+			w, r := g.warm(seed, i), g.Schedule(seed, i)
+			for _, st := range w.Faults {
+				seen[st.Fault] = true
+			}
+			if w.Seed != r.Seed || w.Hold != r.Hold {
+				t.Errorf("seed %d schedule %d: warm-up seed %d hold %v, random %d %v", seed, i, w.Seed, w.Hold, r.Seed, r.Hold)
+			}
+		}
+		for _, k := range g.kinds {
+			if !seen[k] {
+				t.Errorf("seed %d: the warm-up's first %d schedules never drew %s", seed, len(g.kinds), k)
+			}
+		}
+	}
+}
