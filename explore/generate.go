@@ -140,19 +140,33 @@ func (g *Generator) schedule(seed uint64, i int, w []float64) Schedule {
 	return g.build(seed, i, w, "")
 }
 
-// warm returns schedule i of a guided search's warm-up: schedule i of a
-// random search, but with its first fault of kind i in an order of the
-// kinds the seed shuffles, so the warm-up draws each kind it has room for
-// at least once. (A ZooKeeper search's random warm-up drew no client fault
-// that met the lock in 2 of 5 seeds, and the guide had nothing to prefer.)
-func (g *Generator) warm(seed uint64, i int) Schedule {
-	order := rand.New(rand.NewPCG(seed, 0x3a7)).Perm(len(g.kinds))
-	return g.build(seed, i, nil, g.kinds[order[i%len(order)]])
+// warm returns schedule i of a guided search's warm-up, and false past
+// it. The warm-up is the random search's first warmup schedules (a guided
+// search cannot lose a finding there), then one schedule for each kind
+// they never drew, its first fault of that kind: a ZooKeeper search's
+// random warm-up drew no client fault that met the lock in 2 of 5 seeds,
+// and the guide had nothing to prefer.
+func (g *Generator) warm(seed uint64, i int) (Schedule, bool) {
+	if i < warmup {
+		return g.Schedule(seed, i), true
+	}
+	if missing := g.undrawn(seed); i-warmup < len(missing) {
+		return g.build(seed, i, nil, missing[i-warmup]), true
+	}
+	return Schedule{}, false
 }
 
-// warmups returns how many schedules a guided search's warm-up draws:
-// warmup, or one a kind if there are more kinds.
-func (g *Generator) warmups() int { return max(warmup, len(g.kinds)) }
+// undrawn returns the kinds the first warmup schedules of seed never drew,
+// in the generator's order.
+func (g *Generator) undrawn(seed uint64) []string {
+	drawn := map[string]bool{}
+	for i := range warmup {
+		for _, st := range g.Schedule(seed, i).Faults {
+			drawn[st.Fault] = true
+		}
+	}
+	return slices.DeleteFunc(slices.Clone(g.kinds), func(k string) bool { return drawn[k] })
+}
 
 // build draws schedule i with the kinds weighted by w, its first fault of
 // kind first if that is set (the draws are the same either way).

@@ -28,7 +28,7 @@ func Strategies() []string { return []string{StrategyGuided, StrategyRandom} }
 
 const (
 	poolSize = 8    // the closest schedules a guided search draws around
-	warmup   = 8    // schedules drawn afresh before the first change, at least one a kind
+	warmup   = 8    // random's schedules a guided search plays before the first change (see warm)
 	fresh    = 0.35 // the share of random draws after the warm-up
 )
 

@@ -152,14 +152,13 @@ func (sr *searcher) schedule(i int) int {
 // play runs the search's i-th schedule and records it; it returns the
 // finding if the trial was unsafe.
 func (sr *searcher) play(ctx context.Context, i int) (*finding, error) {
-	var sc Schedule
+	idx := sr.schedule(i)
+	sc, warming := sr.gen.warm(sr.seed, idx)
 	switch {
 	case sr.strategy != StrategyGuided:
-		sc = sr.gen.pick(sr.seed, sr.schedule(i), nil)
-	case i < sr.gen.warmups(): // the warm-up: fresh draws that try every kind
-		sc = sr.gen.warm(sr.seed, sr.schedule(i))
-	default:
-		sc = sr.gen.pick(sr.seed, sr.schedule(i), sr.guide)
+		sc = sr.gen.pick(sr.seed, idx, nil)
+	case !warming:
+		sc = sr.gen.pick(sr.seed, idx, sr.guide)
 	}
 	tr, err := runTrial(ctx, sc.Apply(sr.base), sc.Seed, sr.backend)
 	if err != nil {
