@@ -325,6 +325,9 @@ func explore(ctx context.Context, base scenario.Scenario, gen *Generator, o Opti
 	if o.Budget > 0 {
 		sr.deadline = began.Add(o.Budget)
 	}
+	if sr.strategy == StrategyGuided {
+		sr.undrawn = gen.undrawn(o.Seed)
+	}
 	var searchTime time.Duration
 	next := 0
 	var err error

@@ -142,16 +142,16 @@ func (g *Generator) schedule(seed uint64, i int, w []float64) Schedule {
 
 // warm returns schedule i of a guided search's warm-up, and false past
 // it. The warm-up is the random search's first warmup schedules (a guided
-// search cannot lose a finding there), then one schedule for each kind
-// they never drew, its first fault of that kind: a ZooKeeper search's
-// random warm-up drew no client fault that met the lock in 2 of 5 seeds,
-// and the guide had nothing to prefer.
-func (g *Generator) warm(seed uint64, i int) (Schedule, bool) {
-	if i < warmup {
+// search cannot lose a finding there), then one schedule for each kind of
+// undrawn (see undrawn), its first fault of that kind: a ZooKeeper
+// search's random warm-up drew no client fault that met the lock in 2 of 5
+// seeds, and the guide had nothing to prefer.
+func (g *Generator) warm(seed uint64, i int, undrawn []string) (Schedule, bool) {
+	switch {
+	case i < warmup:
 		return g.Schedule(seed, i), true
-	}
-	if missing := g.undrawn(seed); i-warmup < len(missing) {
-		return g.build(seed, i, nil, missing[i-warmup]), true
+	case i-warmup < len(undrawn):
+		return g.build(seed, i, nil, undrawn[i-warmup]), true
 	}
 	return Schedule{}, false
 }

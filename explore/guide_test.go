@@ -341,7 +341,7 @@ func TestWarm_EveryKind(t *testing.T) {
 		seen := map[string]bool{}
 		i := 0
 		for ; ; i++ {
-			w, ok := g.warm(seed, i)
+			w, ok := g.warm(seed, i, g.undrawn(seed))
 			if !ok {
 				break
 			}

@@ -60,6 +60,7 @@ type searcher struct {
 	shard    results.Shard // plays every Count-th schedule, from Index-1
 	strategy string        // StrategyGuided or StrategyRandom
 	guide    *guide        // the closest schedules so far, for a guided search
+	undrawn  []string      // the kinds a guided warm-up adds a schedule for (Generator.undrawn)
 
 	mu    sync.Mutex
 	tried []Tried
@@ -153,12 +154,17 @@ func (sr *searcher) schedule(i int) int {
 // finding if the trial was unsafe.
 func (sr *searcher) play(ctx context.Context, i int) (*finding, error) {
 	idx := sr.schedule(i)
-	sc, warming := sr.gen.warm(sr.seed, idx)
-	switch {
-	case sr.strategy != StrategyGuided:
-		sc = sr.gen.pick(sr.seed, idx, nil)
-	case !warming:
-		sc = sr.gen.pick(sr.seed, idx, sr.guide)
+	var sc Schedule
+	warming := false
+	if sr.strategy == StrategyGuided {
+		sc, warming = sr.gen.warm(sr.seed, idx, sr.undrawn)
+	}
+	if !warming {
+		var gd *guide // a random search draws without one
+		if sr.strategy == StrategyGuided {
+			gd = sr.guide
+		}
+		sc = sr.gen.pick(sr.seed, idx, gd)
 	}
 	tr, err := runTrial(ctx, sc.Apply(sr.base), sc.Seed, sr.backend)
 	if err != nil {
