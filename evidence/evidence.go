@@ -59,8 +59,9 @@ type Fault struct {
 	// SeenBy, when set, names the clients through whose operations alone
 	// the fault can be seen (a fault on a Redis master that nothing but its
 	// clients talks to, or on its links to them, under a lock whose every
-	// request is in the history): a late heal then makes the trial inconclusive only if one
-	// of their operations was in flight while the heal was late.
+	// request is in the history): a late heal then makes the trial
+	// inconclusive only if one of their operations was in flight while the
+	// heal was late.
 	SeenBy []int `json:"seen_by,omitempty"`
 	// KeyBefore and KeyAfter say whether the lock's key was on the node
 	// just before the fault hit it, and once it took effect (after a kill
