@@ -116,6 +116,24 @@ func wantObserved(t *testing.T, tr trial.TrialResult, want ...string) {
 	}
 }
 
+// heardFirst fails t unless process p's lock told it its lease was lost
+// (a lost notification) before p's first write: the race a renewing
+// holder, frozen after its read and thawed after its lease ran out, can win
+// against its own late write.
+func heardFirst(t *testing.T, h checker.History, p int) {
+	t.Helper()
+	for _, e := range h {
+		switch {
+		case e.Process != p:
+		case e.F == checker.FLost:
+			return
+		case e.F == checker.FWrite:
+			t.Fatalf("safe, but client %d wrote (index %d) before its lock said the lease was lost", p, e.Index)
+		}
+	}
+	t.Fatalf("safe, and client %d's lock never said its lease was lost: the frozen holder's write should be stale", p)
+}
+
 // requirePythonEtcd3 skips t (fails it, in CI) without Debian's
 // python3-etcd3, which examples/pyetcdlock runs on under /usr/bin/python3.
 func requirePythonEtcd3(t *testing.T) {
@@ -151,8 +169,10 @@ func TestExternal_EtcdProgram(t *testing.T) {
 		program  scenario.Program
 		want     []string
 	}{
+		// Safe too, when the renewer, thawed with the holder, is told the
+		// lease is gone before the holder writes: checked below.
 		{"renewing/pause-holder", "etcd-pause-holder", scenario.Program{Command: []string{prog, "--block", "--renew"},
-			Caps: []string{scenario.CapBlock, scenario.CapRenew}}, []string{"unsafe"}},
+			Caps: []string{scenario.CapBlock, scenario.CapRenew}}, []string{"unsafe", "safe"}},
 		{"renewing/leader-kill", "etcd-leader-kill", scenario.Program{Command: []string{prog, "--block", "--renew"},
 			Caps: []string{scenario.CapBlock, scenario.CapRenew}}, []string{"safe"}},
 		{"try-only/pause-holder", "etcd-pause-holder", scenario.Program{Command: []string{prog}, Caps: []string{}}, []string{"unsafe"}},
@@ -164,6 +184,9 @@ func TestExternal_EtcdProgram(t *testing.T) {
 			tr := runProgram(t, tc.scenario, tc.program)
 			t.Logf("observed %s; attempts %v, grants %v, extends %d", tr.Observed, tr.Evidence.Attempts, tr.Evidence.Grants, tr.Evidence.Extends)
 			wantObserved(t, tr, tc.want...)
+			if tc.scenario == "etcd-pause-holder" && tr.Observed == "safe" {
+				heardFirst(t, tr.History, 1)
+			}
 			renewing := slices.Contains(tc.program.Caps, scenario.CapRenew)
 			// Holders keep the lock 3.5s of a 5s lease in etcd-leader-kill,
 			// which a renewing program renews every 1.67s; 600ms of 2s in
