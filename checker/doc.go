@@ -119,11 +119,12 @@
 // process was not granted the key after it), and no run spans one. A run
 // that ends in an ok acquire does not starve.
 //
-// A stuck-lock period of a key that no process was ever granted, in which
-// two or more processes failed, is reported as a starvation instead (a
-// livelock): nobody held the key, so the contenders kept each other out, as
-// Redlock clients splitting the nodes between them round after round do
-// (or the lock never worked at all).
+// A stuck-lock period of a key that no process had been granted before it,
+// in which two or more processes failed, is reported as a starvation
+// instead (a livelock): nobody had held the key, so the contenders kept
+// each other out, as Redlock clients splitting the nodes between them round
+// after round do (or the lock did not work), whether or not one of them
+// got through later.
 //
 // # Verdicts and timeouts
 //

@@ -129,7 +129,7 @@ func Retained(s *Stream) int {
 	}
 	for _, k := range s.keys {
 		n += len(k.open) + len(k.sweep) + len(k.active) + len(k.byStart) + len(k.recent) + len(k.holds) + len(k.tries) + len(k.later)
-		n += len(k.waiting) + len(k.settled) + len(k.starved)
+		n += len(k.settled) + len(k.starved)
 		for _, st := range k.starve {
 			n += 1 + len(st.later) + len(st.others)
 		}

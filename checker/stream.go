@@ -80,10 +80,9 @@ type Stream struct {
 //     last failure;
 //   - the counter model is replaced by the counter rule (counterrule.go).
 //
-// Three things only the whole history knows: MaxTTL, when Options do not
+// Two things only the whole history knows: MaxTTL, when Options do not
 // set it (the longest lease; decisions use the longest so far and record
-// the range of final values that leaves them unchanged), whether a key is
-// ever granted (a livelock waits for it), and the explanation of a lost
+// the range of final values that leaves them unchanged), and the explanation of a lost
 // update (porcupine's longest order). When they matter, Close says so with
 // ErrNeedHistory.
 
@@ -138,9 +137,7 @@ type lockKey struct {
 	ended   []*starver       // runs an unknown acquire ended, not yet decided
 	settled map[int]bool     // processes that start no more runs: granted, or starved
 	starved map[int]bool     // processes whose starvation is reported
-	leased  bool
-	waiting []stuckCase // livelocks, if no lease of the key ever comes
-	later   []stuckCase // stuck locks that began under a lease not yet ended
+	later   []stuckCase      // stuck locks that began under a lease not yet ended
 }
 
 // A sweepWin is window i of lease l.
@@ -322,9 +319,6 @@ func (s *Stream) Close() (Result, error) {
 			if sc := k.stuck.flush(false, s.origin, after); sc != nil {
 				s.stuckFound(k, *sc)
 			}
-			for _, sc := range k.waiting {
-				s.found = append(s.found, stuckLock(clock(s.origin), k.name, sc, false))
-			}
 			if !k.stuck.ttlFits(s.ttl) {
 				s.inexact("MaxTTL, not set, turned out longer than the stuck-lock check of %q assumed", k.name)
 			}
@@ -503,13 +497,6 @@ func (s *Stream) created(p *proc, l *lease) {
 	p.leases = append(p.leases, l)
 	if s.opt.MaxTTL <= 0 && l.acquire.validUntil != 0 {
 		s.ttl = max(s.ttl, l.acquire.validUntil-l.acquire.call)
-	}
-	if !k.leased {
-		k.leased = true
-		for _, sc := range k.waiting {
-			s.found = append(s.found, stuckLock(s.clock(), k.name, sc, true))
-		}
-		k.waiting = nil
 	}
 	for _, st := range k.starve {
 		st.grant(l)

@@ -173,18 +173,13 @@ func insertBy[T any](xs []T, x T, cmp func(a, b T) int) []T {
 	return xs
 }
 
-// stuckFound reports sc, or keeps it until the lease it began under ends,
-// or, if it is a livelock, until a lease of k comes (or never does).
+// stuckFound reports sc, or keeps it until the lease it began under ends.
 func (s *Stream) stuckFound(k *lockKey, sc stuckCase) {
 	if l := sc.since.l; l != nil && l.closedAt == math.MaxInt64 && !s.ended {
 		k.later = append(k.later, sc) // its release, still to come, is evidence
 		return
 	}
-	if sc.since.l == nil && sc.since.o == nil && len(sc.run.procs) >= 2 && !k.leased {
-		k.waiting = append(k.waiting, sc)
-		return
-	}
-	s.found = append(s.found, stuckLock(s.clock(), k.name, sc, k.leased))
+	s.found = append(s.found, stuckLock(s.clock(), k.name, sc))
 }
 
 // tried applies the starvation rule to o, the next acquire of its process:

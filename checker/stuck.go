@@ -58,11 +58,11 @@ func (r *run) stuckLocks() []Anomaly {
 				k.absorb(hs[h])
 			}
 			if sc := k.try(t, ttl, origin, after); sc != nil {
-				out = append(out, stuckLock(r.clock, key, *sc, len(r.leasesOf(key)) > 0))
+				out = append(out, stuckLock(r.clock, key, *sc))
 			}
 		}
 		if sc := k.flush(false, origin, after); sc != nil {
-			out = append(out, stuckLock(r.clock, key, *sc, len(r.leasesOf(key)) > 0))
+			out = append(out, stuckLock(r.clock, key, *sc))
 		}
 	}
 	slices.SortFunc(out, byFirstOp)
@@ -248,9 +248,9 @@ func (r *run) maxTTL() int64 {
 	return ttl
 }
 
-// stuckLock describes sc, a stuck lock of key; leased tells whether the key
-// was ever granted, in the whole history.
-func stuckLock(c clock, key string, sc stuckCase, leased bool) Anomaly {
+// stuckLock describes sc, a stuck lock of key, or, if nobody had been
+// granted key before it and several processes failed in it, a livelock.
+func stuckLock(c clock, key string, sc stuckCase) Anomaly {
 	since, free, run := sc.since, sc.free, sc.run
 	first, last := run.first, run.last
 	a := Anomaly{Kind: StuckLock, Key: key, Processes: slices.Clone(run.procs), Ops: run.indexes(), Nodes: slices.Clone(run.nodes)}
@@ -265,18 +265,19 @@ func stuckLock(c clock, key string, sc stuckCase, leased bool) Anomaly {
 		a.Ops = append(since.o.indexes(), a.Ops...)
 		holder = fmt.Sprintf("although the last possible holder could keep it only until %s (process %d's %s with an unknown outcome at %s, for at most %s)",
 			c.at(free), since.o.process, since.o.f, c.at(since.o.call), dur(since.end-since.start))
-	case len(a.Processes) >= 2 && !leased:
-		// Nobody ever held the key, yet several contenders kept failing:
-		// they kept each other out (Redlock's split vote), a livelock.
+	case len(a.Processes) >= 2:
+		// Nobody had held the key yet, and several contenders kept failing:
+		// they kept each other out (Redlock's split vote), a livelock,
+		// whether or not one of them got through later.
 		a.Kind = Starvation
-		a.Message = fmt.Sprintf("livelock: no process was ever granted lock %q: %d acquires by processes %s failed from %s to %s (%s) while no lease was held, each kept out by the others' attempts (or the lock never worked at all)",
+		a.Message = fmt.Sprintf("livelock: no process had been granted lock %q yet: %d acquires by processes %s failed from %s to %s (%s) while no lease was held, each kept out by the others' attempts (or the lock did not work)",
 			key, run.n, joinInts(a.Processes), c.at(first.call), c.at(last.ret), dur(last.ret-first.call))
 		if last.err != "" {
 			a.Message += fmt.Sprintf("; the last failed with %q", last.err)
 		}
 		return a
 	default:
-		holder = "although no lease was ever granted"
+		holder = "although no lease had been granted yet"
 	}
 	msg := fmt.Sprintf("lock %q stayed unavailable with no live holder for %s: %d acquires by process%s %s failed from %s to %s, %s",
 		key, dur(last.ret-free), run.n, plural(len(a.Processes)), joinInts(a.Processes), c.at(first.call), c.at(last.ret), holder)
@@ -295,15 +296,4 @@ func plural(n int) string {
 		return ""
 	}
 	return "es"
-}
-
-// leasesOf returns the leases of key.
-func (r *run) leasesOf(key string) []*lease {
-	var out []*lease
-	for _, l := range r.leases {
-		if l.key == key {
-			out = append(out, l)
-		}
-	}
-	return out
 }
