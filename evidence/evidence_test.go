@@ -196,6 +196,21 @@ func TestEvaluate(t *testing.T) {
 				HealDue: secs(1.2), Healed: secs(1.5), HealLate: "began 300ms late: the heal itself woke late (a busy machine)", SeenBy: []int{1}}},
 				Require: []evidence.Requirement{{Grants: intp(0)}}},
 			reasons: []string{"was due to heal at +1.200s"}},
+		{name: "a late client pause after another client was granted the lock",
+			in: evidence.Input{History: history(ok(1), ok(2)), Faults: []evidence.Fault{{Fault: "pause-client", Target: "c1", Desc: "pause client c1", Fired: secs(1.5), Effect: "stopped",
+				HealDue: secs(2.5), Healed: secs(2.7), HealLate: "began 200ms late: the heal itself woke late (a busy machine)"}}}},
+		{name: "a late client pause before anyone else was granted the lock",
+			in: evidence.Input{History: history(ok(1), ok(2)), Faults: []evidence.Fault{{Fault: "pause-client", Target: "c1", Desc: "pause client c1", Fired: secs(1.5), Effect: "stopped",
+				HealDue: secs(1.9), Healed: secs(2.1), HealLate: "began 200ms late: the heal itself woke late (a busy machine)"}}},
+			reasons: []string{"was due to heal at +1.900s"}},
+		{name: "a late client pause, the frozen client's operation in flight",
+			in: evidence.Input{History: history(ok(1), ok(2), ok(1)), Faults: []evidence.Fault{{Fault: "pause-client", Target: "c1", Desc: "pause client c1", Fired: secs(1.5), Effect: "stopped",
+				HealDue: secs(2.5), Healed: secs(3.005), HealLate: "began 505ms late: the heal itself woke late (a busy machine)"}}},
+			reasons: []string{"was due to heal at +2.500s"}},
+		{name: "a late client pause of a client that held nothing",
+			in: evidence.Input{History: history(ok(2), ok(2)), Faults: []evidence.Fault{{Fault: "pause-client", Target: "c1", Desc: "pause client c1", Fired: secs(1.5), Effect: "stopped",
+				HealDue: secs(2.5), Healed: secs(2.7), HealLate: "began 200ms late: the heal itself woke late (a busy machine)"}}},
+			reasons: []string{"was due to heal at +2.500s"}},
 		{name: "anomaly on the wrong nodes",
 			in: evidence.Input{History: history(ok(1), ok(2)), Result: checker.Result{Anomalies: []checker.Anomaly{{Kind: checker.DoubleGrant, Nodes: []string{"n1,n2,n3", "n2,n4,n5"}}}},
 				Require: []evidence.Requirement{{Anomaly: "double-grant", Nodes: []string{"n3"}}}}},
@@ -357,6 +372,16 @@ func TestEvaluate_Waited(t *testing.T) {
 				t.Errorf("conclusive %v, reasons %q; want %q", ev.Conclusive, got, tc.reason)
 			}
 		})
+	}
+}
+
+// A late client pause that met nothing says why in its note.
+func TestEvaluate_LatePauseNote(t *testing.T) {
+	ev := evidence.Evaluate(evidence.Input{History: history(ok(1), ok(2)), Faults: []evidence.Fault{{Fault: "pause-client", Target: "c1", Desc: "pause client c1", Fired: secs(1.4), Effective: secs(1.5), Effect: "stopped",
+		HealDue: secs(2.5), Healed: secs(2.7), HealLate: "began 200ms late: the heal itself woke late (a busy machine)"}}})
+	want := "fault 1 (pause client c1) healed at +2.700s, 200ms after it was due, while no operation of client 1 was in flight, and client 1, frozen since +1.500s, had lost the lock to client 2's grant at +2.010s: the lateness met nothing"
+	if !ev.Conclusive || len(ev.Notes) != 1 || ev.Notes[0] != want {
+		t.Errorf("conclusive %v, notes %q; want conclusive with note %q", ev.Conclusive, ev.Notes, want)
 	}
 }
 

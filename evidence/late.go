@@ -3,6 +3,7 @@ package evidence
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/lockpick/lockpick/checker"
@@ -15,17 +16,61 @@ import (
 // nemesis could name the clients through whose operations alone the fault
 // is seen (SeenBy), the extra time matters only if one of their operations
 // was in flight in it, from when the heal was due to when it came: the
-// history says whether one was. Without SeenBy, any late heal matters.
+// history says whether one was. A client pause is seen so too once the
+// frozen client had lost the lock (pausedOut). Otherwise any late heal
+// matters.
 func lateHeal(f Fault, h checker.History, start int64) (matters bool, note string) {
-	if f.SeenBy == nil || f.HealDue == nil || f.Healed == nil {
+	if f.HealDue == nil || f.Healed == nil {
 		return true, ""
 	}
 	from, to := start+int64(*f.HealDue*1e9), start+int64(*f.Healed*1e9)
-	if inFlight(h, f.SeenBy, from, to) {
+	seen, why := f.SeenBy, ""
+	if seen == nil {
+		seen, why = pausedOut(f, h, start, from)
+	}
+	if seen == nil || inFlight(h, seen, from, to) {
 		return true, ""
 	}
-	return false, fmt.Sprintf("%s healed at +%.3fs, %.0fms after it was due, while no operation of client%s %s was in flight: the lateness met nothing",
-		f.name(), *f.Healed, (*f.Healed-*f.HealDue)*1000, plural(len(f.SeenBy)), joinInts(f.SeenBy))
+	return false, fmt.Sprintf("%s healed at +%.3fs, %.0fms after it was due, while no operation of client%s %s was in flight%s: the lateness met nothing",
+		f.name(), *f.Healed, (*f.Healed-*f.HealDue)*1000, plural(len(seen)), joinInts(seen), why)
+}
+
+// pausedOut returns the client f froze, if f is a client pause and another
+// client was granted the frozen client's key after the pause took effect
+// and before due: the frozen client had lost the lock by then (or the
+// grant is a double grant the checker reports, unchanged by a later
+// thaw), so nothing but its own operations could meet the extra time.
+func pausedOut(f Fault, h checker.History, start, due int64) ([]int, string) {
+	p, ok := clientOf(f.Target)
+	if f.Fault != "pause-client" || !ok || f.Fired == nil {
+		return nil, ""
+	}
+	from := *f.Fired
+	if f.Effective != nil {
+		from = *f.Effective
+	}
+	froze := start + int64(from*1e9)
+	key, has := "", false
+	for _, e := range h {
+		if e.Time > froze {
+			break
+		}
+		if e.Process == p && e.F == checker.FAcquire && e.Type == checker.OK {
+			key, has = e.Key, true
+		}
+	}
+	for _, e := range h {
+		if has && e.Process != p && e.F == checker.FAcquire && e.Type == checker.OK && e.Key == key && e.Time > froze && e.Time <= due {
+			return []int{p}, fmt.Sprintf(", and client %d, frozen since +%.3fs, had lost the lock to client %d's grant at +%.3fs", p, from, e.Process, float64(e.Time-start)/1e9)
+		}
+	}
+	return nil, ""
+}
+
+// clientOf returns the client a client-fault target such as "c2" names.
+func clientOf(target string) (int, bool) {
+	p, err := strconv.Atoi(strings.TrimPrefix(target, "c"))
+	return p, err == nil && strings.HasPrefix(target, "c")
 }
 
 // inFlight reports whether a process of ps had an operation in flight at
