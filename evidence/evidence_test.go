@@ -379,7 +379,7 @@ func TestEvaluate_Waited(t *testing.T) {
 func TestEvaluate_LatePauseNote(t *testing.T) {
 	ev := evidence.Evaluate(evidence.Input{History: history(ok(1), ok(2)), Faults: []evidence.Fault{{Fault: "pause-client", Target: "c1", Desc: "pause client c1", Fired: secs(1.4), Effective: secs(1.5), Effect: "stopped",
 		HealDue: secs(2.5), Healed: secs(2.7), HealLate: "began 200ms late: the heal itself woke late (a busy machine)"}}})
-	want := "fault 1 (pause client c1) healed at +2.700s, 200ms after it was due, while no operation of client 1 was in flight, and client 1, frozen since +1.500s, had lost the lock to client 2's grant at +2.010s: the lateness met nothing"
+	want := "fault 1 (pause client c1) healed at +2.700s, 200ms after it was due, while no operation of client 1 was in flight, and the lock had passed to client 2 at +2.010s while client 1 was frozen (since +1.500s): the lateness met nothing"
 	if !ev.Conclusive || len(ev.Notes) != 1 || ev.Notes[0] != want {
 		t.Errorf("conclusive %v, notes %q; want conclusive with note %q", ev.Conclusive, ev.Notes, want)
 	}

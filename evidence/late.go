@@ -52,16 +52,13 @@ func pausedOut(f Fault, h checker.History, start, due int64) ([]int, string) {
 	froze := start + int64(from*1e9)
 	key, has := "", false
 	for _, e := range h {
-		if e.Time > froze {
-			break
-		}
-		if e.Process == p && e.F == checker.FAcquire && e.Type == checker.OK {
+		if e.Time <= froze && e.Process == p && e.F == checker.FAcquire && e.Type == checker.OK {
 			key, has = e.Key, true
 		}
 	}
 	for _, e := range h {
 		if has && e.Process != p && e.F == checker.FAcquire && e.Type == checker.OK && e.Key == key && e.Time > froze && e.Time <= due {
-			return []int{p}, fmt.Sprintf(", and client %d, frozen since +%.3fs, had lost the lock to client %d's grant at +%.3fs", p, from, e.Process, float64(e.Time-start)/1e9)
+			return []int{p}, fmt.Sprintf(", and the lock had passed to client %d at +%.3fs while client %d was frozen (since +%.3fs)", e.Process, float64(e.Time-start)/1e9, p, from)
 		}
 	}
 	return nil, ""
