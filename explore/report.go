@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/lockpick/lockpick/evidence"
 	"github.com/lockpick/lockpick/results"
@@ -17,9 +18,12 @@ import (
 //go:embed report.html.tmpl
 var reportHTML string
 
-var reportTmpl = template.Must(template.New("explore").Funcs(template.FuncMap{
-	"join": func(xs []string) string { return strings.Join(xs, ", ") },
-}).Parse(reportHTML))
+// reportTmpl is parsed on first use, not at every command's start-up.
+var reportTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("explore").Funcs(template.FuncMap{
+		"join": func(xs []string) string { return strings.Join(xs, ", ") },
+	}).Parse(reportHTML))
+})
 
 // findingView is one finding as the report shows it.
 type findingView struct {
@@ -82,7 +86,7 @@ func writeReport(path string, base scenario.Scenario, res *Result) error {
 		data.Findings = append(data.Findings, v)
 	}
 	var buf bytes.Buffer
-	if err := reportTmpl.Execute(&buf, data); err != nil {
+	if err := reportTmpl().Execute(&buf, data); err != nil {
 		return fmt.Errorf("explore: render report: %w", err)
 	}
 	return os.WriteFile(path, buf.Bytes(), 0o644)

@@ -9,12 +9,15 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
-var compareTmpl = template.Must(template.New("compare").Funcs(template.FuncMap{
-	"pct": func(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) },
-	"p":   func(f float64) string { return fmt.Sprintf("%.3g", f) },
-}).Parse(`<!DOCTYPE html>
+// compareTmpl is parsed on first use, not at every command's start-up.
+var compareTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("compare").Funcs(template.FuncMap{
+		"pct": func(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) },
+		"p":   func(f float64) string { return fmt.Sprintf("%.3g", f) },
+	}).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>lockpick compare: {{.C.Scenario}}</title>
 <style>body{font:15px/1.45 system-ui,sans-serif;margin:2em auto;max-width:900px;color:#1d232b;padding:0 1em}
 table{border-collapse:collapse;margin:1em 0}td,th{padding:.3em .8em;border-bottom:1px solid #e3e6ea;text-align:left}
@@ -30,12 +33,13 @@ table{border-collapse:collapse;margin:1em 0}td,th{padding:.3em .8em;border-botto
 {{range .C.Tests}}<p>Fisher exact test, {{.A}} vs {{.B}}: p = {{p .P}}</p>{{end}}
 {{if .C.Tests}}<p class="lbl">{{.C.StatsNote}}</p>{{end}}
 </body></html>`))
+})
 
 // WriteHTML renders the comparison as a page with a bar chart of the arms'
 // violation rates and their confidence intervals.
 func (c *Comparison) WriteHTML(w io.Writer) error {
 	var buf bytes.Buffer
-	err := compareTmpl.Execute(&buf, struct {
+	err := compareTmpl().Execute(&buf, struct {
 		C     *Comparison
 		Chart template.HTML
 	}{c, template.HTML(c.chart())})

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/lockpick/lockpick/checker"
 	"github.com/lockpick/lockpick/evidence"
@@ -33,26 +34,29 @@ type Report struct {
 //go:embed report.html.tmpl
 var reportHTML string
 
-var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
-	"pct":  func(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) },
-	"sec":  func(ns int64) string { return fmt.Sprintf("%.3fs", float64(ns)/1e9) },
-	"join": func(xs []int) string { return strings.Trim(fmt.Sprint(xs), "[]") },
-	"mb":   func(b int64) string { return fmt.Sprintf("%.1f MB", float64(b)/(1<<20)) },
-	"at": func(s *float64) string {
-		if s == nil {
-			return "never"
-		}
-		return fmt.Sprintf("+%.3fs", *s)
-	},
-	"kinds": func(m map[string]int) []string {
-		ks := make([]string, 0, len(m))
-		for k, n := range m {
-			ks = append(ks, fmt.Sprintf("%s × %d", k, n))
-		}
-		sort.Strings(ks)
-		return ks
-	},
-}).Parse(reportHTML))
+// reportTmpl is parsed on first use, not at every command's start-up.
+var reportTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("report").Funcs(template.FuncMap{
+		"pct":  func(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) },
+		"sec":  func(ns int64) string { return fmt.Sprintf("%.3fs", float64(ns)/1e9) },
+		"join": func(xs []int) string { return strings.Trim(fmt.Sprint(xs), "[]") },
+		"mb":   func(b int64) string { return fmt.Sprintf("%.1f MB", float64(b)/(1<<20)) },
+		"at": func(s *float64) string {
+			if s == nil {
+				return "never"
+			}
+			return fmt.Sprintf("+%.3fs", *s)
+		},
+		"kinds": func(m map[string]int) []string {
+			ks := make([]string, 0, len(m))
+			for k, n := range m {
+				ks = append(ks, fmt.Sprintf("%s × %d", k, n))
+			}
+			sort.Strings(ks)
+			return ks
+		},
+	}).Parse(reportHTML))
+})
 
 // Unit is what the report calls one of its runs: "trial", or "round" in a soak.
 func (r *Report) Unit() string {
@@ -65,7 +69,7 @@ func (r *Report) Unit() string {
 // WriteHTML renders the report as a self-contained HTML page.
 func (r *Report) WriteHTML(w io.Writer) error {
 	var buf bytes.Buffer
-	if err := reportTmpl.Execute(&buf, struct {
+	if err := reportTmpl().Execute(&buf, struct {
 		*Report
 		SVG template.HTML
 	}{r, template.HTML(r.Timeline.SVG())}); err != nil {

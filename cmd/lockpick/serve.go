@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"sort"
+	"sync"
 	"syscall"
 	"time"
 
@@ -56,7 +57,9 @@ files (report.html, histories, node logs). It listens on loopback only.`,
 	return cmd
 }
 
-var indexTmpl = template.Must(template.New("index").Parse(`<!DOCTYPE html>
+// indexTmpl is parsed on first use, not at every command's start-up.
+var indexTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("index").Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>lockpick runs</title>
 <style>body{font:15px system-ui,sans-serif;margin:2em auto;max-width:1000px}td,th{padding:.3em .8em;text-align:left;border-bottom:1px solid #e3e6ea}
 .no{color:#c0392b;font-weight:600}</style></head><body><h1>lockpick runs</h1>
@@ -64,6 +67,7 @@ var indexTmpl = template.Must(template.New("index").Parse(`<!DOCTYPE html>
 {{range .}}<tr><td><a href="{{.Name}}/report.html">{{.Name}}</a></td>
 <td>{{.V.Scenario}}</td><td>{{.V.Expect}}</td><td>{{.V.Observed}}</td><td{{if not .V.Matched}} class="no"{{end}}>{{if .Compare}}compare{{else if .V.Matched}}yes{{else}}NOT matched{{end}}</td><td>{{if not .Compare}}{{.V.Tally "trial"}}{{end}}</td></tr>
 {{else}}<tr><td colspan="6">no runs yet: lockpick run SCENARIO</td></tr>{{end}}</table></body></html>`))
+})
 
 type runRow struct {
 	Name    string
@@ -97,6 +101,6 @@ func runsHandler(root string) http.Handler {
 		}
 		sort.Slice(rows, func(i, j int) bool { return rows[i].Name > rows[j].Name })
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		_ = indexTmpl.Execute(w, rows)
+		_ = indexTmpl().Execute(w, rows)
 	})
 }
