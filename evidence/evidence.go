@@ -63,6 +63,11 @@ type Fault struct {
 	// inconclusive only if one of their operations was in flight while the
 	// heal was late.
 	SeenBy []int `json:"seen_by,omitempty"`
+	// Ensemble, set with HealLate on the kill or pause of an etcd or
+	// ZooKeeper member, names the ensemble's members: a late heal then
+	// makes the trial inconclusive only if the members no fault held down
+	// while the heal was late were no majority.
+	Ensemble []string `json:"ensemble,omitempty"`
 	// KeyBefore and KeyAfter say whether the lock's key was on the node
 	// just before the fault hit it, and once it took effect (after a kill
 	// or a pause, once the node answered again): "held", "absent", or
@@ -170,7 +175,7 @@ func Evaluate(in Input) Evidence {
 			reasons = append(reasons, fmt.Sprintf("%s fired at its moment but was not in place in time: %s", f.name(), f.Late))
 		}
 		if f.HealLate != "" {
-			if matters, note := lateHeal(f, in.History, in.Start); matters {
+			if matters, note := lateHeal(f, in.Faults, in.History, in.Start); matters {
 				reasons = append(reasons, fmt.Sprintf("%s was due to heal at +%.3fs but %s%s", f.name(), *f.HealDue, f.HealLate, healedAt(f.Healed)))
 			} else {
 				ev.Notes = append(ev.Notes, note)

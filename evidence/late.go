@@ -17,11 +17,15 @@ import (
 // is seen (SeenBy), the extra time matters only if one of their operations
 // was in flight in it, from when the heal was due to when it came: the
 // history says whether one was. A client pause is seen so too once the
-// frozen client had lost the lock (pausedOut). Otherwise any late heal
-// matters.
-func lateHeal(f Fault, h checker.History, start int64) (matters bool, note string) {
+// frozen client had lost the lock (pausedOut). A consensus member's late
+// return matters only if the rest lost their quorum meanwhile
+// (quorumLost). Otherwise any late heal matters.
+func lateHeal(f Fault, all []Fault, h checker.History, start int64) (matters bool, note string) {
 	if f.HealDue == nil || f.Healed == nil {
 		return true, ""
+	}
+	if f.Ensemble != nil {
+		return quorumLost(f, all)
 	}
 	from, to := start+int64(*f.HealDue*1e9), start+int64(*f.Healed*1e9)
 	seen, why := f.SeenBy, ""
@@ -33,6 +37,33 @@ func lateHeal(f Fault, h checker.History, start int64) (matters bool, note strin
 	}
 	return false, fmt.Sprintf("%s healed at +%.3fs, %.0fms after it was due, while no operation of client%s %s was in flight%s: the lateness met nothing",
 		f.name(), *f.Healed, (*f.Healed-*f.HealDue)*1000, plural(len(seen)), joinInts(seen), why)
+}
+
+// quorumLost says whether f, the kill or pause of a member of f.Ensemble
+// whose heal came late, could have changed the trial: only if, while it was
+// late, other faults held down so many members that the rest were no
+// majority, or split the ensemble (a peer partition). An etcd or ZooKeeper
+// ensemble with a quorum serves its clients as it would with the member
+// back, so otherwise the extra time changed no outcome.
+func quorumLost(f Fault, all []Fault) (matters bool, note string) {
+	from, to := *f.HealDue, *f.Healed
+	down := []string{f.Target}
+	for _, g := range all {
+		if g.Step == f.Step || !slices.Contains(f.Ensemble, g.Target) || g.Fired == nil || *g.Fired > to || (g.Healed != nil && *g.Healed < from) {
+			continue
+		}
+		if g.Fault == "peer-partition" {
+			return true, ""
+		}
+		if !slices.Contains(down, g.Target) {
+			down = append(down, g.Target)
+		}
+	}
+	if len(f.Ensemble)-len(down) <= len(f.Ensemble)/2 {
+		return true, ""
+	}
+	return false, fmt.Sprintf("%s healed at +%.3fs, %.0fms after it was due, while %d of the %d members %s kept a quorum without it: the lateness met nothing",
+		f.name(), to, (to-from)*1000, len(f.Ensemble)-len(down), len(f.Ensemble), strings.Join(f.Ensemble, ", "))
 }
 
 // pausedOut returns the client f froze, if f is a client pause and another

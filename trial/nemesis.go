@@ -375,6 +375,7 @@ func (m *nemesis) healAt(ctx context.Context, i int, due time.Duration, why stri
 	if late := time.Since(m.start.Add(due)); late > healSlack {
 		r.HealLate = fmt.Sprintf("began %v late: %s", late.Round(time.Millisecond), why)
 		r.SeenBy = m.seenBy(i, r.Target)
+		r.Ensemble = m.ensemble(i)
 	}
 	m.mu.Unlock()
 	m.heal(ctx, i)
@@ -407,6 +408,31 @@ func (m *nemesis) seenBy(i int, target string) []int {
 		ps[j] = j + 1
 	}
 	return ps
+}
+
+// stopsMember lists the faults that take a consensus member out of service
+// without touching its data: it is down or frozen until the heal.
+var stopsMember = []string{"kill", "pause"}
+
+// ensemble returns the names of the etcd or ZooKeeper ensemble whose member
+// step i killed or froze (evidence.Fault.Ensemble), or nil for any other
+// fault: whether the rest kept a quorum while its heal was late is the
+// evidence's to decide, from every fault's record.
+func (m *nemesis) ensemble(i int) []string {
+	n := m.nodes[i]
+	if m.env.c == nil || n == nil || !slices.Contains(stopsMember, m.steps[i].Fault) {
+		return nil
+	}
+	for _, members := range [][]*cluster.Node{m.env.c.Etcd, m.env.c.ZooKeeper} {
+		if slices.Contains(members, n) {
+			names := make([]string, len(members))
+			for j, o := range members {
+				names[j] = o.Name
+			}
+			return names
+		}
+	}
+	return nil
 }
 
 // heal heals step i if it is injected and not healed yet; the node of a

@@ -217,3 +217,20 @@ func TestSeenBy(t *testing.T) {
 		}
 	}
 }
+
+// A late heal of the kill or pause of an etcd or ZooKeeper member names
+// its ensemble, for the evidence to judge the quorum; any other fault, or
+// a Redis node, names none.
+func TestEnsemble(t *testing.T) {
+	e1, e2, e3, n1 := &cluster.Node{Name: "e1"}, &cluster.Node{Name: "e2"}, &cluster.Node{Name: "e3"}, &cluster.Node{Name: "n1"}
+	m := &nemesis{
+		env:   &trialEnv{c: &cluster.Cluster{Nodes: []*cluster.Node{n1}, Etcd: []*cluster.Node{e1, e2, e3}}},
+		steps: []scenario.Step{{Fault: "kill"}, {Fault: "pause"}, {Fault: "power-loss"}, {Fault: "kill"}},
+		nodes: []*cluster.Node{e2, e3, e1, n1},
+	}
+	for i, want := range [][]string{{"e1", "e2", "e3"}, {"e1", "e2", "e3"}, nil, nil} {
+		if got := m.ensemble(i); !slices.Equal(got, want) {
+			t.Errorf("step %d (%s %s): ensemble %v, want %v", i, m.steps[i].Fault, m.nodes[i].Name, got, want)
+		}
+	}
+}
