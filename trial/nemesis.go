@@ -417,10 +417,12 @@ var stopsMember = []string{"kill", "pause"}
 // ensemble returns the names of the etcd or ZooKeeper ensemble whose member
 // step i killed or froze (evidence.Fault.Ensemble), or nil for any other
 // fault: whether the rest kept a quorum while its heal was late is the
-// evidence's to decide, from every fault's record.
+// evidence's to decide, from every fault's record. Only under a built-in
+// lock, whose clients are given every member: a lock program may talk to
+// one member alone, and wait for that one's return.
 func (m *nemesis) ensemble(i int) []string {
 	n := m.nodes[i]
-	if m.env.c == nil || n == nil || !slices.Contains(stopsMember, m.steps[i].Fault) {
+	if !m.env.recorded || m.env.c == nil || n == nil || !slices.Contains(stopsMember, m.steps[i].Fault) {
 		return nil
 	}
 	for _, members := range [][]*cluster.Node{m.env.c.Etcd, m.env.c.ZooKeeper} {

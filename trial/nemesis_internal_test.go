@@ -224,7 +224,7 @@ func TestSeenBy(t *testing.T) {
 func TestEnsemble(t *testing.T) {
 	e1, e2, e3, n1 := &cluster.Node{Name: "e1"}, &cluster.Node{Name: "e2"}, &cluster.Node{Name: "e3"}, &cluster.Node{Name: "n1"}
 	m := &nemesis{
-		env:   &trialEnv{c: &cluster.Cluster{Nodes: []*cluster.Node{n1}, Etcd: []*cluster.Node{e1, e2, e3}}},
+		env:   &trialEnv{c: &cluster.Cluster{Nodes: []*cluster.Node{n1}, Etcd: []*cluster.Node{e1, e2, e3}}, recorded: true},
 		steps: []scenario.Step{{Fault: "kill"}, {Fault: "pause"}, {Fault: "power-loss"}, {Fault: "kill"}},
 		nodes: []*cluster.Node{e2, e3, e1, n1},
 	}
@@ -232,5 +232,9 @@ func TestEnsemble(t *testing.T) {
 		if got := m.ensemble(i); !slices.Equal(got, want) {
 			t.Errorf("step %d (%s %s): ensemble %v, want %v", i, m.steps[i].Fault, m.nodes[i].Name, got, want)
 		}
+	}
+	m.env.recorded = false
+	if got := m.ensemble(0); got != nil {
+		t.Errorf("a lock program's lock: ensemble %v, want nil", got)
 	}
 }
