@@ -211,6 +211,13 @@ func TestCheck_LivelockThenGrant(t *testing.T) {
 	if c[checker.StuckLock] != 0 || c[checker.Starvation] != 1 {
 		t.Errorf("counts = %v, want 1 starvation and no stuck-lock", c)
 	}
+	res, err := stream(h, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := res.Counts(); c[checker.StuckLock] != 0 || c[checker.Starvation] != 1 {
+		t.Errorf("stream: counts = %v, want 1 starvation and no stuck-lock", c)
+	}
 }
 
 // TestCheck_Lost: a lost notification ends the holder's certain ownership,

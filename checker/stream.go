@@ -82,9 +82,9 @@ type Stream struct {
 //
 // Two things only the whole history knows: MaxTTL, when Options do not
 // set it (the longest lease; decisions use the longest so far and record
-// the range of final values that leaves them unchanged), and the explanation of a lost
-// update (porcupine's longest order). When they matter, Close says so with
-// ErrNeedHistory.
+// the range of final values that leaves them unchanged), and the
+// explanation of a lost update (porcupine's longest order). When they
+// matter, Close says so with ErrNeedHistory.
 
 // advanceEvery is how many events the stream takes between two attempts
 // to decide what the horizon allows. Tests set it lower.
