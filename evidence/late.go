@@ -87,8 +87,11 @@ func pausedOut(f Fault, h checker.History, start, due int64) ([]int, string) {
 			key, has = e.Key, true
 		}
 	}
+	if !has {
+		return nil, ""
+	}
 	for _, e := range h {
-		if has && e.Process != p && e.F == checker.FAcquire && e.Type == checker.OK && e.Key == key && e.Time > froze && e.Time <= due {
+		if e.Process != p && e.F == checker.FAcquire && e.Type == checker.OK && e.Key == key && e.Time > froze && e.Time <= due {
 			return []int{p}, fmt.Sprintf(", and the lock had passed to client %d at +%.3fs while client %d was frozen (since +%.3fs)", e.Process, float64(e.Time-start)/1e9, p, from)
 		}
 	}
