@@ -57,6 +57,17 @@ func release(p int, err string) op {
 
 func secs(s float64) *float64 { return &s }
 
+// heldLong gives every grant of h a 10s lease, so that it outlasts the
+// history.
+func heldLong(h checker.History) checker.History {
+	for i := range h {
+		if h[i].ValidUntil != 0 {
+			h[i].ValidUntil = h[i].Time + 10*sec
+		}
+	}
+	return h
+}
+
 func intp(n int) *int { return &n }
 
 func TestEvaluate(t *testing.T) {
@@ -203,9 +214,21 @@ func TestEvaluate(t *testing.T) {
 			in: evidence.Input{History: history(ok(1), ok(2)), Faults: []evidence.Fault{{Fault: "pause-client", Target: "c1", Desc: "pause client c1", Fired: secs(1.5), Effect: "stopped",
 				HealDue: secs(1.9), Healed: secs(2.1), HealLate: "began 200ms late: the heal itself woke late (a busy machine)"}}},
 			reasons: []string{"was due to heal at +1.900s"}},
-		{name: "a late client pause, the frozen client's operation in flight",
+		{name: "a late client pause, the frozen client acting at its thaw after the other's lease ended",
 			in: evidence.Input{History: history(ok(1), ok(2), ok(1)), Faults: []evidence.Fault{{Fault: "pause-client", Target: "c1", Desc: "pause client c1", Fired: secs(1.5), Effect: "stopped",
-				HealDue: secs(2.5), Healed: secs(3.005), HealLate: "began 505ms late: the heal itself woke late (a busy machine)"}}},
+				HealDue: secs(2.3), Healed: secs(3.005), HealLate: "began 705ms late: the heal itself woke late (a busy machine)"}}},
+			reasons: []string{"was due to heal at +2.300s"}},
+		{name: "a late client pause, the frozen client acting at its thaw, nothing else changed",
+			in: evidence.Input{History: heldLong(history(ok(1), ok(2), ok(1))), Faults: []evidence.Fault{{Fault: "pause-client", Target: "c1", Desc: "pause client c1", Fired: secs(1.5), Effect: "stopped",
+				HealDue: secs(2.5), Healed: secs(3.005), HealLate: "began 505ms late: the heal itself woke late (a busy machine)"}}}},
+		{name: "a late client pause, the frozen client acting at its thaw, another client releasing meanwhile",
+			in: evidence.Input{History: heldLong(history(ok(1), ok(2), release(2, ""), ok(1))), Faults: []evidence.Fault{{Fault: "pause-client", Target: "c1", Desc: "pause client c1", Fired: secs(1.5), Effect: "stopped",
+				HealDue: secs(2.5), Healed: secs(4.005), HealLate: "began 1.5s late: the heal itself woke late (a busy machine)"}}},
+			reasons: []string{"was due to heal at +2.500s"}},
+		{name: "a late client pause, the frozen client acting at its thaw, another fault firing meanwhile",
+			in: evidence.Input{History: heldLong(history(ok(1), ok(2), ok(1))), Faults: []evidence.Fault{{Fault: "pause-client", Target: "c1", Desc: "pause client c1", Fired: secs(1.5), Effect: "stopped",
+				HealDue: secs(2.5), Healed: secs(3.005), HealLate: "began 505ms late: the heal itself woke late (a busy machine)"},
+				{Step: 1, Fault: "kill", Target: "n1", Desc: "kill n1", Fired: secs(2.8), Effect: "down"}}},
 			reasons: []string{"was due to heal at +2.500s"}},
 		{name: "a late client pause of a client that held nothing",
 			in: evidence.Input{History: history(ok(2), ok(2)), Faults: []evidence.Fault{{Fault: "pause-client", Target: "c1", Desc: "pause client c1", Fired: secs(1.5), Effect: "stopped",
@@ -411,6 +434,17 @@ func TestEvaluate_LateHealNote(t *testing.T) {
 	ev := evidence.Evaluate(evidence.Input{History: history(ok(1), ok(2)), Faults: []evidence.Fault{{Fault: "partition", Target: "n3", Desc: "partition client n3", Fired: secs(0.3), Effect: "cut",
 		HealDue: secs(1.2), Healed: secs(1.5), HealLate: "began 300ms late: the heal itself woke late (a busy machine)", SeenBy: []int{1, 2}}}})
 	want := "fault 1 (partition client n3) healed at +1.500s, 300ms after it was due, while no operation of clients 1 and 2 was in flight: the lateness met nothing"
+	if !ev.Conclusive || len(ev.Notes) != 1 || ev.Notes[0] != want {
+		t.Errorf("conclusive %v, notes %q; want conclusive with note %q", ev.Conclusive, ev.Notes, want)
+	}
+}
+
+// A late client pause whose client acted at its thaw, with nothing else
+// changed meanwhile, met nothing either, and its note says why.
+func TestEvaluate_LatePauseUnchangedNote(t *testing.T) {
+	ev := evidence.Evaluate(evidence.Input{History: heldLong(history(ok(1), ok(2), ok(1))), Faults: []evidence.Fault{{Fault: "pause-client", Target: "c1", Desc: "pause client c1", Fired: secs(1.5), Effect: "stopped",
+		HealDue: secs(2.5), Healed: secs(3.005), HealLate: "began 505ms late: the heal itself woke late (a busy machine)"}}})
+	want := "fault 1 (pause client c1) healed at +3.005s, 505ms after it was due, and the lock had passed to client 2 at +2.010s while client 1 was frozen (since +1.500s), and nothing changed meanwhile (no other client's grant, release, extend or write completed, no lease ended, no other fault acted): thawed on time, client 1 would have met the same lock: the lateness met nothing"
 	if !ev.Conclusive || len(ev.Notes) != 1 || ev.Notes[0] != want {
 		t.Errorf("conclusive %v, notes %q; want conclusive with note %q", ev.Conclusive, ev.Notes, want)
 	}

@@ -28,15 +28,57 @@ func lateHeal(f Fault, all []Fault, h checker.History, start int64) (matters boo
 		return quorumLost(f, all)
 	}
 	from, to := start+int64(*f.HealDue*1e9), start+int64(*f.Healed*1e9)
-	seen, why := f.SeenBy, ""
+	seen, why, paused := f.SeenBy, "", false
 	if seen == nil {
 		seen, why = pausedOut(f, h, start, from)
+		paused = seen != nil
 	}
-	if seen == nil || inFlight(h, seen, from, to) {
+	if seen == nil {
 		return true, ""
 	}
-	return false, fmt.Sprintf("%s healed at +%.3fs, %.0fms after it was due, while no operation of client%s %s was in flight%s: the lateness met nothing",
-		f.name(), *f.Healed, (*f.Healed-*f.HealDue)*1000, plural(len(seen)), joinInts(seen), why)
+	if !inFlight(h, seen, from, to) {
+		return false, fmt.Sprintf("%s healed at +%.3fs, %.0fms after it was due, while no operation of client%s %s was in flight%s: the lateness met nothing",
+			f.name(), *f.Healed, (*f.Healed-*f.HealDue)*1000, plural(len(seen)), joinInts(seen), why)
+	}
+	if paused && unchanged(f, all, h, seen[0], start) {
+		return false, fmt.Sprintf("%s healed at +%.3fs, %.0fms after it was due%s, and nothing changed meanwhile (no other client's grant, release, extend or write completed, no lease ended, no other fault acted): thawed on time, client %d would have met the same lock: the lateness met nothing",
+			f.name(), *f.Healed, (*f.Healed-*f.HealDue)*1000, why, seen[0])
+	}
+	return true, ""
+}
+
+// unchanged reports whether, from when the heal of f (a pause of client p,
+// who had lost the lock) was due to when it came, the lock and the
+// resource stayed as they were: no other client's grant, release, extend
+// or write completed (ok or unknown), the certain holders of the lock were
+// the same at both ends, and no other fault fired or healed. The frozen
+// client's operations at its thaw then met what they would have met
+// thawed on time, only later: the lateness changed no outcome.
+func unchanged(f Fault, all []Fault, h checker.History, p int, start int64) bool {
+	from, to := start+int64(*f.HealDue*1e9), start+int64(*f.Healed*1e9)
+	for _, e := range h {
+		if e.Time <= from || e.Time > to || e.Process == p || e.Process < 0 || e.Type == checker.Invoke || e.Type == checker.Fail {
+			continue
+		}
+		switch e.F {
+		case checker.FAcquire, checker.FRelease, checker.FExtend, checker.FWrite:
+			return false
+		}
+	}
+	if !slices.Equal(checker.Holders(h, from), checker.Holders(h, to)) {
+		return false
+	}
+	for _, g := range all {
+		if g.Step == f.Step {
+			continue
+		}
+		for _, t := range []*float64{g.Fired, g.Effective, g.Healed} {
+			if t != nil && start+int64(*t*1e9) > from && start+int64(*t*1e9) <= to {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // quorumLost says whether f, the kill or pause of a member of f.Ensemble
