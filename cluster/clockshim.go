@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	_ "embed"
 	"encoding/hex"
@@ -9,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"time"
 )
 
 //go:embed clockshim/clockshim.c
@@ -65,4 +68,45 @@ func buildShim(dir, name string, src []byte, flags, libs []string) (string, erro
 		return "", fmt.Errorf("cluster: build %s: %w", name, err)
 	}
 	return out, nil
+}
+
+// clockEnv returns env with the clock shim preloaded and pointed at c's
+// file: a later LD_PRELOAD or LOCKPICK_CLOCK_FILE wins in os/exec.
+func clockEnv(env []string, shim string, c *Clock) []string {
+	return append(append([]string{}, env...), "LD_PRELOAD="+shim, "LOCKPICK_CLOCK_FILE="+c.path)
+}
+
+// checkClockMapped returns an error wrapping [ErrNoClockShim] unless
+// process pid, node name's program bin started with shim preloaded, has
+// mapped c's file within a second. The shim maps it on the first clock
+// read, which Redis, a JVM and PostgreSQL's postmaster make before they
+// answer (a log line's time), so the first look normally settles it; a
+// process forked after that (a PostgreSQL backend) inherits the shared
+// mapping. A memory map that cannot be read is an error too: clock faults
+// on an unchecked node could do nothing unnoticed.
+func checkClockMapped(ctx context.Context, pid int, c *Clock, name, shim, bin string) error {
+	want := [][]byte{[]byte(c.path)}
+	if real, err := filepath.EvalSymlinks(c.path); err == nil && real != c.path {
+		want = append(want, []byte(real)) // /proc shows resolved paths
+	}
+	maps := "/proc/" + strconv.Itoa(pid) + "/maps"
+	deadline := time.Now().Add(time.Second)
+	for {
+		b, err := os.ReadFile(maps)
+		if err != nil {
+			return fmt.Errorf("%w: cannot check that %s loaded %s: %v", ErrNoClockShim, name, shim, err)
+		}
+		for _, w := range want {
+			if bytes.Contains(b, w) {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w: %s (pid %d) did not map its clock file %s within 1s: %s does not move its clock (not the clock shim, or a static %s)",
+				ErrNoClockShim, name, pid, c.path, shim, bin)
+		}
+		if err := SleepCtx(ctx, 10*time.Millisecond); err != nil {
+			return err
+		}
+	}
 }

@@ -26,6 +26,12 @@ type MemberPlace struct {
 	// LazyDisk puts the data directory on a lazy filesystem ([NewDisk]),
 	// so the member can lose power.
 	LazyDisk bool
+	// Clock, when set, is the clock the Runner's process reads: it runs
+	// under the clock shim ([ProcessBackend.ClockShim]), and the member
+	// checks at each start that the process mapped the clock's file.
+	// ClockShim is the shim's path, for that check's errors.
+	Clock     *Clock
+	ClockShim string
 }
 
 // A MemberRunner runs one member's server process, one run at a time; the

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"syscall"
@@ -66,6 +67,11 @@ func (c *Cluster) newPostgresNode(pb *ProcessBackend, name string, cred *syscall
 	if len(c.Postgres) > 0 {
 		p.primary = c.Postgres[0].Proc.Addr()
 	}
+	if pb.ClockShim != "" {
+		if err := p.newClock(pb.ClockShim); err != nil {
+			return nil, err
+		}
+	}
 	var err error
 	if p.disk, err = NewDisk(filepath.Join(dir, "data"), name, LazyIf(pb.LazyDisks)); err != nil {
 		return nil, err
@@ -81,6 +87,25 @@ func (c *Cluster) newPostgresNode(pb *ProcessBackend, name string, cred *syscall
 		return nil, err
 	}
 	return n, nil
+}
+
+// newClock gives the node a clock file and a copy of the clock shim at
+// shim, both in its folder: the server runs as nobody when lockpick is
+// root, and the shim's cache (under root's home) is out of its reach.
+func (p *pgNode) newClock(shim string) error {
+	if err := os.MkdirAll(p.dir, 0o755); err != nil {
+		return err
+	}
+	b, err := os.ReadFile(shim)
+	if err != nil {
+		return fmt.Errorf("cluster: clock shim: %w", err)
+	}
+	p.shim = filepath.Join(p.dir, "clockshim.so")
+	if err := os.WriteFile(p.shim, b, 0o644); err != nil {
+		return fmt.Errorf("cluster: clock shim: %w", err)
+	}
+	p.clock, err = NewClock(filepath.Join(p.dir, "clock"))
+	return err
 }
 
 // PostgresIndex returns i for a PostgreSQL node named "p<i>" of t, else 0.

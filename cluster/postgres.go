@@ -43,6 +43,10 @@ type pgNode struct {
 	cred                    *syscall.Credential // nil: run as lockpick's user
 	primary                 string              // a replica's primary (own address); "" for a primary
 	timeout                 time.Duration
+	// clock is the server's clock under the clock shim, shim the shim's
+	// copy in the node's folder; nil and "" when it runs without it.
+	clock *Clock
+	shim  string
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -54,7 +58,13 @@ var (
 	_ Proc        = (*pgNode)(nil)
 	_ PIDProc     = (*pgNode)(nil)
 	_ DurableProc = (*pgNode)(nil)
+	_ ClockedProc = (*pgNode)(nil)
 )
+
+// Clock returns the server's clock, or nil when it runs without the clock
+// shim. The postmaster maps the clock file on its first clock read, before
+// it forks anything, and every backend inherits the shared mapping.
+func (p *pgNode) Clock() *Clock { return p.clock }
 
 func (p *pgNode) Name() string    { return p.name }
 func (p *pgNode) LogPath() string { return p.logPath }
@@ -273,16 +283,26 @@ func (p *pgNode) Start(ctx context.Context) error {
 		_ = p.killLocked()
 		return p.startError(err)
 	}
+	if p.clock != nil {
+		if err := checkClockMapped(ctx, p.cmd.Process.Pid, p.clock, p.name, p.shim, "postgres"); err != nil {
+			_ = p.killLocked()
+			return p.startError(err)
+		}
+	}
 	return nil
 }
 
-// launchLocked starts the postmaster without waiting for it.
+// launchLocked starts the postmaster without waiting for it, under the
+// clock shim if the node has a clock (initdb and pg_basebackup never are).
 func (p *pgNode) launchLocked() error {
 	cmd, logf, err := p.command(context.Background(), "postgres", "-D", p.disk.Path)
 	if err != nil {
 		return err
 	}
 	defer logf.Close()
+	if p.clock != nil {
+		cmd.Env = clockEnv(cmd.Env, p.shim, p.clock)
+	}
 	if err := cmd.Start(); err != nil {
 		return err
 	}

@@ -246,7 +246,7 @@ func (p *process) startLocked(ctx context.Context) error {
 		return p.startError(err)
 	}
 	if p.clock != nil {
-		if err := p.checkShim(ctx, cmd.Process.Pid); err != nil {
+		if err := checkClockMapped(ctx, cmd.Process.Pid, p.clock, p.name, p.shim, p.bin); err != nil {
 			p.killLocked()
 			return p.startError(err)
 		}
@@ -255,53 +255,16 @@ func (p *process) startLocked(ctx context.Context) error {
 }
 
 // shimEnv returns the environment of the process: lockpick's own, plus
-// LD_PRELOAD and the shims' variables when it runs under a shim, or nil.
+// LD_PRELOAD and the clock file when it runs under the clock shim, or nil.
 func (p *process) shimEnv() []string {
-	var preload, vars []string
-	if p.clock != nil {
-		preload = append(preload, p.shim)
-		vars = append(vars, "LOCKPICK_CLOCK_FILE="+p.clock.path)
-	}
-	if preload == nil {
+	if p.clock == nil {
 		return nil
 	}
-	return append(append(os.Environ(), "LD_PRELOAD="+strings.Join(preload, " ")), vars...)
+	return clockEnv(os.Environ(), p.shim, p.clock)
 }
 
 // Disk returns the node's data folder.
 func (p *process) Disk() *Disk { return p.disk }
-
-// checkShim returns an error wrapping [ErrNoClockShim] unless process pid
-// has mapped its clock file within a second. The shim maps it on the first
-// clock read, which Redis makes before it answers PING, so the first look
-// normally settles it. A memory map that cannot be read is an error too:
-// clock faults on an unchecked node could do nothing unnoticed.
-func (p *process) checkShim(ctx context.Context, pid int) error {
-	want := [][]byte{[]byte(p.clock.path)}
-	if real, err := filepath.EvalSymlinks(p.clock.path); err == nil && real != p.clock.path {
-		want = append(want, []byte(real)) // /proc shows resolved paths
-	}
-	maps := "/proc/" + strconv.Itoa(pid) + "/maps"
-	deadline := time.Now().Add(time.Second)
-	for {
-		b, err := os.ReadFile(maps)
-		if err != nil {
-			return fmt.Errorf("%w: cannot check that %s loaded %s: %v", ErrNoClockShim, p.name, p.shim, err)
-		}
-		for _, w := range want {
-			if bytes.Contains(b, w) {
-				return nil
-			}
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%w: %s (pid %d) did not map its clock file %s within 1s: %s does not move its clock (not the clock shim, or a static %s)",
-				ErrNoClockShim, p.name, pid, p.clock.path, p.shim, p.bin)
-		}
-		if err := SleepCtx(ctx, 10*time.Millisecond); err != nil {
-			return err
-		}
-	}
-}
 
 func (p *process) startError(err error) error {
 	return &StartError{Node: p.name, LogPath: p.logPath, Err: err, LogTail: LogTail(p.logPath, 5)}

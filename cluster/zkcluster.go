@@ -85,7 +85,7 @@ func (c *Cluster) newZooKeeperNode(ctx context.Context, zb ZooKeeperBackend, i i
 		return nil, err
 	}
 	z := &zkMember{id: i, memberProc: memberProc{name: name, dir: pl.Dir, logPath: pl.LogPath, runner: pl.Runner,
-		timeout: max(pl.StartTimeout, zkStartTimeout)}}
+		timeout: max(pl.StartTimeout, zkStartTimeout)}, clock: pl.Clock, shim: pl.ClockShim}
 	kind := LazyIf(pl.LazyDisk)
 	if c.topo.Persistence == PersistNoFsync {
 		kind = NoFsyncDisk // acknowledges fsync without making anything durable

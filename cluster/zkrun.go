@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 )
 
@@ -26,7 +27,11 @@ var (
 )
 
 // ZooKeeperPlace makes member name a child JVM of this one, in Dir/name,
-// logging to Dir/name.log.
+// logging to Dir/name.log; with a ClockShim, the JVM runs under it, its
+// clock file Dir/name/clock. HotSpot reads System.currentTimeMillis (and
+// java.util.Date) through libc's clock_gettime(CLOCK_REALTIME) and
+// System.nanoTime through clock_gettime(CLOCK_MONOTONIC), so the shim
+// reaches both.
 func (b *ProcessBackend) ZooKeeperPlace(ctx context.Context, name string) (MemberPlace, error) {
 	java, err := javaBin()
 	if err != nil {
@@ -37,6 +42,17 @@ func (b *ProcessBackend) ZooKeeperPlace(ctx context.Context, name string) (Membe
 	}
 	pl := MemberPlace{Dir: filepath.Join(b.Dir, name), LogPath: filepath.Join(b.Dir, name+".log"),
 		StartTimeout: b.StartTimeout, LazyDisk: b.LazyDisks}
-	pl.Runner = &procRunner{bin: java, dir: pl.Dir, logPath: pl.LogPath, env: zkEnv()}
+	env := zkEnv()
+	if b.ClockShim != "" {
+		if err := os.MkdirAll(pl.Dir, 0o755); err != nil {
+			return MemberPlace{}, err
+		}
+		if pl.Clock, err = NewClock(filepath.Join(pl.Dir, "clock")); err != nil {
+			return MemberPlace{}, err
+		}
+		pl.ClockShim = b.ClockShim
+		env = clockEnv(env, b.ClockShim, pl.Clock)
+	}
+	pl.Runner = &procRunner{bin: java, dir: pl.Dir, logPath: pl.LogPath, env: env}
 	return pl, nil
 }

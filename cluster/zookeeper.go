@@ -46,13 +46,22 @@ type zkMember struct {
 	// servers returns the ensemble's server.N lines, its own among them;
 	// set by the cluster.
 	servers func() []string
+	// clock is the JVM's clock under the clock shim, shim the shim's
+	// path; nil and "" when it runs without it.
+	clock *Clock
+	shim  string
 }
 
 var (
 	_ Proc        = (*zkMember)(nil)
 	_ PIDProc     = (*zkMember)(nil)
 	_ DurableProc = (*zkMember)(nil)
+	_ ClockedProc = (*zkMember)(nil)
 )
+
+// Clock returns the member's clock, or nil when its JVM runs without the
+// clock shim (a backend without ClockShim, or the docker backend's).
+func (z *zkMember) Clock() *Clock { return z.clock }
 
 // Addr returns the member's own client address (not its proxy).
 func (z *zkMember) Addr() string { return loopback(z.clientPort) }
@@ -77,7 +86,7 @@ func (z *zkMember) config() string {
 		"preAllocSize=1024",
 		"forceSync=yes",
 		"admin.enableServer=false",
-		"4lw.commands.whitelist=srvr,ruok",
+		"4lw.commands.whitelist=srvr,ruok,cons", // cons: a clock jump's read-back (ZooKeeperClock)
 		"cnxTimeout=1000",
 	}
 	if servers := z.servers(); len(servers) > 1 { // one alone runs standalone
@@ -115,9 +124,9 @@ func zkJarsMissing() string {
 
 // Start starts the member if it is not running (writing its myid the
 // first time, or after WipeData) and waits until its client port answers
-// ruok: the JVM is up. It does not wait for a quorum: a member serves
-// clients only once the ensemble has a leader (see
-// [Cluster.WaitZooKeeperServing]).
+// ruok: the JVM is up (and, under the clock shim, has mapped its clock
+// file). It does not wait for a quorum: a member serves clients only once
+// the ensemble has a leader (see [Cluster.WaitZooKeeperServing]).
 func (z *zkMember) Start(ctx context.Context) error {
 	z.mu.Lock()
 	defer z.mu.Unlock()
@@ -130,6 +139,12 @@ func (z *zkMember) Start(ctx context.Context) error {
 	if err := z.waitUp(ctx); err != nil {
 		_ = z.killLocked()
 		return z.startError(err)
+	}
+	if z.clock != nil {
+		if err := checkClockMapped(ctx, z.PID(), z.clock, z.name, z.shim, "java"); err != nil {
+			_ = z.killLocked()
+			return z.startError(err)
+		}
 	}
 	return nil
 }

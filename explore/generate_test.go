@@ -263,9 +263,9 @@ func TestGenerator_ZooKeeperAndPostgresSchedules(t *testing.T) {
 		want     []string // targets 300 schedules must draw
 		target   *regexp.Regexp
 	}{
-		{"zk-pause-holder", []string{"drop-replies", "kill", "latency", "partition", "pause", "pause-client", "power-loss", "reset", "restart"},
+		{"zk-pause-holder", []string{"clock-jump", "drop-replies", "kill", "latency", "partition", "pause", "pause-client", "power-loss", "reset", "restart"},
 			[]string{"@leader", "@follower", "z2", "z1-c2", "wipe"}, regexp.MustCompile(`^(z[1-3](-c[12])?|r[12]|@leader|@follower|@holder|@holder-resource|)$`)},
-		{"pg-failover", []string{"drop-replies", "kill", "latency", "partition", "pause", "power-loss", "promote", "reset", "restart"},
+		{"pg-failover", []string{"clock-jump", "drop-replies", "kill", "latency", "partition", "pause", "power-loss", "promote", "reset", "restart"},
 			[]string{"p1", "p2", "p1-c1", "promote p2"}, regexp.MustCompile(`^(p[12](-c[12])?|r[12]|@holder-resource)$`)},
 	} {
 		base := lookup(t, c.scenario)

@@ -81,8 +81,9 @@ func (f *ClockRateFault) Describe() string {
 
 func init() { RegisterFault("clock-rate", func() Fault { return new(ClockRateFault) }) }
 
-// Place accepts the Redis nodes only (see [Placer]); it refuses etcd
-// members, which the clock shim cannot reach.
+// Place accepts the Redis nodes only (see [Placer]): it refuses etcd
+// members, which the clock shim cannot reach, and ZooKeeper members and
+// PostgreSQL nodes, whose clock it cannot read back precisely enough.
 func (f *ClockRateFault) Place(t cluster.Topology, node string) error {
-	return notOnEtcd(t, node, "clock")
+	return clockRateOnRedis(t, node)
 }

@@ -130,19 +130,29 @@ func onProcess(t cluster.Topology, node string) error {
 	return fmt.Errorf("acts on an etcd member's process (e1..e%d), not %q", t.Etcd, node)
 }
 
-// notOnEtcd returns why a fault that works through a libc shim cannot
-// reach etcd members, for an etcd topology; else onRedisNode's answer.
-// etcd is a Go program: it reads its clocks through the vDSO, which the
-// clock shim does not see.
-func notOnEtcd(t cluster.Topology, node, shim string) error {
-	if t.ZooKeeper > 0 {
-		return fmt.Errorf("cannot reach ZooKeeper members: lockpick does not preload the %s shim into their JVMs (and ZooKeeper expires sessions by the monotonic clock, System.nanoTime, which a wall-clock jump does not move)", shim)
-	}
-	if t.Postgres > 0 {
-		return fmt.Errorf("cannot reach PostgreSQL nodes: lockpick does not preload the %s shim into them (and an advisory lock reads no clock: it never expires)", shim)
-	}
+// underClockShim returns nil if node is "" or a process of t the clock
+// shim reaches (see [onProcess]): a Redis node, a ZooKeeper member (a
+// JVM, which reads both clocks through libc) or a PostgreSQL node. etcd
+// is a Go program: it reads its clocks through the vDSO, past the shim.
+func underClockShim(t cluster.Topology, node string) error {
 	if t.Etcd > 0 {
-		return fmt.Errorf("cannot reach etcd members: etcd is a Go program, which bypasses libc and so the %s shim", shim)
+		return errors.New("cannot reach etcd members: etcd is a Go program, which bypasses libc and so the clock shim")
+	}
+	return onProcess(t, node)
+}
+
+// clockRateOnRedis returns why a clock rate cannot be played on t's node
+// (it is read back with Redis's TIME, twice 200ms apart: a ZooKeeper
+// member's or a PostgreSQL node's clock read is too coarse for that), or
+// nil for a Redis node.
+func clockRateOnRedis(t cluster.Topology, node string) error {
+	switch {
+	case t.ZooKeeper > 0:
+		return errors.New("acts on a Redis node: lockpick reads a clock rate back with Redis's TIME, and a ZooKeeper member has none (clock-jump moves a member's wall clock)")
+	case t.Postgres > 0:
+		return errors.New("acts on a Redis node: lockpick reads a clock rate back with Redis's TIME, and a PostgreSQL node has none (clock-jump moves a node's wall clock)")
+	case t.Etcd > 0:
+		return underClockShim(t, node)
 	}
 	return onRedisNode(t, node)
 }

@@ -2,6 +2,7 @@ package faults_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +14,8 @@ import (
 )
 
 // TestPostgres_ProcessFaults injects kill, restart, pause and promote on
-// PostgreSQL nodes and checks each effect with its Verify.
+// PostgreSQL nodes and checks each effect with its Verify; a clock jump on
+// a node started without the clock shim is ErrNoClock.
 func TestPostgres_ProcessFaults(t *testing.T) {
 	c := testpg.Start(t, 2, false)
 	p1, p2 := c.Postgres[0], c.Postgres[1]
@@ -28,6 +30,21 @@ func TestPostgres_ProcessFaults(t *testing.T) {
 		{&faults.PromoteFault{}, p2, "primary (pg_is_in_recovery false)"},
 	} {
 		injectVerify(t, tc.f, tc.n, tc.want)
+	}
+	needsShim(t, p2)
+}
+
+// needsShim checks that a clock jump on n, started without the clock
+// shim, is ErrNoClock, and that Verify says so too.
+func needsShim(t *testing.T, n *cluster.Node) {
+	t.Helper()
+	ctx := context.Background()
+	f := &faults.ClockJumpFault{Offset: time.Hour}
+	if err := f.Inject(ctx, n); !errors.Is(err, cluster.ErrNoClock) {
+		t.Errorf("inject %s = %v, want ErrNoClock", faults.Describe(f, n), err)
+	}
+	if _, err := faults.Verify(ctx, f, n); !errors.Is(err, cluster.ErrNoClock) {
+		t.Errorf("verify %s = %v, want ErrNoClock", faults.Describe(f, n), err)
 	}
 }
 
@@ -74,7 +91,8 @@ func TestPostgres_Place(t *testing.T) {
 		{&faults.PromoteFault{}, "p2", true},
 		{&faults.PromoteFault{}, "p1", false},
 		{&faults.RestartFault{Wipe: true}, "p1", false},
-		{&faults.ClockJumpFault{}, "p1", false},
+		{&faults.ClockJumpFault{}, "p1", true},
+		{&faults.ClockRateFault{}, "p1", false},
 	} {
 		if err := faults.Place(tc.f, topo, tc.node); (err == nil) != tc.ok {
 			t.Errorf("Place(%s, %s) = %v, want ok %v", faults.Describe(tc.f, nil), tc.node, err, tc.ok)
@@ -121,5 +139,31 @@ func TestPostgres_LinkFaults(t *testing.T) {
 	}
 	if err := cluster.PostgresPing(ctx, p1.Link.Addr(), 5*time.Second); err != nil {
 		t.Errorf("no answer through the healed link: %v", err)
+	}
+}
+
+// TestPostgres_ClockJump jumps a server's wall clock (its postmaster under
+// the clock shim) an hour forward: a backend forked after the jump reads
+// it with clock_timestamp(), and once the clock is back on true time the
+// same read-back is no effect.
+func TestPostgres_ClockJump(t *testing.T) {
+	t.Parallel()
+	c := testpg.StartClocked(t, 1, clockShim)
+	checkClockJump(t, c.Postgres[0], "(read back with clock_timestamp())")
+}
+
+// checkClockJump jumps n's clock an hour forward and checks that Verify
+// reads the jump back (said with how; within a second: a loaded machine
+// widens a read's round trip, which Verify allows half of), then heals it
+// and checks that Verify, reading true time, says the jump had no effect.
+func checkClockJump(t *testing.T, n *cluster.Node, how string) {
+	t.Helper()
+	ctx := context.Background()
+	f := &faults.ClockJumpFault{Offset: time.Hour}
+	testcluster.Inject(t, f, n)
+	checkReadBackWithin(t, testcluster.VerifyOK(t, f, n, how), f.Offset, time.Second)
+	testcluster.Heal(t, f, n)
+	if got, err := faults.Verify(ctx, f, n); !errors.Is(err, faults.ErrNoEffect) {
+		t.Errorf("verify after heal = %q, %v; want ErrNoEffect (the clock shows true time)", got, err)
 	}
 }

@@ -18,8 +18,10 @@ import (
 
 // Every Verify looks at the node itself, not at what Inject returned: a
 // process fault probes the process's own address or its /proc entry, a
-// network fault reads the link's toxics or state, a clock fault reads TIME
-// back. Each check is bounded by its own timeouts, a second at most, so a
+// network fault reads the link's toxics or state, a clock fault reads the
+// node's clock back (clockread.go). Each check is bounded by its own
+// timeouts, a second at most (two for a clock read from a PostgreSQL node
+// or a ZooKeeper member, which starts a backend or a session first), so a
 // run can verify every fault it fires.
 
 // noEffect returns an error wrapping [ErrNoEffect].

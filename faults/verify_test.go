@@ -188,14 +188,20 @@ func TestClockJumpFault_Verify(t *testing.T) {
 // "clock +5.001s (read back with TIME)" gives an offset within 250ms of want.
 func checkReadBack(tb testing.TB, effect string, want time.Duration) {
 	tb.Helper()
+	checkReadBackWithin(tb, effect, want, 250*time.Millisecond)
+}
+
+// checkReadBackWithin is checkReadBack within tol.
+func checkReadBackWithin(tb testing.TB, effect string, want, tol time.Duration) {
+	tb.Helper()
 	s, ok := strings.CutPrefix(effect, "clock ")
 	s, _, ok2 := strings.Cut(s, " ")
 	got, err := time.ParseDuration(strings.TrimPrefix(s, "+"))
 	if !ok || !ok2 || err != nil {
 		tb.Fatalf("effect %q does not read \"clock <offset> (...)\": %v", effect, err)
 	}
-	if (got - want).Abs() > 250*time.Millisecond {
-		tb.Fatalf("effect %q: read back %v, want %v ±250ms", effect, got, want)
+	if (got - want).Abs() > tol {
+		tb.Fatalf("effect %q: read back %v, want %v ±%v", effect, got, want, tol)
 	}
 }
 

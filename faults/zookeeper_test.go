@@ -2,6 +2,7 @@ package faults_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/faults"
@@ -11,7 +12,8 @@ import (
 
 // TestZooKeeper_ProcessFaults injects kill, restart (with and without its
 // data) and pause on the members of a 3-member ensemble and checks each
-// effect with its Verify.
+// effect with its Verify; a clock jump on a member started without the
+// clock shim is ErrNoClock.
 func TestZooKeeper_ProcessFaults(t *testing.T) {
 	c := testzk.Start(t, 3, false)
 	z1, z2 := c.ZooKeeper[0], c.ZooKeeper[1]
@@ -27,6 +29,7 @@ func TestZooKeeper_ProcessFaults(t *testing.T) {
 	} {
 		injectVerify(t, tc.f, tc.n, tc.want)
 	}
+	needsShim(t, c.ZooKeeper[2])
 }
 
 // TestZooKeeper_PowerLoss cuts a lone member's power on a lazy disk: it
@@ -54,10 +57,24 @@ func TestZooKeeper_Place(t *testing.T) {
 		{&faults.KillFault{}, "z4", false},
 		{&faults.KillFault{}, "n1", false},
 		{&faults.PromoteFault{}, "z2", false},
-		{&faults.ClockJumpFault{}, "z1", false},
+		{&faults.ClockJumpFault{}, "z1", true},
+		{&faults.ClockRateFault{}, "z1", false},
 	} {
 		if err := faults.Place(tc.f, topo, tc.node); (err == nil) != tc.ok {
 			t.Errorf("Place(%s, %s) = %v, want ok %v", faults.Describe(tc.f, nil), tc.node, err, tc.ok)
 		}
+	}
+}
+
+// TestZooKeeper_ClockJump jumps a lone member's wall clock (its JVM under
+// the clock shim) an hour forward: the read-back (cons: when the member
+// accepted a connection) shows it, the member still serves, and once the
+// clock is back on true time the same read-back is no effect.
+func TestZooKeeper_ClockJump(t *testing.T) {
+	t.Parallel()
+	c := testzk.StartClocked(t, 1, clockShim)
+	checkClockJump(t, c.ZooKeeper[0], "(read back with cons: ")
+	if _, err := cluster.ZooKeeperServing(c.ZooKeeper[0], 2*time.Second); err != nil {
+		t.Errorf("z1 after its clock jumped and came back: %v", err)
 	}
 }

@@ -25,6 +25,18 @@ func Start(tb testing.TB, nodes int, lazy bool) *cluster.Cluster {
 		fmt.Sprintf("%d PostgreSQL node(s), answering,", nodes))
 }
 
+// StartClocked is [Start] with the servers under the clock shim at shim,
+// on plain disks; it skips tb when shim is "" (no gcc).
+func StartClocked(tb testing.TB, nodes int, shim string) *cluster.Cluster {
+	tb.Helper()
+	Require(tb)
+	if shim == "" {
+		tb.Skip("no clock shim (gcc missing)")
+	}
+	return testredis.StartClocked(tb, cluster.Topology{Postgres: nodes}, shim, 2*time.Minute,
+		fmt.Sprintf("%d PostgreSQL node(s) under the clock shim, answering,", nodes))
+}
+
 // Require skips tb when PostgreSQL's initdb (or redis-server, which the
 // process backend needs) is missing, or fails it when
 // LOCKPICK_REQUIRE_REDIS=1.

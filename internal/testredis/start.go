@@ -34,11 +34,23 @@ func StartOne(tb testing.TB) *cluster.Cluster {
 // installed.
 func StartTimed(tb testing.TB, topo cluster.Topology, lazy bool, timeout time.Duration, what string) *cluster.Cluster {
 	tb.Helper()
+	return startTimed(tb, topo, lazy, "", timeout, what)
+}
+
+// StartClocked is [StartTimed] with every process under the clock shim at
+// shim ([cluster.ProcessBackend.ClockShim]), on plain disks.
+func StartClocked(tb testing.TB, topo cluster.Topology, shim string, timeout time.Duration, what string) *cluster.Cluster {
+	tb.Helper()
+	return startTimed(tb, topo, false, shim, timeout, what)
+}
+
+func startTimed(tb testing.TB, topo cluster.Topology, lazy bool, shim string, timeout time.Duration, what string) *cluster.Cluster {
+	tb.Helper()
 	b, err := cluster.NewProcessBackend(tb.TempDir())
 	if err != nil {
 		tb.Fatal(err)
 	}
-	b.LazyDisks = lazy
+	b.LazyDisks, b.ClockShim = lazy, shim
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	t0 := time.Now()

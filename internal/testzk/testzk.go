@@ -25,6 +25,18 @@ func Start(tb testing.TB, members int, lazy bool) *cluster.Cluster {
 		fmt.Sprintf("%d ZooKeeper member(s), serving,", members))
 }
 
+// StartClocked is [Start] with the members' JVMs under the clock shim at
+// shim, on plain disks; it skips tb when shim is "" (no gcc).
+func StartClocked(tb testing.TB, members int, shim string) *cluster.Cluster {
+	tb.Helper()
+	Require(tb)
+	if shim == "" {
+		tb.Skip("no clock shim (gcc missing)")
+	}
+	return testredis.StartClocked(tb, cluster.Topology{ZooKeeper: members}, shim, 3*time.Minute,
+		fmt.Sprintf("%d ZooKeeper member(s) under the clock shim, serving,", members))
+}
+
 // Require skips tb when java or Debian's ZooKeeper jars (or redis-server,
 // which the process backend needs) are missing, or fails it when
 // LOCKPICK_REQUIRE_REDIS=1.
