@@ -46,7 +46,6 @@ func TestParse_Errors(t *testing.T) {
 		{"moment of no client", "name: x\nexpect: safe\nclients: 2\nfaults:\n  - {at: 1s, when: {event: acquire, client: 3}, fault: kill, node: n1}\n", 5, "faults[0].when.client", "no client 3"},
 		{"within without when", "name: x\nexpect: safe\nfaults:\n  - {at: 1s, within: 1s, fault: kill, node: n1}\n", 4, "faults[0].within", "only goes with when"},
 		{"wait without block", "name: x\nexpect: safe\nlock: {kind: reentrant, ttl: 1s, wait: 500ms}\n", 3, "lock.wait", "only with acquire: block"},
-		{"moment of a slow fault", "name: x\nexpect: safe\nfaults:\n  - {at: 1s, when: {event: granted, client: 1}, fault: restart, node: n1}\n", 4, "faults[0].when", "takes seconds to be in place"},
 		{"acquire of an isolated client", "name: x\nexpect: safe\nisolate: [1]\nfaults:\n  - {at: 1s, when: {event: acquire, client: 1}, fault: kill, node: n1}\n", 5, "faults[0].when.event", "client 1 is isolated"},
 		{"requirement names no fault", "name: x\nexpect: safe\nrequire:\n  - {grants: 1, after: kill n4}\n", 4, "require[0]", `no fault "kill n4"`},
 	} {

@@ -430,9 +430,14 @@ func (s Scenario) validRequire() error {
 }
 
 // slowInjects are the faults whose inject returns only once a node or a
-// failover is back (restart, power-loss) or done: they cannot wait for a
-// moment, since the client that brought it would go on before they are in.
+// failover is back (restart, power-loss) or done (see SlowInject).
 var slowInjects = []string{"restart", "power-loss", "sentinel-failover", "cluster-failover", "migrate-slot", "promote"}
+
+// SlowInject reports whether fault's inject takes seconds, returning only
+// once a node or a failover is back or done: at its moment (when:) it
+// fires without holding the client that brought the moment, which goes on
+// while the fault takes effect.
+func SlowInject(fault string) bool { return slices.Contains(slowInjects, fault) }
 
 // validWhen checks a step's moment (when, within): the field and a
 // message for the first problem, or "", "".
@@ -444,8 +449,6 @@ func (s Scenario) validWhen(st Step) (field, msg string) {
 		return "", ""
 	case st.Aimed():
 		return "when", fmt.Sprintf("a step aimed at %s cannot also wait for a moment", st.Node)
-	case slices.Contains(slowInjects, st.Fault):
-		return "when", fmt.Sprintf("%s takes seconds to be in place (its inject waits for a node or a failover), longer than a client is held at its moment; schedule it with at", st.Fault)
 	}
 	if f, msg := st.When.validate(s.Clients); msg != "" {
 		return joinField("when", f), msg

@@ -177,8 +177,9 @@ func (m *nemesis) missed(i int, why string) {
 }
 
 // injectAtMoment injects step i once its moment came, lets the client that
-// brought it go on as soon as the fault is in, and heals the step For after
-// the moment.
+// brought it go on as soon as the fault is in (at once for a fault whose
+// inject takes seconds, scenario.SlowInject: it is not held for it), and
+// heals the step For after the moment.
 func (m *nemesis) injectAtMoment(ctx context.Context, i int) {
 	mo, ok := m.await(i)
 	if !ok {
@@ -186,8 +187,14 @@ func (m *nemesis) injectAtMoment(ctx context.Context, i int) {
 	}
 	came := time.Now()
 	mo.at = came
+	slow := scenario.SlowInject(m.steps[i].Fault)
+	if slow {
+		mo.done()
+	}
 	m.mu.Lock()
-	m.moments[i] = mo
+	if !slow {
+		m.moments[i] = mo
+	}
 	target := m.record[i].Target
 	m.mu.Unlock()
 	m.observe(target, "the moment came: "+m.steps[i].When.String())

@@ -149,6 +149,28 @@ func TestMoment_LateFaultMakesTrialInconclusive(t *testing.T) {
 	}
 }
 
+// TestMoment_SlowFaultDoesNotHoldClient: a fault whose inject takes
+// seconds (a restart) fires at its moment without holding the client that
+// brought it, which goes on at once; the fault is not late for it.
+func TestMoment_SlowFaultDoesNotHoldClient(t *testing.T) {
+	nem, log := momentNemesis(t, sleeper(t), time.Second)
+	log.hold = 10 * time.Millisecond
+	f := &injectTakes50ms{}
+	nem.faults[0] = f
+	nem.steps[0].Fault = "restart"
+	done, cancel := playUntilArmed(nem, log, time.Second)
+	defer cancel()
+	log.Record(checker.Event{Process: 1, Type: checker.Invoke, F: checker.FAcquire, Key: "k"})
+	if f.in.Load() {
+		t.Error("client 1 was held until the restart was in")
+	}
+	<-done
+	faults, _ := nem.evidence()
+	if g := faults[0]; g.Fired == nil || g.Late != "" || !f.in.Load() {
+		t.Fatalf("fault %+v (in %v): want fired, in, and not late", g, f.in.Load())
+	}
+}
+
 // TestMoment_DueAtStartArmedBeforeClients: a step due at the start waits
 // for its moment from when the nemesis is built, so the event of a client
 // quicker than the schedule's goroutine (an isolated client reads within a
