@@ -100,3 +100,14 @@ func (w When) Is(e checker.Event) bool {
 	m := momentEvents[w.Event]
 	return e.Process == w.Client && e.F == m.f && e.Type == m.typ
 }
+
+// Counts reports whether e counts toward the moment's Nth: an event of its
+// kind, or, for released, any release that returned, whatever its outcome:
+// the Nth release is the release of the Nth hold, so a release whose reply
+// was lost (unknown) still ends a hold.
+func (w When) Counts(e checker.Event) bool {
+	if w.Event == MomentReleased {
+		return e.Process == w.Client && e.F == checker.FRelease && e.Type != checker.Invoke
+	}
+	return w.Is(e)
+}

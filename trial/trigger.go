@@ -73,7 +73,7 @@ func (t *triggerLog) Record(e checker.Event) checker.Event {
 	e = t.eventLog.Record(e)
 	t.mu.Lock()
 	for _, ev := range []string{scenario.MomentAcquire, scenario.MomentGranted, scenario.MomentRead, scenario.MomentReleased} {
-		if (scenario.When{Event: ev, Client: e.Process}).Is(e) {
+		if (scenario.When{Event: ev, Client: e.Process}).Counts(e) {
 			t.counts[momentKey{ev, e.Process}]++
 		}
 	}

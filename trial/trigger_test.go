@@ -230,7 +230,9 @@ func historyHas(h checker.History, text string) bool {
 }
 
 // TestMoment_Nth: a moment with nth comes at the client's nth event of its
-// kind since the counts were reset, not at the first one from At.
+// kind since the counts were reset, not at the first one from At; a
+// release whose outcome is unknown counts (it ended a hold), though only
+// one that returned ok is the moment.
 func TestMoment_Nth(t *testing.T) {
 	log := withTriggers(checker.NewRecorder(monoNow))
 	release := checker.Event{Process: 1, Type: checker.OK, F: checker.FRelease, Key: "k"}
@@ -239,7 +241,9 @@ func TestMoment_Nth(t *testing.T) {
 	mo := log.arm(scenario.When{Event: scenario.MomentReleased, Client: 1, Nth: 2})
 	go func() { <-mo.came; mo.done() }()
 	log.Record(checker.Event{Process: 2, Type: checker.OK, F: checker.FRelease, Key: "k"}) // another client's
-	log.Record(release)
+	unknown := release
+	unknown.Type = checker.Info // its reply lost: it still ended client 1's 1st hold
+	log.Record(unknown)
 	select {
 	case <-mo.came:
 		t.Fatal("the moment came at client 1's 1st release, want its 2nd")
