@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/lockpick/lockpick/cluster"
 	"github.com/lockpick/lockpick/cluster/dockerbackend"
@@ -49,8 +50,8 @@ func dockerBackend(image string) trial.BackendFactory {
 }
 
 // backendFits returns why the backend named by --backend cannot run a
-// scenario of list (PostgreSQL nodes run on the process backend only), or
-// nil.
+// scenario of list (PostgreSQL nodes run on the process backend only, and
+// only there do ZooKeeper members run under the clock shim), or nil.
 func backendFits(name string, list ...scenario.Scenario) error {
 	if name != "docker" {
 		return nil
@@ -58,6 +59,9 @@ func backendFits(name string, list ...scenario.Scenario) error {
 	for _, s := range list {
 		if s.Topology.Postgres > 0 {
 			return fmt.Errorf("--backend docker runs no PostgreSQL nodes (%s: process backend only, see docs/postgres.md)", s.Name)
+		}
+		if s.Topology.ZooKeeper > 0 && strings.Contains(s.FaultText(), "clock-") {
+			return fmt.Errorf("--backend docker does not move a ZooKeeper member's clock (%s: process backend only, which preloads the clock shim into the members' JVMs; see docs/backends.md)", s.Name)
 		}
 	}
 	return nil
