@@ -48,7 +48,12 @@
 // [BuildClockShim] or the Makefile) that reads the real clocks with the raw
 // syscall and maps them through parameters in a small shared file, rewritten
 // by [Clock] while the node runs. Set [ProcessBackend.ClockShim] to start
-// nodes under it.
+// nodes under it: every redis-server, and, on that backend, every
+// ZooKeeper member's JVM (HotSpot reads both of its clocks with libc's
+// clock_gettime) and PostgreSQL postmaster (its backends inherit the
+// mapping); each start checks that the process mapped its clock file.
+// [ZooKeeperClock] reads a member's wall clock back, as TIME does a Redis
+// node's.
 //
 // # Cleanup and ports
 //
