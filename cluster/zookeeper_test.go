@@ -23,6 +23,7 @@ func TestZooKeeper_Ensemble(t *testing.T) {
 		t.Errorf("ZooKeeperVersion() = %q, want 3.x", v)
 	}
 	ctx := context.Background()
+	checkZooKeeperClock(t, c.ZooKeeper[1])
 	zkCreate(t, c.ZooKeeper[0].Link.Addr(), "/t", "7")
 	if got := zkGet(t, c.ZooKeeper[2].Link.Addr(), "/t"); got != "7" {
 		t.Fatalf("z3 read %q, want 7", got)
@@ -83,6 +84,21 @@ func TestZooKeeper_Ensemble(t *testing.T) {
 			t.Errorf("ZooKeeper JVM %d still alive after Close", p)
 		}
 	}
+}
+
+// checkZooKeeperClock reads member n's wall clock (not under the clock
+// shim: true time) with ZooKeeperClock: the stamp falls between the
+// host's readings around it, give or take the stamp's millisecond.
+func checkZooKeeperClock(t *testing.T, n *cluster.Node) {
+	t.Helper()
+	est, from, to, err := cluster.ZooKeeperClock(n, 5*time.Second)
+	if err != nil {
+		t.Fatalf("ZooKeeperClock(%s): %v", n.Name, err)
+	}
+	if est.Before(from.Add(-time.Millisecond)) || est.After(to) {
+		t.Errorf("ZooKeeperClock(%s) = %v, want it between %v and %v", n.Name, est, from, to)
+	}
+	t.Logf("ZooKeeperClock(%s): read in %v", n.Name, to.Sub(from).Round(time.Millisecond))
 }
 
 // TestZooKeeper_Topology refuses ensembles of other sizes and the
