@@ -144,24 +144,51 @@ func TestPostgres_LinkFaults(t *testing.T) {
 
 // TestPostgres_ClockJump jumps a server's wall clock (its postmaster under
 // the clock shim) an hour forward: a backend forked after the jump reads
-// it with clock_timestamp(), and once the clock is back on true time the
-// same read-back is no effect.
+// it with clock_timestamp() (Verify), and so does one forked before it (a
+// client's session: the mapping of the clock file is shared); once the
+// clock is back on true time the same read-back is no effect.
 func TestPostgres_ClockJump(t *testing.T) {
 	t.Parallel()
 	c := testpg.StartClocked(t, 1, clockShim)
-	checkClockJump(t, c.Postgres[0], "(read back with clock_timestamp())")
+	p1 := c.Postgres[0]
+	ctx := context.Background()
+	conn, err := cluster.PostgresConnect(ctx, p1.Proc.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	offset := func() time.Duration {
+		t.Helper()
+		var srv time.Time
+		if err := conn.QueryRow(ctx, "SELECT clock_timestamp()").Scan(&srv); err != nil {
+			t.Fatal(err)
+		}
+		return time.Until(srv)
+	}
+	if off := offset(); off.Abs() > time.Second {
+		t.Fatalf("the older backend's clock is %v off before the jump, want ±1s", off)
+	}
+	checkClockJump(t, p1, "(read back with clock_timestamp())", func() {
+		if off := offset(); (off - time.Hour).Abs() > time.Second {
+			t.Errorf("the backend forked before the jump reads its clock %v off, want +1h ±1s", off)
+		}
+	})
 }
 
 // checkClockJump jumps n's clock an hour forward and checks that Verify
 // reads the jump back (said with how; within a second: a loaded machine
-// widens a read's round trip, which Verify allows half of), then heals it
-// and checks that Verify, reading true time, says the jump had no effect.
-func checkClockJump(t *testing.T, n *cluster.Node, how string) {
+// widens a read's round trip, which Verify allows half of), runs each of
+// alsoJumped while the clock is ahead, then heals it and checks that
+// Verify, reading true time, says the jump had no effect.
+func checkClockJump(t *testing.T, n *cluster.Node, how string, alsoJumped ...func()) {
 	t.Helper()
 	ctx := context.Background()
 	f := &faults.ClockJumpFault{Offset: time.Hour}
 	testcluster.Inject(t, f, n)
 	checkReadBackWithin(t, testcluster.VerifyOK(t, f, n, how), f.Offset, time.Second)
+	for _, check := range alsoJumped {
+		check()
+	}
 	testcluster.Heal(t, f, n)
 	if got, err := faults.Verify(ctx, f, n); !errors.Is(err, faults.ErrNoEffect) {
 		t.Errorf("verify after heal = %q, %v; want ErrNoEffect (the clock shows true time)", got, err)
