@@ -190,6 +190,8 @@ func TestCatalogue_AttackMustMeetTheLock(t *testing.T) {
 		{"watchdog-pause", "pause-client", "c1", false},
 		{"single-power-loss", "power-loss", "n1", false},
 		{"single-clock-jump", "clock-jump", "n1", false},
+		{"zk-clock-jump", "clock-jump", "z1", false},
+		{"pg-clock-jump", "clock-jump", "p1", false},
 		{"reentrant-lost-reply", "drop-replies", "n1", true},
 		{"reply-loss", "drop-replies", "n1", true},
 		{"reply-loss-release-all", "drop-replies", "n1", true},
