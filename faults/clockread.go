@@ -53,19 +53,12 @@ func readPostgresClock(ctx context.Context, addr string) (timeReading, error) {
 		return timeReading{}, fmt.Errorf("cluster: clock_timestamp(): %w", err)
 	}
 	defer conn.Close(context.Background())
-	var best timeReading
-	for i := range 3 {
-		var srv time.Time
-		t0 := time.Now()
-		err := conn.QueryRow(ctx, "SELECT clock_timestamp()").Scan(&srv)
-		t1 := time.Now()
-		if err != nil {
-			return timeReading{}, fmt.Errorf("cluster: clock_timestamp(): %w", err)
-		}
-		r := timeReading{server: srv, host: t0.Add(t1.Sub(t0) / 2), rtt: t1.Sub(t0)}
-		if i == 0 || r.rtt < best.rtt {
-			best = r
-		}
+	r, err := bestOf3(func() (srv time.Time, err error) {
+		err = conn.QueryRow(ctx, "SELECT clock_timestamp()").Scan(&srv)
+		return srv, err
+	})
+	if err != nil {
+		return timeReading{}, fmt.Errorf("cluster: clock_timestamp(): %w", err)
 	}
-	return best, nil
+	return r, nil
 }

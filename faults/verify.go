@@ -83,13 +83,23 @@ func (r timeReading) offset() time.Duration { return r.server.Sub(r.host) }
 // readTime sends TIME to the process at addr three times on one connection
 // and returns the reading with the shortest round trip, the least uncertain.
 func readTime(ctx context.Context, rdb *redis.Client) (timeReading, error) {
+	r, err := bestOf3(func() (time.Time, error) { return rdb.Time(ctx).Result() })
+	if err != nil {
+		return timeReading{}, fmt.Errorf("cluster: TIME: %w", err)
+	}
+	return r, nil
+}
+
+// bestOf3 reads a server's clock with read three times and returns the
+// reading with the shortest round trip, the least uncertain.
+func bestOf3(read func() (time.Time, error)) (timeReading, error) {
 	var best timeReading
 	for i := range 3 {
 		t0 := time.Now()
-		srv, err := rdb.Time(ctx).Result()
+		srv, err := read()
 		t1 := time.Now()
 		if err != nil {
-			return timeReading{}, fmt.Errorf("cluster: TIME: %w", err)
+			return timeReading{}, err
 		}
 		r := timeReading{server: srv, host: t0.Add(t1.Sub(t0) / 2), rtt: t1.Sub(t0)}
 		if i == 0 || r.rtt < best.rtt {
