@@ -44,6 +44,7 @@ func TestParse_Errors(t *testing.T) {
 		{"aimed requirement names a node it cannot reach", "name: x\nexpect: unsafe\ntopology: {replicas: 1, sentinels: 3}\nrequire:\n  - {grants: 1, after: sentinel-failover n3}\nfaults:\n  - {at: 1s, fault: sentinel-failover, node: \"@master\"}\n", 5, "require[0]", `no fault "sentinel-failover n3"`},
 		{"unknown moment", "name: x\nexpect: safe\nfaults:\n  - {at: 1s, when: {event: write, client: 1}, fault: kill, node: n1}\n", 4, "faults[0].when.event", "must be acquire, granted, read or released"},
 		{"moment of no client", "name: x\nexpect: safe\nclients: 2\nfaults:\n  - {at: 1s, when: {event: acquire, client: 3}, fault: kill, node: n1}\n", 5, "faults[0].when.client", "no client 3"},
+		{"negative delay after a moment", "name: x\nexpect: safe\nfaults:\n  - {at: 1s, when: {event: granted, client: 1, delay: -1s}, fault: kill, node: n1}\n", 4, "faults[0].when.delay", "must not be negative"},
 		{"within without when", "name: x\nexpect: safe\nfaults:\n  - {at: 1s, within: 1s, fault: kill, node: n1}\n", 4, "faults[0].within", "only goes with when"},
 		{"wait without block", "name: x\nexpect: safe\nlock: {kind: reentrant, ttl: 1s, wait: 500ms}\n", 3, "lock.wait", "only with acquire: block"},
 		{"acquire of an isolated client", "name: x\nexpect: safe\nisolate: [1]\nfaults:\n  - {at: 1s, when: {event: acquire, client: 1}, fault: kill, node: n1}\n", 5, "faults[0].when.event", "client 1 is isolated"},

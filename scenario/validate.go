@@ -447,8 +447,6 @@ func (s Scenario) validWhen(st Step) (field, msg string) {
 		return "within", "only goes with when"
 	case st.When == nil:
 		return "", ""
-	case st.Aimed():
-		return "when", fmt.Sprintf("a step aimed at %s cannot also wait for a moment", st.Node)
 	}
 	if f, msg := st.When.validate(s.Clients); msg != "" {
 		return joinField("when", f), msg

@@ -47,6 +47,9 @@ type When struct {
 	// that kind since the trial (a soak's round) began: 2 is its second
 	// release. default: the first from At.
 	Nth int `json:"nth,omitempty" yaml:"nth"`
+	// Delay, if above 0, is how long after the moment the step fires; the
+	// client that brought the moment is not held for it and goes on.
+	Delay Duration `json:"delay,omitempty" yaml:"delay"`
 }
 
 // String says the moment in words, e.g. "client 1 acquires" or "client 1
@@ -55,6 +58,9 @@ func (w When) String() string {
 	s := fmt.Sprintf("client %d %s", w.Client, momentWords[w.Event])
 	if w.Nth > 0 {
 		s += fmt.Sprintf(" (its %s %s)", ordinal(w.Nth), momentNouns[w.Event])
+	}
+	if w.Delay > 0 {
+		s += fmt.Sprintf(", then %v", w.Delay.D())
 	}
 	return s
 }
@@ -88,6 +94,8 @@ func (w When) validate(clients int) (field, msg string) {
 		return "event", fmt.Sprintf("must be %s, %s, %s or %s, not %q", MomentAcquire, MomentGranted, MomentRead, MomentReleased, w.Event)
 	case w.Nth < 0:
 		return "nth", "must not be negative"
+	case w.Delay < 0:
+		return "delay", "must not be negative"
 	case w.Client < 1 || w.Client > clients:
 		return "client", fmt.Sprintf("no client %d; clients are 1..%d", w.Client, clients)
 	}

@@ -53,6 +53,7 @@ type nemesis struct {
 	seeds   []uint64  // of aimed steps' random choices
 	moments []*moment // of steps that waited for theirs (see trigger.go)
 	early   []*moment // armed when the nemesis was built: of steps due at the start (see armEarly)
+	came    []time.Duration // from the start, when a step's moment came; its heal is due For after it
 	runCtx  context.Context
 	heals   sync.WaitGroup // aimed steps' heals, which their injects start
 
@@ -135,7 +136,7 @@ func newSchedule(env *trialEnv, steps []scenario.Step, rec eventLog) *nemesis {
 	m := &nemesis{env: env, steps: steps, rec: rec, faults: make([]faults.Fault, len(steps)),
 		nodes: make([]*cluster.Node, len(steps)), record: make([]evidence.Fault, len(steps)), live: make([]bool, len(steps)), valueBefore: make([]string, len(steps)),
 		injected: make([]chan struct{}, len(steps)), seeds: make([]uint64, len(steps)), moments: make([]*moment, len(steps)),
-		early: make([]*moment, len(steps))}
+		early: make([]*moment, len(steps)), came: make([]time.Duration, len(steps))}
 	for i := range steps {
 		m.injected[i] = make(chan struct{})
 	}
@@ -252,12 +253,16 @@ func (m *nemesis) inject(ctx context.Context, i int) {
 		}
 		r.Target = target
 		r.Desc = strings.Replace(r.Desc, st.Node, target, 1) + " (" + how + ")"
-		at := r.At
+		due := time.Duration(r.At*float64(time.Second)) + st.For.D()
+		if st.When != nil {
+			due = m.came[i] + st.For.D()
+		}
 		m.mu.Unlock()
 		if st.For > 0 {
 			// Healed from here, so a heal can never come before its target
-			// is known; at its time, as a named step's, not after the checks.
-			m.healLater(ctx, i, time.Duration(at*float64(time.Second))+st.For.D())
+			// is known; at its time (or its moment's), as a named step's,
+			// not after the checks.
+			m.healLater(ctx, i, due)
 		}
 	}
 	f, n := m.faults[i], m.nodes[i]

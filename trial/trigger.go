@@ -131,7 +131,7 @@ func (m *nemesis) await(i int) (*moment, bool) {
 	st := m.steps[i]
 	tl, ok := m.rec.(*triggerLog)
 	if !ok {
-		m.missed(i, "this log tells no moments")
+		m.missed(i, "the moment never came: this log tells no moments")
 		return nil, false
 	}
 	mo := m.early[i]
@@ -161,14 +161,13 @@ func (m *nemesis) await(i int) (*moment, bool) {
 	if st.Within > 0 {
 		until = fmt.Sprintf("+%.3fs", due+st.Within.D().Seconds())
 	}
-	m.missed(i, fmt.Sprintf("%s from +%.3fs to %s", st.When, due, until))
+	m.missed(i, fmt.Sprintf("the moment never came: %s from +%.3fs to %s", st.When, due, until))
 	return nil, false
 }
 
 // missed records that step i's moment never came, as a lone nemesis event
 // and in the step's evidence, which makes the trial inconclusive.
 func (m *nemesis) missed(i int, why string) {
-	why = "the moment never came: " + why
 	m.mu.Lock()
 	desc, target := m.record[i].Desc, m.record[i].Target
 	m.record[i].Missed = why
@@ -176,10 +175,12 @@ func (m *nemesis) missed(i int, why string) {
 	m.rec.Record(checker.Event{Process: -1, Type: checker.Info, F: checker.FNemesis, Value: checker.TextValue(desc), Node: target, Error: why})
 }
 
-// injectAtMoment injects step i once its moment came, lets the client that
+// injectAtMoment injects step i once its moment came (an aimed step's
+// target is chosen then: the leader at the moment), lets the client that
 // brought it go on as soon as the fault is in (at once for a fault whose
-// inject takes seconds, scenario.SlowInject: it is not held for it), and
-// heals the step For after the moment.
+// inject takes seconds, scenario.SlowInject, or one that fires a delay
+// after the moment: it is not held for them), and heals the step For after
+// the fault fired.
 func (m *nemesis) injectAtMoment(ctx context.Context, i int) {
 	mo, ok := m.await(i)
 	if !ok {
@@ -187,21 +188,32 @@ func (m *nemesis) injectAtMoment(ctx context.Context, i int) {
 	}
 	came := time.Now()
 	mo.at = came
-	slow := scenario.SlowInject(m.steps[i].Fault)
-	if slow {
+	st := m.steps[i]
+	held := !scenario.SlowInject(st.Fault) && st.When.Delay == 0
+	if !held {
 		mo.done()
 	}
 	m.mu.Lock()
-	if !slow {
-		m.moments[i] = mo
-	}
 	target := m.record[i].Target
 	m.mu.Unlock()
-	m.observe(target, "the moment came: "+m.steps[i].When.String())
-	if d := m.steps[i].For.D(); d > 0 {
+	m.observe(target, "the moment came: "+st.When.String())
+	if d := st.When.Delay.D(); d > 0 {
+		if !sleep(m.runCtx, d) {
+			m.missed(i, "the trial ended before the fault's delay after its moment did: "+st.When.String())
+			return
+		}
+		came = time.Now()
+	}
+	m.mu.Lock()
+	if held {
+		m.moments[i] = mo
+	}
+	m.came[i] = came.Sub(m.start)
+	m.mu.Unlock()
+	if d := st.For.D(); d > 0 && !st.Aimed() {
 		m.healLater(ctx, i, came.Sub(m.start)+d) // from the moment, as a scheduled step's from its time
 	}
-	m.inject(ctx, i)
+	m.inject(ctx, i) // an aimed step picks its target now, and its heal is due For after the moment
 	mo.done()
 }
 

@@ -171,6 +171,48 @@ func TestMoment_SlowFaultDoesNotHoldClient(t *testing.T) {
 	}
 }
 
+// TestMoment_DelayFiresLaterWithoutHoldingClient: a step whose moment has
+// a delay fires that long after the moment, without holding the client
+// that brought it, and heals For after it fired; a trial that ends in the
+// delay never fired the step, which says so.
+func TestMoment_DelayFiresLaterWithoutHoldingClient(t *testing.T) {
+	nem, log := momentNemesis(t, sleeper(t), time.Second)
+	f := &injectTakes50ms{}
+	nem.faults[0] = f
+	nem.steps[0].When.Delay = scenario.Duration(200 * time.Millisecond)
+	nem.steps[0].For = scenario.Duration(100 * time.Millisecond)
+	done, cancel := playUntilArmed(nem, log, 2*time.Second)
+	defer cancel()
+	moment := time.Now()
+	log.Record(checker.Event{Process: 1, Type: checker.Invoke, F: checker.FAcquire, Key: "k"})
+	if f.in.Load() {
+		t.Error("client 1 was held for a fault due 200ms after its moment")
+	}
+	<-done
+	faults, _ := nem.evidence()
+	g := faults[0]
+	if g.Fired == nil || g.Missed != "" || g.Late != "" || g.HealDue == nil {
+		t.Fatalf("fault %+v: want fired, healed, not late", g)
+	}
+	if fired := nem.start.Add(time.Duration(*g.Fired * float64(time.Second))); fired.Sub(moment) < 200*time.Millisecond {
+		t.Errorf("fired %v after the moment, want at least its 200ms delay", fired.Sub(moment))
+	}
+	if d := *g.HealDue - *g.Fired; d < 0.09 || d > 0.11 {
+		t.Errorf("heal due %.3fs after it fired, want its for, 0.1s", d)
+	}
+
+	nem, log = momentNemesis(t, sleeper(t), time.Second)
+	nem.steps[0].When.Delay = scenario.Duration(time.Hour)
+	done, cancel = playUntilArmed(nem, log, 300*time.Millisecond)
+	defer cancel()
+	log.Record(checker.Event{Process: 1, Type: checker.Invoke, F: checker.FAcquire, Key: "k"})
+	<-done
+	faults, _ = nem.evidence()
+	if g := faults[0]; g.Fired != nil || !strings.Contains(g.Missed, "the trial ended before the fault's delay") {
+		t.Fatalf("fault %+v: want never fired, the trial over in its delay", g)
+	}
+}
+
 // TestMoment_DueAtStartArmedBeforeClients: a step due at the start waits
 // for its moment from when the nemesis is built, so the event of a client
 // quicker than the schedule's goroutine (an isolated client reads within a
