@@ -50,9 +50,9 @@ type nemesis struct {
 	faults []faults.Fault
 	nodes  []*cluster.Node
 
-	seeds   []uint64  // of aimed steps' random choices
-	moments []*moment // of steps that waited for theirs (see trigger.go)
-	early   []*moment // armed when the nemesis was built: of steps due at the start (see armEarly)
+	seeds   []uint64        // of aimed steps' random choices
+	moments []*moment       // of steps that waited for theirs (see trigger.go)
+	early   []*moment       // armed when the nemesis was built: of steps due at the start (see armEarly)
 	came    []time.Duration // from the start, when a step's moment came; its heal is due For after it
 	runCtx  context.Context
 	heals   sync.WaitGroup // aimed steps' heals, which their injects start
