@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -141,31 +142,48 @@ func (g *Generator) schedule(seed uint64, i int, w []float64) Schedule {
 }
 
 // warm returns schedule i of a guided search's warm-up, and false past
-// it. The warm-up is the random search's first warmup schedules (a guided
-// search cannot lose a finding there), then one schedule for each kind of
-// undrawn (see undrawn), its first fault of that kind: a ZooKeeper
-// search's random warm-up drew no client fault that met the lock in 2 of 5
-// seeds, and the guide had nothing to prefer.
-func (g *Generator) warm(seed uint64, i int, undrawn []string) (Schedule, bool) {
+// it. The warm-up is the random search's first warmup schedules (the
+// same draws), then cover (see covering): a ZooKeeper search's random
+// warm-up drew no client fault that met the lock in 2 of 5 seeds, and the
+// guide had nothing to prefer.
+func (g *Generator) warm(seed uint64, i int, cover []Schedule) (Schedule, bool) {
 	switch {
 	case i < warmup:
 		return g.Schedule(seed, i), true
-	case i-warmup < len(undrawn):
-		return g.build(seed, i, nil, undrawn[i-warmup]), true
+	case i-warmup < len(cover):
+		return cover[i-warmup], true
 	}
 	return Schedule{}, false
 }
 
-// undrawn returns the kinds the first warmup schedules of seed never drew,
-// in the generator's order.
-func (g *Generator) undrawn(seed uint64) []string {
+// covering returns the schedules that follow a guided search's warmup
+// random ones: each draws its faults among the kinds none before drew,
+// until every kind was drawn (a schedule of 1 to MaxFaults faults covers
+// a few at once: 2 schedules, typically, for the dozen kinds of etcd).
+func (g *Generator) covering(seed uint64) []Schedule {
 	drawn := map[string]bool{}
 	for i := range warmup {
 		for _, st := range g.Schedule(seed, i).Faults {
 			drawn[st.Fault] = true
 		}
 	}
-	return slices.DeleteFunc(slices.Clone(g.kinds), func(k string) bool { return drawn[k] })
+	var cover []Schedule
+	for len(drawn) < len(g.kinds) && len(cover) < len(g.kinds) {
+		w := make([]float64, len(g.kinds))
+		first := ""
+		for k, kind := range g.kinds {
+			if !drawn[kind] {
+				w[k] = 1
+				first = cmp.Or(first, kind)
+			}
+		}
+		sc := g.build(seed, warmup+len(cover), w, first)
+		for _, st := range sc.Faults {
+			drawn[st.Fault] = true
+		}
+		cover = append(cover, sc)
+	}
+	return cover
 }
 
 // build draws schedule i with the kinds weighted by w, its first fault of

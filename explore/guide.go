@@ -27,9 +27,9 @@ const (
 func Strategies() []string { return []string{StrategyGuided, StrategyRandom} }
 
 const (
-	poolSize = 8    // the closest schedules a guided search draws around
-	warmup   = 8    // random's schedules a guided search plays before the first change (see warm)
-	fresh    = 0.35 // the share of random draws after the warm-up
+	poolSize = 8   // the closest schedules a guided search draws around
+	warmup   = 4   // random's schedules a guided search plays before the first change (see warm)
+	fresh    = 0.3 // the share of random draws after the warm-up
 )
 
 // A guide keeps the schedules that came closest to breaking the lock, with
@@ -260,7 +260,9 @@ func (g *guide) parent(rng *rand.Rand) (scored, bool) {
 // after its lease was gone (up to three), half a point if the lock changed
 // hands without a release in the trial, else lateAlone (a holder late
 // because the service was down, with nobody granted meanwhile, is far from
-// a double grant, and such schedules led the pool); a point for each
+// a double grant, and such schedules led the pool: it counts once); up to
+// a point for a holder frozen or cut off for as long as its TTL (see
+// silenced); a point for each
 // node that lost the key while it was held (up to two) and for each kind
 // of anomaly a mitigation refused (the attack met the fence); a quarter for
 // a liveness anomaly. Short of a late act, up to half a point for a holder
@@ -274,11 +276,12 @@ func closeness(tr trial.TrialResult, m checker.Margins, ttl, hold time.Duration)
 	if m.Takeovers > 0 {
 		s += 1 - min(1, max(0, float64(m.Takeover)/float64(ttl)))
 	}
-	late := lateAlone
 	if m.Takeovers > 0 {
-		late = 0.5
+		s += 0.5 * float64(min(m.Late, 3))
+	} else {
+		s += lateAlone * float64(min(m.Late, 1))
 	}
-	s += late * float64(min(m.Late, 3))
+	s += silenced(tr, ttl)
 	s += 0.5 * delayed(m, ttl, hold)
 	lost := 0
 	for _, f := range tr.Evidence.Faults {
@@ -300,6 +303,27 @@ func closeness(tr trial.TrialResult, m checker.Margins, ttl, hold time.Duration)
 // lateAlone is what a late act scores in a trial where the lock never
 // changed hands without a release.
 const lateAlone = 0.15
+
+// silencing are the client faults that leave a holder unable to act or
+// renew: frozen, or cut off from the service.
+var silencing = []string{"pause-client", "partition"}
+
+// silenced scores the longest a fault froze or cut off a client that held
+// the lock when it fired, against the TTL: 1 for a lease's length or
+// more. Without it, on etcd, ZooKeeper and PostgreSQL (whose members
+// report no key), a pause of the holder scored no more than a restart
+// that made the service unavailable, and the pool held restarts.
+func silenced(tr trial.TrialResult, ttl time.Duration) float64 {
+	longest := 0.0
+	for _, f := range tr.Evidence.Faults {
+		if f.Fired == nil || f.Healed == nil || f.Error != "" || f.KeyBefore != evidence.KeyHeld ||
+			!slices.Contains(silencing, f.Fault) || clientOf(f.Fault, f.Target) == 0 {
+			continue
+		}
+		longest = max(longest, *f.Healed-*f.Fired)
+	}
+	return min(1, longest/ttl.Seconds())
+}
 
 // delayed is how much of the slack a holder usually has (its TTL less its
 // hold) the tightest act in time had used up: 0 for a holder that acted on
@@ -335,8 +359,8 @@ func (g *Generator) pick(seed uint64, i int, gd *guide) Schedule {
 const (
 	onFocus   = 0.75 // the share of changes made to a fault that met the lock, when one did
 	stretch   = 0.75 // the share of resizes of such a fault that lengthen it
-	anchor    = 0.5  // the share of changes to a client fault that missed the lock that anchor it
-	anchorMet = 0.25 // the share of changes to a client fault that met it that anchor it
+	anchor    = 0.75 // the share of changes to a client fault that missed the lock that anchor it
+	anchorMet = 0.5  // the share of changes to a client fault that met it that anchor it
 )
 
 // anchored returns a client fault's group, which hit client p, waiting
@@ -346,14 +370,20 @@ const (
 // scenarios aim it. A fault that missed the lock meets it so; one that met
 // it after the holder's write (only its release late) comes before the
 // write. A pause of whichever client holds (@holder) is aimed at p alone.
+// A fault that freezes or cuts off the client for less than a TTL is
+// doubled: inside its hold for less than its lease, a holder loses nothing.
 func anchored(d *draw, gr []scenario.Step, p int) []scenario.Step {
 	out := slices.Clone(gr)
 	at := scenario.Duration(max(0, out[0].At.D()-d.ttl/2))
+	span := out[0].For
+	if slices.Contains(silencing, out[0].Fault) && span.D() < d.ttl {
+		span *= 2
+	}
 	for k := range out {
 		if out[k].Fault == "pause-client" && out[k].Node == scenario.AimHolder {
 			out[k].Node, out[k].Client = "", p
 		}
-		out[k].At, out[k].When, out[k].Within = at, &scenario.When{Event: "read", Client: p}, scenario.Duration(2*d.ttl)
+		out[k].At, out[k].For, out[k].When, out[k].Within = at, span, &scenario.When{Event: "read", Client: p}, scenario.Duration(2*d.ttl)
 	}
 	return out
 }

@@ -152,6 +152,13 @@ func TestCloseness(t *testing.T) {
 	if got := score(trial.TrialResult{Observed: evidence.Safe, History: alone}, ttl); got != lateAlone {
 		t.Errorf("a late write with no takeover scored %.2f, want %.2f", got, lateAlone)
 	}
+	alone = append(alone, ev(1, checker.Invoke, checker.FRelease, 1300, 0), ev(1, checker.OK, checker.FRelease, 1301, 0))
+	for i := range alone {
+		alone[i].Index = i
+	}
+	if got := score(trial.TrialResult{Observed: evidence.Safe, History: alone}, ttl); got != lateAlone {
+		t.Errorf("a late write and release with no takeover scored %.2f, want %.2f: the service down counts once", got, lateAlone)
+	}
 	released := checker.History{h[0], h[1], ev(1, checker.Invoke, checker.FRelease, 500, 0), ev(1, checker.OK, checker.FRelease, 501, 0), h[2], h[3]}
 	for i := range released {
 		released[i].Index = i
@@ -172,6 +179,24 @@ func TestCloseness(t *testing.T) {
 	}
 	if got := score(trial.TrialResult{Observed: evidence.Safe, History: slow}, ttl); got < 0.39 || got > 0.41 {
 		t.Errorf("a write with 100 ms of its lease left scored %.2f, want 0.40", got)
+	}
+	// A holder frozen for 1.5 TTL scores a point, for half a TTL half one;
+	// a client frozen while it held nothing, or a node cut off, nothing.
+	at := func(s float64) *float64 { return &s }
+	frozen := trial.TrialResult{Observed: evidence.Safe, History: released}
+	for _, c := range []struct {
+		f    evidence.Fault
+		want float64
+	}{
+		{evidence.Fault{Fault: "pause-client", Target: "c1", KeyBefore: "held", Fired: at(1), Healed: at(2.5)}, 1},
+		{evidence.Fault{Fault: "partition", Target: "e2-c1", KeyBefore: "held", Fired: at(1), Healed: at(1.5)}, 0.5},
+		{evidence.Fault{Fault: "pause-client", Target: "c1", KeyBefore: "absent", Fired: at(1), Healed: at(2.5)}, 0},
+		{evidence.Fault{Fault: "partition", Target: "e2", KeyBefore: "held", Fired: at(1), Healed: at(2.5)}, 0},
+	} {
+		frozen.Evidence.Faults = []evidence.Fault{c.f}
+		if got := score(frozen, ttl); got < c.want-0.01 || got > c.want+0.01 {
+			t.Errorf("%s %s (key %s) for %.1fs scored %.2f, want %.2f", c.f.Fault, c.f.Target, c.f.KeyBefore, *c.f.Healed-*c.f.Fired, got, c.want)
+		}
 	}
 	tr.Observed = evidence.Inconclusive
 	if got := score(tr, ttl); got != 0 {
@@ -275,6 +300,21 @@ func TestMutate_AnchorsAClientFaultThatMissed(t *testing.T) {
 	if anchors < 30 {
 		t.Errorf("%d of 200 changes anchored the fault that missed the lock, want about %.0f", anchors, 200*onFocus*anchor)
 	}
+	// A pause shorter than the 2 s TTL is doubled as it is anchored.
+	short := parent
+	short.sc.Faults = []scenario.Step{pause}
+	short.sc.Faults[0].For = scenario.Duration(1200 * time.Millisecond)
+	for i := range 200 {
+		sc := g.mutate(short, nil, rand.New(rand.NewPCG(9, uint64(i))), 100+i)
+		if sc.Change != "#5: anchor pause-client" && sc.Change != "#5: anchor pause-client, hold" {
+			continue
+		}
+		if f := sc.Faults[0].For.D(); f != 2400*time.Millisecond {
+			t.Fatalf("%s: the anchored 1.2s pause lasts %v, want 2.4s", sc.Change, f)
+		}
+		return
+	}
+	t.Error("no change of 200 only anchored the short pause")
 }
 
 // A client fault that met the lock is anchored too, less often than one
@@ -333,15 +373,17 @@ func TestGuide_WeighsKinds(t *testing.T) {
 	}
 }
 
-// The warm-up is the random search's first schedules, then one schedule
-// for each kind they never drew, which draws it.
+// The warm-up is the random search's first schedules, then schedules
+// drawing among the kinds they never drew, until every kind was drawn,
+// each drawing at least one not drawn before.
 func TestWarm_EveryKind(t *testing.T) {
 	g, _ := generator(t, "zk-pause-holder", nil)
 	for _, seed := range []uint64{1, 2, 3, 4, 5} {
 		seen := map[string]bool{}
+		cover := g.covering(seed)
 		i := 0
 		for ; ; i++ {
-			w, ok := g.warm(seed, i, g.undrawn(seed))
+			w, ok := g.warm(seed, i, cover)
 			if !ok {
 				break
 			}

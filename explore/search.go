@@ -60,7 +60,7 @@ type searcher struct {
 	shard    results.Shard // plays every Count-th schedule, from Index-1
 	strategy string        // StrategyGuided or StrategyRandom
 	guide    *guide        // the closest schedules so far, for a guided search
-	undrawn  []string      // the kinds a guided warm-up adds a schedule for (Generator.undrawn)
+	cover    []Schedule    // a guided warm-up's schedules after the random ones (Generator.covering)
 
 	mu    sync.Mutex
 	tried []Tried
@@ -157,7 +157,7 @@ func (sr *searcher) play(ctx context.Context, i int) (*finding, error) {
 	var sc Schedule
 	warming := false
 	if sr.strategy == StrategyGuided {
-		sc, warming = sr.gen.warm(sr.seed, idx, sr.undrawn)
+		sc, warming = sr.gen.warm(sr.seed, idx, sr.cover)
 	}
 	if !warming {
 		var gd *guide // a random search draws without one

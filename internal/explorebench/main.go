@@ -59,6 +59,7 @@ var benches = []bench{
 	{name: "etcd-pause-holder (every fault)", scenario: "etcd-pause-holder"},
 	{name: "zk-pause-holder (every fault)", scenario: "zk-pause-holder"},
 	{name: "etcd-partition-holder (every fault)", scenario: "etcd-partition-holder"},
+	{name: "watchdog-pause (every fault)", scenario: "watchdog-pause"},
 }
 
 // A run is one search's outcome.
