@@ -489,21 +489,26 @@ func (g *Generator) change(d *draw, groups []group, w []float64) ([]group, strin
 	return groups, "hold"
 }
 
-// pickGroup picks the group to change: one that met the lock, most of the
-// time when there is one, else a client fault that missed it, else any.
+// pickGroup picks the group to change, most of the time (onFocus) among
+// the client faults that met the lock (a holder frozen or cut off: the
+// near miss of the attack on a lease) when there are any, else among the
+// faults that met the lock and the client faults that missed it; else
+// any. (On etcd, ZooKeeper and PostgreSQL a member's fault "meets" the
+// lock whenever someone holds it, and such faults took the changes a
+// pause of the holder needed.)
 func pickGroup(d *draw, groups []group) int {
-	var met, missed []int
+	var client, other []int
 	for j, gr := range groups {
 		switch {
-		case gr.met:
-			met = append(met, j)
-		case gr.missed:
-			missed = append(missed, j)
+		case gr.met && gr.client > 0:
+			client = append(client, j)
+		case gr.met || gr.missed:
+			other = append(other, j)
 		}
 	}
-	focus := met
+	focus := client
 	if len(focus) == 0 {
-		focus = missed
+		focus = other
 	}
 	if len(focus) > 0 && d.chance(onFocus) {
 		return focus[d.rng.IntN(len(focus))]

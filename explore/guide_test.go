@@ -263,6 +263,19 @@ func TestMutate_WorksOnTheFaultThatMetTheLock(t *testing.T) {
 	}
 }
 
+// A client fault that met the lock comes before a member's fault that
+// met it too (on etcd, one that fired while anyone held the lock).
+func TestPickGroup_ClientFaultThatMetFirst(t *testing.T) {
+	groups := []group{{met: true}, {met: true, client: 1}, {missed: true, client: 2}}
+	n := [3]int{}
+	for i := range 400 {
+		n[pickGroup(&draw{rng: rand.New(rand.NewPCG(3, uint64(i)))}, groups)]++
+	}
+	if n[1] < 280 || n[0] == 0 || n[2] == 0 {
+		t.Errorf("picked the member's fault %d times, the client fault that met the lock %d, the one that missed %d: want the second mostly, the others sometimes", n[0], n[1], n[2])
+	}
+}
+
 // A client fault that missed the lock (its client held none when it hit)
 // is anchored, by some changes, to that client's next read under the lock;
 // the schedule stays valid and its trial lasts until the anchored fault,
