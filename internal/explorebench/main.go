@@ -60,6 +60,11 @@ var benches = []bench{
 	{name: "zk-pause-holder (every fault)", scenario: "zk-pause-holder"},
 	{name: "etcd-partition-holder (every fault)", scenario: "etcd-partition-holder"},
 	{name: "watchdog-pause (every fault)", scenario: "watchdog-pause"},
+	// the holder alone cut off from the master past its lease: a
+	// partition of one client's link, at the right time, for long enough
+	{name: "partition-holder (every fault)", scenario: "partition-holder"},
+	{name: "pg-holder-cut (every fault)", scenario: "pg-holder-cut"},
+	{name: "etcd-waiter-lease-expiry (every fault)", scenario: "etcd-waiter-lease-expiry"},
 }
 
 // A run is one search's outcome.
@@ -81,7 +86,7 @@ func main() {
 	first := flag.Int("first-seed", 1, "the first seed; the others follow it")
 	budget := flag.Duration("budget", 3*time.Minute, "time budget of one search")
 	parallel := flag.Int("parallel", 2, "trials of a search at once")
-	only := flag.String("only", "", "run only the benches whose names contain one of these words, comma-separated")
+	only := flag.String("only", "", "run only the benches whose names have one of these words (comma-separated) at the start or after a space")
 	keep := flag.String("keep", "", "write each search's trials (schedules, changes, scores) to this folder, one JSON file a search")
 	flag.Parse()
 	var kept *results.RunDir // where searches are kept, nil if not
@@ -144,7 +149,7 @@ func (b bench) chosen(only string) bool {
 		return true
 	}
 	for w := range strings.SplitSeq(only, ",") {
-		if w != "" && strings.Contains(b.name, w) {
+		if w != "" && (strings.HasPrefix(b.name, w) || strings.Contains(b.name, " "+w)) {
 			return true
 		}
 	}
