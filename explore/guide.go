@@ -38,6 +38,10 @@ const (
 type guide struct {
 	mu    sync.Mutex
 	pool  []scored
+	// toAnchor are the conclusive trials' schedules with a client fault
+	// that froze or cut off a client and waits for no moment, oldest
+	// first: each is anchored once (see nextAnchor), whatever it scored.
+	toAnchor []scored
 	seen  map[string]bool
 	kinds map[string]*tally // closeness by fault kind, for the fresh draws (see weights)
 	all   tally             // closeness over every conclusive trial
@@ -69,8 +73,35 @@ func (g *guide) learn(sc Schedule, tr trial.TrialResult, ttl time.Duration) floa
 		score += min(maxNovelty, 0.25*float64(g.novel(features(tr, m))))
 	}
 	met, missed, hit := metTheLock(tr)
-	g.add(scored{sc: sc, score: score, met: met, missed: missed, hit: hit})
+	s := scored{sc: sc, score: score, met: met, missed: missed, hit: hit}
+	g.add(s)
+	if tr.Observed != evidence.Inconclusive && silencingGroup(groupSteps(sc.Faults, s)) >= 0 {
+		g.mu.Lock()
+		g.toAnchor = append(g.toAnchor, s)
+		g.mu.Unlock()
+	}
 	return score
+}
+
+// nextAnchor takes the oldest schedule waiting to have its silencing
+// client fault anchored, or reports that none waits.
+func (g *guide) nextAnchor() (scored, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.toAnchor) == 0 {
+		return scored{}, false
+	}
+	s := g.toAnchor[0]
+	g.toAnchor = g.toAnchor[1:]
+	return s, true
+}
+
+// silencingGroup returns the index of the first group that froze or cut
+// off a client and waits for no moment (see anchorable), or -1.
+func silencingGroup(groups []group) int {
+	return slices.IndexFunc(groups, func(gr group) bool {
+		return gr.client > 0 && gr.steps[0].When == nil && slices.Contains(silencing, gr.kind())
+	})
 }
 
 // count adds a conclusive trial's closeness to the tally of each fault
@@ -349,6 +380,9 @@ func (g *Generator) pick(seed uint64, i int, gd *guide) Schedule {
 	if rng.Float64() < fresh {
 		return g.schedule(seed, i, w)
 	}
+	if p, ok := gd.nextAnchor(); ok {
+		return g.anchorOnly(p, rng, i)
+	}
 	p, ok := gd.parent(rng)
 	if !ok {
 		return g.schedule(seed, i, w)
@@ -408,15 +442,39 @@ func (g *Generator) mutate(parent scored, w []float64, rng *rand.Rand, i int) Sc
 	if slices.Contains(changes, "hold") {
 		sc.Hold = scenario.Duration(d.between(g.holdMin, g.holdMax))
 	}
+	sc.Faults = assemble(groups)
+	sc.Change = fmt.Sprintf("#%d: %s", parent.sc.Index, strings.Join(changes, ", "))
+	return sc
+}
+
+// assemble returns the steps of groups in time order, leaving out a group
+// that clashes with one before it.
+func assemble(groups []group) []scenario.Step {
+	var faults []scenario.Step
 	for _, gr := range groups {
 		if !slices.ContainsFunc(gr.steps, func(st scenario.Step) bool {
-			return slices.ContainsFunc(sc.Faults, func(o scenario.Step) bool { return clash(o, st) })
+			return slices.ContainsFunc(faults, func(o scenario.Step) bool { return clash(o, st) })
 		}) {
-			sc.Faults = append(sc.Faults, gr.steps...)
+			faults = append(faults, gr.steps...)
 		}
 	}
-	slices.SortStableFunc(sc.Faults, func(a, b scenario.Step) int { return int(a.At - b.At) })
-	sc.Change = fmt.Sprintf("#%d: %s", parent.sc.Index, strings.Join(changes, ", "))
+	slices.SortStableFunc(faults, func(a, b scenario.Step) int { return int(a.At - b.At) })
+	return faults
+}
+
+// anchorOnly returns parent, as schedule i, with its first silencing
+// client fault anchored and nothing else changed: a pause that hit client
+// 1 between two holds, or after its write, is one move from the pause
+// that breaks a lease lock, whatever its trial scored (a missed pause
+// scores nothing, and waited in the pool behind restarts).
+func (g *Generator) anchorOnly(parent scored, rng *rand.Rand, i int) Schedule {
+	groups := groupSteps(parent.sc.Faults, parent)
+	j := silencingGroup(groups)
+	gr := groups[j]
+	groups[j] = group{steps: anchored(g.draw(rng), gr.steps, gr.client)}
+	groups[0], groups[j] = groups[j], groups[0] // kept, whatever else clashes with it
+	sc := Schedule{Index: i, Seed: rng.Uint64()>>1 + 1, Hold: parent.sc.Hold, Faults: assemble(groups)}
+	sc.Change = fmt.Sprintf("#%d: anchor %s", parent.sc.Index, gr.kind())
 	return sc
 }
 

@@ -75,6 +75,42 @@ func TestPick_GuidedChangesThePool(t *testing.T) {
 	}
 }
 
+// A conclusive trial whose pause of a client waited for no moment, however
+// little it scored (it missed the lock), is anchored by the next change,
+// once; an inconclusive one is not.
+func TestPick_AnchorsEachPauseOnce(t *testing.T) {
+	g, base := generator(t, "etcd-pause-holder", []string{"pause-client", "latency"})
+	pause := scenario.Step{At: scenario.Duration(3 * time.Second), Fault: "pause-client", Node: scenario.AimHolder, For: scenario.Duration(3 * time.Second)}
+	sc := Schedule{Index: 2, Hold: scenario.Duration(time.Second / 2), Faults: []scenario.Step{pause}}
+	fired := 3.0
+	tr := trial.TrialResult{Observed: evidence.Safe}
+	tr.Evidence.Faults = []evidence.Fault{{Step: 0, Fault: "pause-client", Target: "c1", Fired: &fired, KeyBefore: evidence.KeyAbsent}}
+	gd := &guide{}
+	inconclusive := tr
+	inconclusive.Observed = evidence.Inconclusive
+	gd.learn(sc, inconclusive, base.Lock.TTL.D())
+	if len(gd.toAnchor) != 0 {
+		t.Fatal("an inconclusive trial's pause waits to be anchored")
+	}
+	gd.learn(sc, tr, base.Lock.TTL.D())
+	i := warmup
+	for ; i < warmup+40 && len(gd.toAnchor) > 0; i++ {
+		got := g.pick(1, i, gd)
+		if got.Change == "" { // a fresh draw
+			continue
+		}
+		if got.Change != "#2: anchor pause-client" || len(got.Faults) != 1 || got.Faults[0].When == nil || got.Faults[0].Client != 1 {
+			t.Errorf("draw %d: %s %s, want only the pause of client 1 anchored", i, got.Change, got.Describe())
+		}
+		if err := got.Apply(base).Validate(); err != nil {
+			t.Errorf("draw %d: %v", i, err)
+		}
+	}
+	if len(gd.toAnchor) != 0 || i > warmup+10 {
+		t.Errorf("the pause still waits to be anchored after %d draws", i-warmup)
+	}
+}
+
 // The steps of a group fault (one fault on a majority) move together.
 func TestMutate_GroupMovesTogether(t *testing.T) {
 	g, _ := generator(t, "redlock-baseline", []string{"pause"})
