@@ -36,15 +36,15 @@ const (
 // their scores, for a guided search to draw around, and the behaviours
 // the search has seen (see features).
 type guide struct {
-	mu    sync.Mutex
-	pool  []scored
+	mu   sync.Mutex
+	pool []scored
 	// toAnchor are the conclusive trials' schedules with a client fault
 	// that froze or cut off a client and waits for no moment, oldest
 	// first: each is anchored once (see nextAnchor), whatever it scored.
 	toAnchor []scored
-	seen  map[string]bool
-	kinds map[string]*tally // closeness by fault kind, for the fresh draws (see weights)
-	all   tally             // closeness over every conclusive trial
+	seen     map[string]bool
+	kinds    map[string]*tally // closeness by fault kind, for the fresh draws (see weights)
+	all      tally             // closeness over every conclusive trial
 }
 
 // A tally sums the closeness of the trials a fault kind was in.
