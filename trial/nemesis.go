@@ -53,7 +53,7 @@ type nemesis struct {
 	seeds   []uint64        // of aimed steps' random choices
 	moments []*moment       // of steps that waited for theirs (see trigger.go)
 	early   []*moment       // armed when the nemesis was built: of steps due at the start (see armEarly)
-	came    []time.Duration // from the start, when a step's moment came; its heal is due For after it
+	came    []time.Duration // from the start, when a step that waited for its moment fired (plus any delay); its heal is due For after it
 	runCtx  context.Context
 	heals   sync.WaitGroup // aimed steps' heals, which their injects start
 

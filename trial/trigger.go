@@ -165,8 +165,9 @@ func (m *nemesis) await(i int) (*moment, bool) {
 	return nil, false
 }
 
-// missed records that step i's moment never came, as a lone nemesis event
-// and in the step's evidence, which makes the trial inconclusive.
+// missed records why step i, waiting for its moment, never fired (the
+// moment never came, or the trial ended in its delay), as a lone nemesis
+// event and in the step's evidence, which makes the trial inconclusive.
 func (m *nemesis) missed(i int, why string) {
 	m.mu.Lock()
 	desc, target := m.record[i].Desc, m.record[i].Target
