@@ -348,6 +348,10 @@ func TestRequirement_Validate(t *testing.T) {
 		{r: evidence.Requirement{Fault: "power-loss", Node: "z1", HolderRelease: "ok"}, valid: true},
 		{r: evidence.Requirement{Grants: intp(1), HolderRelease: "ok"}, field: "holder_release"},
 		{r: evidence.Requirement{Fault: "power-loss", Node: "z1", HolderRelease: "fine"}, field: "holder_release"},
+		{r: evidence.Requirement{Refused: "acquire", UntilGrant: "2s"}, valid: true},
+		{r: evidence.Requirement{Refused: "lost", UntilGrant: "2s"}, field: "until_grant"},
+		{r: evidence.Requirement{Grants: intp(0), UntilGrant: "2s"}, field: "until_grant"},
+		{r: evidence.Requirement{Refused: "acquire", UntilGrant: "0s"}, field: "until_grant"},
 	} {
 		field, msg := tc.r.Validate()
 		if (msg == "") != tc.valid || field != tc.field {
@@ -408,6 +412,33 @@ func TestEvaluate_Waited(t *testing.T) {
 		{"in time", h(200e6), ""},
 		{"granted late", h(900e6), "required every acquire returned within 600ms; found the longest, process 2's (ok), returned after 900ms"},
 		{"no acquire", nil, "found no acquire completed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := evidence.Evaluate(evidence.Input{History: tc.h, Require: req})
+			got := strings.Join(ev.Reasons, "; ")
+			if (tc.reason == "") != ev.Conclusive || !strings.Contains(got, tc.reason) {
+				t.Errorf("conclusive %v, reasons %q; want %q", ev.Conclusive, got, tc.reason)
+			}
+		})
+	}
+}
+
+// until_grant counts the refusals before the first grant, and asks that
+// they span the duration: a livelock that ended too soon is no proof.
+func TestEvaluate_UntilGrant(t *testing.T) {
+	split := "1 of 3 nodes granted"
+	req := []evidence.Requirement{{Grants: intp(0)}, {Refused: "acquire", Error: split, Min: 2, UntilGrant: "2s"}}
+	for _, tc := range []struct {
+		name   string
+		h      checker.History // one op a second, each 10ms long
+		reason string          // "" for conclusive
+	}{
+		{"never granted", history(refused(1, split), refused(2, split), refused(3, split)), ""},
+		{"granted after 2s of split votes", history(refused(1, split), refused(2, split), refused(3, split), ok(1), refused(2, split)), ""},
+		{"granted too soon", history(refused(1, split), refused(2, split), ok(3), refused(1, split), refused(2, split), refused(1, split)),
+			"found 2 refused over 1.01s before the first grant"},
+		{"other refusals", history(refused(1, split), refused(2, "held"), refused(3, "held")),
+			"found 1 refused over 10ms before the first grant (nobody was granted it)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ev := evidence.Evaluate(evidence.Input{History: tc.h, Require: req})

@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -45,6 +46,13 @@ type Requirement struct {
 	// unknown (they may have taken effect: a timeout, a lost reply),
 	// whatever the lock said.
 	Unknown bool `json:"unknown,omitempty" yaml:"unknown"`
+	// UntilGrant, with Refused (a Go duration, "2.5s"), asks that the
+	// counted operations came before anyone was granted the lock (an
+	// acquire's invoke that ended ok) and spanned at least this long, from
+	// the first's invoke to the last's completion: the attack held the lock
+	// off that long before it was first taken (a livelock the checker can
+	// call one only after its StuckAfter).
+	UntilGrant string `json:"until_grant,omitempty" yaml:"until_grant"`
 	// Prevented asks for a violation the system stopped, of this kind
 	// (stale-write: a write the resource refused by its fencing token).
 	Prevented string `json:"prevented,omitempty" yaml:"prevented"`
@@ -108,6 +116,10 @@ func (r Requirement) Validate() (field, msg string) {
 		return "grants", "must not be negative"
 	case r.Min < 0:
 		return "min", "must not be negative"
+	case r.UntilGrant != "" && (r.Refused == "" || r.Refused == checker.FLost):
+		return "until_grant", "only goes with refused of an operation"
+	case r.UntilGrant != "" && !positiveDuration(r.UntilGrant):
+		return "until_grant", fmt.Sprintf("must be a positive duration like 2s, not %q", r.UntilGrant)
 	case r.After != "" && r.Grants == nil && r.Refused == "":
 		return "after", "only goes with grants or refused"
 	case r.Error != "" && r.Refused == "":
@@ -274,14 +286,7 @@ func (in *Input) check(r Requirement) Check {
 		}
 		c.Found, c.Met = grantsWord(n), n >= *r.Grants
 	case r.Refused != "":
-		n := 0
-		for _, e := range in.History {
-			if e.F == r.Refused && (e.Type == checker.Info || (e.Type == checker.Fail && !r.Unknown)) && e.Process >= 0 &&
-				strings.Contains(e.Error, r.Error) && counts(e) {
-				n++
-			}
-		}
-		c.Found, c.Met = fmt.Sprintf("%d refused", n), n >= min
+		c.Found, c.Met = in.refused(r, counts)
 	case r.Prevented != "":
 		n := in.Result.PreventedCounts()[checker.Kind(r.Prevented)]
 		c.Found, c.Met = fmt.Sprintf("%d prevented", n), n >= min
@@ -334,6 +339,71 @@ func (in *Input) check(r Requirement) Check {
 		c.Found, c.Met = in.longestWait(r)
 	}
 	return c
+}
+
+// refused counts the operations r.Refused that failed (or ended unknown)
+// as r asks, among those counts admits, and whether there were enough:
+// with UntilGrant, only those before the first grant, spanning that long.
+func (in *Input) refused(r Requirement, counts func(checker.Event) bool) (string, bool) {
+	until, span := int64(math.MaxInt64), time.Duration(0)
+	if r.UntilGrant != "" {
+		until = firstGrant(in.History)
+		span, _ = time.ParseDuration(r.UntilGrant)
+	}
+	invoked := map[int]int64{} // process -> its open invoke's time
+	n, first, last := 0, int64(0), int64(0)
+	for _, e := range in.History {
+		if e.F != r.Refused || e.Process < 0 {
+			continue
+		}
+		if e.Type == checker.Invoke {
+			invoked[e.Process] = e.Time
+			continue
+		}
+		if e.Time >= until || !(e.Type == checker.Info || (e.Type == checker.Fail && !r.Unknown)) ||
+			!strings.Contains(e.Error, r.Error) || !counts(e) {
+			continue
+		}
+		if t, ok := invoked[e.Process]; ok && (n == 0 || t < first) {
+			first = t
+		}
+		n, last = n+1, max(last, e.Time)
+	}
+	found := fmt.Sprintf("%d refused", n)
+	if r.UntilGrant == "" {
+		return found, n >= max(r.Min, 1)
+	}
+	lasted := time.Duration(last - first)
+	if n == 0 {
+		lasted = 0
+	}
+	found += fmt.Sprintf(" over %s before the first grant", lasted.Round(time.Millisecond))
+	if until == math.MaxInt64 {
+		found += " (nobody was granted it)"
+	}
+	return found, n >= max(r.Min, 1) && lasted >= span
+}
+
+// firstGrant returns the invoke time of the earliest acquire by a client
+// that ended ok (math.MaxInt64 if none did): from then on, someone may have
+// held the lock.
+func firstGrant(h []checker.Event) int64 {
+	invoked := map[int]int64{}
+	first := int64(math.MaxInt64)
+	for _, e := range h {
+		if e.F != checker.FAcquire || e.Process < 0 {
+			continue
+		}
+		switch e.Type {
+		case checker.Invoke:
+			invoked[e.Process] = e.Time
+		case checker.OK:
+			if t, ok := invoked[e.Process]; ok {
+				first = min(first, t)
+			}
+		}
+	}
+	return first
 }
 
 // longestWait finds the longest completed operation r.Waited by a client,
@@ -425,6 +495,9 @@ func where(r Requirement) string {
 	}
 	if r.After != "" {
 		s += " after " + r.After + " fired"
+	}
+	if r.UntilGrant != "" {
+		s += ", for " + r.UntilGrant + " before anyone was granted the lock"
 	}
 	return s
 }
