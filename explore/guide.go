@@ -395,6 +395,9 @@ const (
 	stretch   = 0.75 // the share of resizes of such a fault that lengthen it
 	anchor    = 0.75 // the share of changes to a client fault that missed the lock that anchor it
 	anchorMet = 0.5  // the share of changes to a client fault that met it that anchor it
+	// minSilence is the shortest an anchored pause or cut of a holder
+	// lasts, in TTLs (see anchored).
+	minSilence = 1.5
 )
 
 // anchored returns a client fault's group, which hit client p, waiting
@@ -405,13 +408,20 @@ const (
 // it after the holder's write (only its release late) comes before the
 // write. A pause of whichever client holds (@holder) is aimed at p alone.
 // A fault that freezes or cuts off the client for less than a TTL is
-// doubled: inside its hold for less than its lease, a holder loses nothing.
+// doubled (inside its hold for less than its lease, a holder loses
+// nothing), and lasts at least minSilence TTLs: the lease must run out and
+// another client take the lock before the holder wakes (a kept etcd search
+// anchored a 2.22s pause of the holder, TTL 2s, and the lock held; at
+// 4.44s, eleven schedules later, it broke).
 func anchored(d *draw, gr []scenario.Step, p int) []scenario.Step {
 	out := slices.Clone(gr)
 	at := scenario.Duration(max(0, out[0].At.D()-d.ttl/2))
 	span := out[0].For
-	if slices.Contains(silencing, out[0].Fault) && span.D() < d.ttl {
-		span *= 2
+	if slices.Contains(silencing, out[0].Fault) {
+		if span.D() < d.ttl {
+			span *= 2
+		}
+		span = max(span, scenario.Duration(minSilence*float64(d.ttl)))
 	}
 	for k := range out {
 		if out[k].Fault == "pause-client" && out[k].Node == scenario.AimHolder {

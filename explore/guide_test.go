@@ -349,21 +349,35 @@ func TestMutate_AnchorsAClientFaultThatMissed(t *testing.T) {
 	if anchors < 30 {
 		t.Errorf("%d of 200 changes anchored the fault that missed the lock, want about %.0f", anchors, 200*onFocus*anchor)
 	}
-	// A pause shorter than the 2 s TTL is doubled as it is anchored.
-	short := parent
-	short.sc.Faults = []scenario.Step{pause}
-	short.sc.Faults[0].For = scenario.Duration(1200 * time.Millisecond)
-	for i := range 200 {
-		sc := g.mutate(short, nil, rand.New(rand.NewPCG(9, uint64(i))), 100+i)
-		if sc.Change != "#5: anchor pause-client" && sc.Change != "#5: anchor pause-client, hold" {
-			continue
+	// A pause shorter than the 2 s TTL is doubled as it is anchored, and
+	// one of a little more than the TTL lasts 1.5 TTLs.
+	for _, tc := range []struct{ was, want time.Duration }{
+		{1600 * time.Millisecond, 3200 * time.Millisecond},
+		{1200 * time.Millisecond, 3 * time.Second},
+		{2220 * time.Millisecond, 3 * time.Second},
+		{3500 * time.Millisecond, 3500 * time.Millisecond},
+	} {
+		short := parent
+		short.sc.Faults = []scenario.Step{pause}
+		short.sc.Faults[0].For = scenario.Duration(tc.was)
+		if f := anchorOnce(t, g, short); f != tc.want {
+			t.Errorf("the anchored %v pause lasts %v, want %v", tc.was, f, tc.want)
 		}
-		if f := sc.Faults[0].For.D(); f != 2400*time.Millisecond {
-			t.Fatalf("%s: the anchored 1.2s pause lasts %v, want 2.4s", sc.Change, f)
-		}
-		return
 	}
-	t.Error("no change of 200 only anchored the short pause")
+}
+
+// anchorOnce returns how long the first change of parent that only
+// anchors its pause makes it last.
+func anchorOnce(t *testing.T, g *Generator, parent scored) time.Duration {
+	t.Helper()
+	for i := range 200 {
+		sc := g.mutate(parent, nil, rand.New(rand.NewPCG(9, uint64(i))), 100+i)
+		if sc.Change == "#5: anchor pause-client" || sc.Change == "#5: anchor pause-client, hold" {
+			return sc.Faults[0].For.D()
+		}
+	}
+	t.Fatal("no change of 200 only anchored the pause")
+	return 0
 }
 
 // A client fault that met the lock is anchored too, less often than one
