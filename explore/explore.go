@@ -326,7 +326,7 @@ func explore(ctx context.Context, base scenario.Scenario, gen *Generator, o Opti
 		sr.deadline = began.Add(o.Budget)
 	}
 	if sr.strategy == StrategyGuided {
-		sr.cover = gen.covering(o.Seed)
+		sr.guide.cover = gen.covering(o.Seed)
 	}
 	var searchTime time.Duration
 	next := 0

@@ -141,23 +141,11 @@ func (g *Generator) schedule(seed uint64, i int, w []float64) Schedule {
 	return g.build(seed, i, w, "")
 }
 
-// warm returns schedule i of a guided search's warm-up, and false past
-// it. The warm-up is the random search's first warmup schedules (the
-// same draws), then cover (see covering): a ZooKeeper search's random
-// warm-up drew no client fault that met the lock in 2 of 5 seeds, and the
-// guide had nothing to prefer.
-func (g *Generator) warm(seed uint64, i int, cover []Schedule) (Schedule, bool) {
-	switch {
-	case i < warmup:
-		return g.Schedule(seed, i), true
-	case i-warmup < len(cover):
-		return cover[i-warmup], true
-	}
-	return Schedule{}, false
-}
-
 // covering returns the schedules that follow a guided search's warmup
-// random ones: each draws its faults among the kinds none before drew,
+// random ones (the same draws; see guide.cover): a ZooKeeper search's
+// random warm-up drew no client fault that met the lock in 2 of 5 seeds,
+// and the guide had nothing to prefer. Each draws its faults among the
+// kinds none before drew,
 // until every kind was drawn (a schedule of 1 to MaxFaults faults covers
 // a few at once: 2 schedules, typically, for the dozen kinds of etcd).
 func (g *Generator) covering(seed uint64) []Schedule {

@@ -42,6 +42,9 @@ type guide struct {
 	// that froze or cut off a client and waits for no moment, oldest
 	// first: each is anchored once (see nextAnchor), whatever it scored.
 	toAnchor []scored
+	// cover are the schedules that draw the fault kinds the warm-up did
+	// not (Generator.covering), played in turn after it.
+	cover []Schedule
 	seen     map[string]bool
 	kinds    map[string]*tally // closeness by fault kind, for the fresh draws (see weights)
 	all      tally             // closeness over every conclusive trial
@@ -94,6 +97,18 @@ func (g *guide) nextAnchor() (scored, bool) {
 	s := g.toAnchor[0]
 	g.toAnchor = g.toAnchor[1:]
 	return s, true
+}
+
+// nextCover takes the next schedule of cover, or reports that none is left.
+func (g *guide) nextCover() (Schedule, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.cover) == 0 {
+		return Schedule{}, false
+	}
+	sc := g.cover[0]
+	g.cover = g.cover[1:]
+	return sc, true
 }
 
 // silencingGroup returns the index of the first group that froze or cut
@@ -368,20 +383,28 @@ func delayed(m checker.Margins, ttl, hold time.Duration) float64 {
 }
 
 // pick returns schedule i of a search with the given seed: drawn afresh
-// without a guide (a random search, or a guided one still warming up),
-// else mostly a change of a schedule of the guide's pool, the rest drawn
-// afresh with the fault kinds weighted by how close their trials came.
+// without a guide (a random search, or a guided one in its first warmup
+// schedules). With one: a pause or cut of a client waiting to be anchored
+// first (see nextAnchor: the holder frozen past its lease is the attack
+// the catalogue's client faults make), then the schedules covering the
+// kinds the warm-up missed, then mostly a change of a schedule of the
+// guide's pool, the rest drawn afresh with the fault kinds weighted by how
+// close their trials came.
 func (g *Generator) pick(seed uint64, i int, gd *guide) Schedule {
 	if gd == nil {
 		return g.Schedule(seed, i)
 	}
-	w := gd.weights(g.kinds)
 	rng := rand.New(rand.NewPCG(seed, uint64(i)+0x9e1d))
-	if rng.Float64() < fresh {
-		return g.schedule(seed, i, w)
-	}
 	if p, ok := gd.nextAnchor(); ok {
 		return g.anchorOnly(p, rng, i)
+	}
+	if sc, ok := gd.nextCover(); ok {
+		sc.Index = i
+		return sc
+	}
+	w := gd.weights(g.kinds)
+	if rng.Float64() < fresh {
+		return g.schedule(seed, i, w)
 	}
 	p, ok := gd.parent(rng)
 	if !ok {
@@ -397,7 +420,7 @@ const (
 	anchorMet = 0.5  // the share of changes to a client fault that met it that anchor it
 	// minSilence is the shortest an anchored pause or cut of a holder
 	// lasts, in TTLs (see anchored).
-	minSilence = 1.5
+	minSilence = 2
 )
 
 // anchored returns a client fault's group, which hit client p, waiting
@@ -407,20 +430,17 @@ const (
 // scenarios aim it. A fault that missed the lock meets it so; one that met
 // it after the holder's write (only its release late) comes before the
 // write. A pause of whichever client holds (@holder) is aimed at p alone.
-// A fault that freezes or cuts off the client for less than a TTL is
-// doubled (inside its hold for less than its lease, a holder loses
-// nothing), and lasts at least minSilence TTLs: the lease must run out and
-// another client take the lock before the holder wakes (a kept etcd search
-// anchored a 2.22s pause of the holder, TTL 2s, and the lock held; at
-// 4.44s, eleven schedules later, it broke).
+// A fault that freezes or cuts off the client lasts at least minSilence
+// TTLs: inside its hold for less than its lease, a holder loses nothing,
+// and the lease must run out and another client take the lock before the
+// holder wakes (kept etcd
+// searches, TTL 2s, anchored pauses of the holder of 2.22s and 2.82s, and
+// the lock held; 3.02s held too; 4.44s, eleven schedules later, broke it).
 func anchored(d *draw, gr []scenario.Step, p int) []scenario.Step {
 	out := slices.Clone(gr)
 	at := scenario.Duration(max(0, out[0].At.D()-d.ttl/2))
 	span := out[0].For
 	if slices.Contains(silencing, out[0].Fault) {
-		if span.D() < d.ttl {
-			span *= 2
-		}
 		span = max(span, scenario.Duration(minSilence*float64(d.ttl)))
 	}
 	for k := range out {

@@ -349,13 +349,11 @@ func TestMutate_AnchorsAClientFaultThatMissed(t *testing.T) {
 	if anchors < 30 {
 		t.Errorf("%d of 200 changes anchored the fault that missed the lock, want about %.0f", anchors, 200*onFocus*anchor)
 	}
-	// A pause shorter than the 2 s TTL is doubled as it is anchored, and
-	// one of a little more than the TTL lasts 1.5 TTLs.
+	// An anchored pause lasts at least 2 TTLs (the TTL is 2 s).
 	for _, tc := range []struct{ was, want time.Duration }{
-		{1600 * time.Millisecond, 3200 * time.Millisecond},
-		{1200 * time.Millisecond, 3 * time.Second},
-		{2220 * time.Millisecond, 3 * time.Second},
-		{3500 * time.Millisecond, 3500 * time.Millisecond},
+		{1200 * time.Millisecond, 4 * time.Second},
+		{2220 * time.Millisecond, 4 * time.Second},
+		{4500 * time.Millisecond, 4500 * time.Millisecond},
 	} {
 		short := parent
 		short.sc.Faults = []scenario.Step{pause}
@@ -443,27 +441,43 @@ func TestWarm_EveryKind(t *testing.T) {
 	g, _ := generator(t, "zk-pause-holder", nil)
 	for _, seed := range []uint64{1, 2, 3, 4, 5} {
 		seen := map[string]bool{}
-		cover := g.covering(seed)
-		i := 0
-		for ; ; i++ {
-			w, ok := g.warm(seed, i, cover)
-			if !ok {
-				break
-			}
-			if r := g.Schedule(seed, i); i < warmup && !reflect.DeepEqual(w, r) {
-				t.Errorf("seed %d schedule %d: the warm-up's differs from random's:\n%s\n%s", seed, i, w.Describe(), r.Describe())
-			}
-			for _, st := range w.Faults {
+		for i := range warmup {
+			for _, st := range g.Schedule(seed, i).Faults {
 				seen[st.Fault] = true
 			}
 		}
-		if i < warmup || i > warmup+len(g.kinds) {
-			t.Errorf("seed %d: a warm-up of %d schedules", seed, i)
+		gd := &guide{cover: g.covering(seed)}
+		n := len(gd.cover)
+		for i := warmup; len(gd.cover) > 0; i++ {
+			sc := g.pick(seed, i, gd)
+			if sc.Index != i || sc.Change != "" {
+				t.Errorf("seed %d: schedule %d is %d, %q: want the next covering one", seed, i, sc.Index, sc.Change)
+			}
+			for _, st := range sc.Faults {
+				seen[st.Fault] = true
+			}
+		}
+		if n == 0 || n > len(g.kinds) {
+			t.Errorf("seed %d: %d covering schedules", seed, n)
 		}
 		for _, k := range g.kinds {
 			if !seen[k] {
-				t.Errorf("seed %d: the warm-up (%d schedules) never drew %s", seed, i, k)
+				t.Errorf("seed %d: the warm-up (%d schedules) never drew %s", seed, warmup+n, k)
 			}
 		}
+	}
+}
+
+// A pause waiting to be anchored goes before the covering schedules.
+func TestPick_AnchorsBeforeCovering(t *testing.T) {
+	g, _ := generator(t, "zk-pause-holder", nil)
+	gd := &guide{cover: g.covering(1)}
+	pause := scenario.Step{At: scenario.Duration(time.Second), Fault: "pause-client", Client: 1, For: scenario.Duration(time.Second)}
+	gd.toAnchor = []scored{{sc: Schedule{Index: 2, Faults: []scenario.Step{pause}}, hit: map[int]int{0: 1}}}
+	if sc := g.pick(1, warmup, gd); sc.Change != "#2: anchor pause-client" {
+		t.Errorf("schedule %d: %q, want the anchor of schedule 2's pause", warmup, sc.Change)
+	}
+	if sc := g.pick(1, warmup+1, gd); sc.Change != "" || len(sc.Faults) == 0 {
+		t.Errorf("schedule %d: %q, want the first covering schedule", warmup+1, sc.Change)
 	}
 }

@@ -60,7 +60,6 @@ type searcher struct {
 	shard    results.Shard // plays every Count-th schedule, from Index-1
 	strategy string        // StrategyGuided or StrategyRandom
 	guide    *guide        // the closest schedules so far, for a guided search
-	cover    []Schedule    // a guided warm-up's schedules after the random ones (Generator.covering)
 
 	mu    sync.Mutex
 	tried []Tried
@@ -154,18 +153,11 @@ func (sr *searcher) schedule(i int) int {
 // finding if the trial was unsafe.
 func (sr *searcher) play(ctx context.Context, i int) (*finding, error) {
 	idx := sr.schedule(i)
-	var sc Schedule
-	warming := false
-	if sr.strategy == StrategyGuided {
-		sc, warming = sr.gen.warm(sr.seed, idx, sr.cover)
+	var gd *guide // a random search draws without one, a guided one warms up without it
+	if sr.strategy == StrategyGuided && idx >= warmup {
+		gd = sr.guide
 	}
-	if !warming {
-		var gd *guide // a random search draws without one
-		if sr.strategy == StrategyGuided {
-			gd = sr.guide
-		}
-		sc = sr.gen.pick(sr.seed, idx, gd)
-	}
+	sc := sr.gen.pick(sr.seed, idx, gd)
 	tr, err := runTrial(ctx, sc.Apply(sr.base), sc.Seed, sr.backend)
 	if err != nil {
 		return nil, err
