@@ -45,9 +45,9 @@ type guide struct {
 	// cover are the schedules that draw the fault kinds the warm-up did
 	// not (Generator.covering), played in turn after it.
 	cover []Schedule
-	seen     map[string]bool
-	kinds    map[string]*tally // closeness by fault kind, for the fresh draws (see weights)
-	all      tally             // closeness over every conclusive trial
+	seen  map[string]bool
+	kinds map[string]*tally // closeness by fault kind, for the fresh draws (see weights)
+	all   tally             // closeness over every conclusive trial
 }
 
 // A tally sums the closeness of the trials a fault kind was in.
