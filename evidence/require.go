@@ -350,25 +350,17 @@ func (in *Input) refused(r Requirement, counts func(checker.Event) bool) (string
 		until = firstGrant(in.History)
 		span, _ = time.ParseDuration(r.UntilGrant)
 	}
-	invoked := map[int]int64{} // process -> its open invoke's time
 	n, first, last := 0, int64(0), int64(0)
-	for _, e := range in.History {
-		if e.F != r.Refused || e.Process < 0 {
-			continue
-		}
-		if e.Type == checker.Invoke {
-			invoked[e.Process] = e.Time
-			continue
-		}
+	eachCompletion(in.History, r.Refused, func(e checker.Event, invoked int64, ok bool) {
 		if e.Time >= until || !(e.Type == checker.Info || (e.Type == checker.Fail && !r.Unknown)) ||
 			!strings.Contains(e.Error, r.Error) || !counts(e) {
-			continue
+			return
 		}
-		if t, ok := invoked[e.Process]; ok && (n == 0 || t < first) {
-			first = t
+		if ok && (n == 0 || invoked < first) {
+			first = invoked
 		}
 		n, last = n+1, max(last, e.Time)
-	}
+	})
 	found := fmt.Sprintf("%d refused", n)
 	if r.UntilGrant == "" {
 		return found, n >= max(r.Min, 1)
@@ -388,35 +380,21 @@ func (in *Input) refused(r Requirement, counts func(checker.Event) bool) (string
 // that ended ok (math.MaxInt64 if none did): from then on, someone may have
 // held the lock.
 func firstGrant(h []checker.Event) int64 {
-	invoked := map[int]int64{}
 	first := int64(math.MaxInt64)
-	for _, e := range h {
-		if e.F != checker.FAcquire || e.Process < 0 {
-			continue
+	eachCompletion(h, checker.FAcquire, func(e checker.Event, invoked int64, ok bool) {
+		if ok && e.Type == checker.OK {
+			first = min(first, invoked)
 		}
-		switch e.Type {
-		case checker.Invoke:
-			invoked[e.Process] = e.Time
-		case checker.OK:
-			if t, ok := invoked[e.Process]; ok {
-				first = min(first, t)
-			}
-		}
-	}
+	})
 	return first
 }
 
-// longestWait finds the longest completed operation r.Waited by a client,
-// from its invoke to its completion, and whether none exceeded r.Max (and
-// there was one).
-func (in *Input) longestWait(r Requirement) (string, bool) {
-	limit, _ := time.ParseDuration(r.Max)
-	open := map[int]int64{} // process -> its invoke's time
-	var longest time.Duration
-	var who checker.Event
-	n := 0
-	for _, e := range in.History {
-		if e.F != r.Waited || e.Process < 0 {
+// eachCompletion calls fn for every completion of an operation f by a
+// client in h, in order, with its invoke's time (ok false if h has none).
+func eachCompletion(h []checker.Event, f string, fn func(e checker.Event, invoked int64, ok bool)) {
+	open := map[int]int64{} // process -> its open invoke's time
+	for _, e := range h {
+		if e.F != f || e.Process < 0 {
 			continue
 		}
 		if e.Type == checker.Invoke {
@@ -424,15 +402,28 @@ func (in *Input) longestWait(r Requirement) (string, bool) {
 			continue
 		}
 		t, ok := open[e.Process]
-		if !ok {
-			continue
-		}
 		delete(open, e.Process)
+		fn(e, t, ok)
+	}
+}
+
+// longestWait finds the longest completed operation r.Waited by a client,
+// from its invoke to its completion, and whether none exceeded r.Max (and
+// there was one).
+func (in *Input) longestWait(r Requirement) (string, bool) {
+	limit, _ := time.ParseDuration(r.Max)
+	var longest time.Duration
+	var who checker.Event
+	n := 0
+	eachCompletion(in.History, r.Waited, func(e checker.Event, invoked int64, ok bool) {
+		if !ok {
+			return
+		}
 		n++
-		if d := time.Duration(e.Time - t); d > longest {
+		if d := time.Duration(e.Time - invoked); d > longest {
 			longest, who = d, e
 		}
-	}
+	})
 	if n == 0 {
 		return "no " + r.Waited + " completed", false
 	}
