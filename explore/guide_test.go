@@ -99,7 +99,7 @@ func TestPick_AnchorsEachPauseOnce(t *testing.T) {
 		if got.Change == "" { // a fresh draw
 			continue
 		}
-		if got.Change != "#2: anchor pause-client" || len(got.Faults) != 1 || got.Faults[0].When == nil || got.Faults[0].Client != 1 {
+		if got.Change != "#2: anchor pause-client alone" || len(got.Faults) != 1 || got.Faults[0].When == nil || got.Faults[0].Client != 1 {
 			t.Errorf("draw %d: %s %s, want only the pause of client 1 anchored", i, got.Change, got.Describe())
 		}
 		if err := got.Apply(base).Validate(); err != nil {
@@ -473,9 +473,10 @@ func TestPick_AnchorsBeforeCovering(t *testing.T) {
 	g, _ := generator(t, "zk-pause-holder", nil)
 	gd := &guide{cover: g.covering(1)}
 	pause := scenario.Step{At: scenario.Duration(time.Second), Fault: "pause-client", Client: 1, For: scenario.Duration(time.Second)}
-	gd.toAnchor = []scored{{sc: Schedule{Index: 2, Faults: []scenario.Step{pause}}, hit: map[int]int{0: 1}}}
-	if sc := g.pick(1, warmup, gd); sc.Change != "#2: anchor pause-client" {
-		t.Errorf("schedule %d: %q, want the anchor of schedule 2's pause", warmup, sc.Change)
+	kill := scenario.Step{At: scenario.Duration(time.Second), Fault: "kill", Node: "z2"}
+	gd.toAnchor = []scored{{sc: Schedule{Index: 2, Faults: []scenario.Step{kill, pause}}, hit: map[int]int{1: 1}}}
+	if sc := g.pick(1, warmup, gd); sc.Change != "#2: anchor pause-client alone" || len(sc.Faults) != 1 || sc.Faults[0].When == nil {
+		t.Errorf("schedule %d: %q %s, want the anchor of schedule 2's pause alone", warmup, sc.Change, sc.Describe())
 	}
 	if sc := g.pick(1, warmup+1, gd); sc.Change != "" || len(sc.Faults) == 0 {
 		t.Errorf("schedule %d: %q, want the first covering schedule", warmup+1, sc.Change)
