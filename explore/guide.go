@@ -495,9 +495,9 @@ func assemble(groups []group) []scenario.Step {
 // anchorOnly returns, as schedule i, parent's first silencing client
 // fault anchored (see anchored), alone: whether that pause or cut, met
 // with the lock held, breaks it. The parent's other faults are left out:
-// kept, a reset of the resource's link or a member down beside it left
-// etcd and ZooKeeper holders' anchored pauses safe in kept searches, where
-// the pause alone broke the lock.
+// in a kept ZooKeeper search a member killed and another restarted beside
+// the anchored pause left the lock safe twice; without the restart, the
+// pause broke it.
 func (g *Generator) anchorOnly(parent scored, rng *rand.Rand, i int) Schedule {
 	groups := groupSteps(parent.sc.Faults, parent)
 	gr := groups[silencingGroup(groups)]
