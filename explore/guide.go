@@ -38,9 +38,11 @@ const (
 type guide struct {
 	mu   sync.Mutex
 	pool []scored
-	// toAnchor are the conclusive trials' schedules with a client fault
-	// that froze or cut off a client and waits for no moment, oldest
-	// first: each is anchored once (see nextAnchor), whatever it scored.
+	// toAnchor are the trials' schedules with a client fault that froze or
+	// cut off a client and waits for no moment, oldest first: each is
+	// anchored once (see nextAnchor), whatever it scored, even an
+	// inconclusive trial's (the anchor plays the pause alone, without the
+	// faults that may have made it so).
 	toAnchor []scored
 	// cover are the schedules that draw the fault kinds the warm-up did
 	// not (Generator.covering), played in turn after it.
@@ -78,7 +80,7 @@ func (g *guide) learn(sc Schedule, tr trial.TrialResult, ttl time.Duration) floa
 	met, missed, hit := metTheLock(tr)
 	s := scored{sc: sc, score: score, met: met, missed: missed, hit: hit}
 	g.add(s)
-	if tr.Observed != evidence.Inconclusive && silencingGroup(groupSteps(sc.Faults, s)) >= 0 {
+	if silencingGroup(groupSteps(sc.Faults, s)) >= 0 {
 		g.mu.Lock()
 		g.toAnchor = append(g.toAnchor, s)
 		g.mu.Unlock()

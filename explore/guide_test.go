@@ -89,8 +89,8 @@ func TestPick_AnchorsEachPauseOnce(t *testing.T) {
 	inconclusive := tr
 	inconclusive.Observed = evidence.Inconclusive
 	gd.learn(sc, inconclusive, base.Lock.TTL.D())
-	if len(gd.toAnchor) != 0 {
-		t.Fatal("an inconclusive trial's pause waits to be anchored")
+	if len(gd.toAnchor) != 1 {
+		t.Fatal("an inconclusive trial's pause does not wait to be anchored (alone, without what made it so)")
 	}
 	gd.learn(sc, tr, base.Lock.TTL.D())
 	i := warmup
