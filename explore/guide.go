@@ -435,9 +435,9 @@ const (
 // A fault that freezes or cuts off the client lasts at least minSilence
 // TTLs: inside its hold for less than its lease, a holder loses nothing,
 // and the lease must run out and another client take the lock before the
-// holder wakes (kept etcd
-// searches, TTL 2s, anchored pauses of the holder of 2.22s and 2.82s, and
-// the lock held; 3.02s held too; 4.44s, eleven schedules later, broke it).
+// holder wakes (in kept etcd searches, TTL 2s, anchored pauses of the
+// holder of 2.22s and 2.82s left the lock safe, a random one of 3.02s
+// too; 4.44s, eleven schedules later, broke it).
 func anchored(d *draw, gr []scenario.Step, p int) []scenario.Step {
 	out := slices.Clone(gr)
 	at := scenario.Duration(max(0, out[0].At.D()-d.ttl/2))
