@@ -356,8 +356,12 @@ func (in *Input) refused(r Requirement, counts func(checker.Event) bool) (string
 			!strings.Contains(e.Error, r.Error) || !counts(e) {
 			return
 		}
-		if ok && (n == 0 || invoked < first) {
-			first = invoked
+		start := e.Time // from its invoke, if the history has one
+		if ok {
+			start = invoked
+		}
+		if n == 0 || start < first {
+			first = start
 		}
 		n, last = n+1, max(last, e.Time)
 	})
@@ -365,10 +369,7 @@ func (in *Input) refused(r Requirement, counts func(checker.Event) bool) (string
 	if r.UntilGrant == "" {
 		return found, n >= max(r.Min, 1)
 	}
-	lasted := time.Duration(last - first)
-	if n == 0 {
-		lasted = 0
-	}
+	lasted := time.Duration(last - first) // 0 when none counted
 	found += fmt.Sprintf(" over %s before the first grant", lasted.Round(time.Millisecond))
 	if until == math.MaxInt64 {
 		found += " (nobody was granted it)"

@@ -145,9 +145,9 @@ func (g *Generator) schedule(seed uint64, i int, w []float64) Schedule {
 // random ones (the same draws; see guide.cover): a ZooKeeper search's
 // random warm-up drew no client fault that met the lock in 2 of 5 seeds,
 // and the guide had nothing to prefer. Each draws its faults among the
-// kinds none before drew,
-// until every kind was drawn (a schedule of 1 to MaxFaults faults covers
-// a few at once: 2 schedules, typically, for the dozen kinds of etcd).
+// kinds none before drew, until every kind was drawn (a schedule of 1 to
+// MaxFaults faults covers a few at once: 2 schedules, typically, for the
+// dozen kinds of etcd).
 func (g *Generator) covering(seed uint64) []Schedule {
 	drawn := map[string]bool{}
 	for i := range warmup {

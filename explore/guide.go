@@ -90,27 +90,22 @@ func (g *guide) learn(sc Schedule, tr trial.TrialResult, ttl time.Duration) floa
 
 // nextAnchor takes the oldest schedule waiting to have its silencing
 // client fault anchored, or reports that none waits.
-func (g *guide) nextAnchor() (scored, bool) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if len(g.toAnchor) == 0 {
-		return scored{}, false
-	}
-	s := g.toAnchor[0]
-	g.toAnchor = g.toAnchor[1:]
-	return s, true
-}
+func (g *guide) nextAnchor() (scored, bool) { return take(g, &g.toAnchor) }
 
 // nextCover takes the next schedule of cover, or reports that none is left.
-func (g *guide) nextCover() (Schedule, bool) {
+func (g *guide) nextCover() (Schedule, bool) { return take(g, &g.cover) }
+
+// take removes and returns the first of q, one of g's queues, under g's
+// lock, or reports that q is empty.
+func take[T any](g *guide, q *[]T) (T, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if len(g.cover) == 0 {
-		return Schedule{}, false
+	var first T
+	if len(*q) == 0 {
+		return first, false
 	}
-	sc := g.cover[0]
-	g.cover = g.cover[1:]
-	return sc, true
+	first, *q = (*q)[0], (*q)[1:]
+	return first, true
 }
 
 // silencingGroup returns the index of the first group that froze or cut
