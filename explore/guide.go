@@ -28,7 +28,7 @@ func Strategies() []string { return []string{StrategyGuided, StrategyRandom} }
 
 const (
 	poolSize = 8   // the closest schedules a guided search draws around
-	warmup   = 4   // random's schedules a guided search plays before the first change (see warm)
+	warmup   = 4   // random's schedules a guided search plays before the first change (see warmDraw)
 	fresh    = 0.3 // the share of random draws after the warm-up
 )
 
@@ -38,12 +38,16 @@ const (
 type guide struct {
 	mu   sync.Mutex
 	pool []scored
-	// toAnchor are the trials' schedules with a client fault that froze or
-	// cut off a client and waits for no moment, oldest first: each is
-	// anchored once (see nextAnchor), whatever it scored, even an
-	// inconclusive trial's (the anchor plays the pause alone, without the
-	// faults that may have made it so).
+	// toAnchor are the schedules with a client fault that freezes or cuts
+	// off a client and waits for no moment, oldest first: each is anchored
+	// once (see nextAnchor), whatever its trial shows (the anchor plays the
+	// pause alone, without the faults that may make the trial
+	// inconclusive). A schedule is queued as it is drawn when the client
+	// it hits is known then (see drawnClient), else once its trial shows
+	// which client the fault hit.
 	toAnchor []scored
+	queued   map[int]bool // the schedules, by index, queued to be anchored
+	warmed   int          // the random schedules the warm-up has drawn (see warmDraw)
 	// cover are the schedules that draw the fault kinds the warm-up did
 	// not (Generator.covering), played in turn after it.
 	cover []Schedule
@@ -80,12 +84,65 @@ func (g *guide) learn(sc Schedule, tr trial.TrialResult, ttl time.Duration) floa
 	met, missed, hit := metTheLock(tr)
 	s := scored{sc: sc, score: score, met: met, missed: missed, hit: hit}
 	g.add(s)
-	if silencingGroup(groupSteps(sc.Faults, s)) >= 0 {
-		g.mu.Lock()
-		g.toAnchor = append(g.toAnchor, s)
-		g.mu.Unlock()
-	}
+	g.queue(s)
 	return score
+}
+
+// queue puts s in toAnchor if its schedule has a silencing client fault
+// whose client is known (see silencingGroup) and was not queued before.
+func (g *guide) queue(s scored) {
+	if silencingGroup(groupSteps(s.sc.Faults, s)) < 0 {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.queued[s.sc.Index] {
+		return
+	}
+	if g.queued == nil {
+		g.queued = map[int]bool{}
+	}
+	g.queued[s.sc.Index] = true
+	g.toAnchor = append(g.toAnchor, s)
+}
+
+// drew queues sc, just drawn, to be anchored when it freezes or cuts off
+// a client it names (see drawnClient): its anchor waits for nothing its
+// trial could show, so it is played beside that trial, not after it.
+func (g *guide) drew(sc Schedule, s scenario.Scenario) {
+	hit := map[int]int{}
+	for i, st := range sc.Faults {
+		if p := drawnClient(st, s); p > 0 {
+			hit[i] = p
+		}
+	}
+	g.queue(scored{sc: sc, hit: hit})
+}
+
+// drawnClient returns the client a client fault will hit, as far as its
+// step says: a pause of client p, a cut of p's own links, a pause of the
+// holder where only one client can be paused; else 0.
+func drawnClient(st scenario.Step, s scenario.Scenario) int {
+	if st.Fault == "pause-client" && st.Node == scenario.AimHolder && len(s.Isolate) == 1 {
+		return s.Isolate[0]
+	}
+	if st.Fault == "pause-client" && st.Client > 0 {
+		return st.Client
+	}
+	return clientOf(st.Fault, st.Node)
+}
+
+// warmDraw returns the index of the next random schedule of the warm-up
+// (the random search's first warmup, in order), or reports that the
+// warm-up is over.
+func (g *guide) warmDraw() (int, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.warmed >= warmup {
+		return 0, false
+	}
+	g.warmed++
+	return g.warmed - 1, true
 }
 
 // nextAnchor takes the oldest schedule waiting to have its silencing
@@ -380,20 +437,33 @@ func delayed(m checker.Margins, ttl, hold time.Duration) float64 {
 }
 
 // pick returns schedule i of a search with the given seed: drawn afresh
-// without a guide (a random search, or a guided one in its first warmup
-// schedules). With one: a pause or cut of a client waiting to be anchored
-// first (see nextAnchor: the holder frozen past its lease is the attack
-// the catalogue's client faults make), then the schedules covering the
-// kinds the warm-up missed, then mostly a change of a schedule of the
-// guide's pool, the rest drawn afresh with the fault kinds weighted by how
-// close their trials came.
+// without a guide (a random search). With one: a pause or cut of a client
+// waiting to be anchored first (see nextAnchor: the holder frozen past its
+// lease is the attack the catalogue's client faults make), then the random
+// search's first warmup schedules, then the schedules covering the kinds
+// those missed, then mostly a change of a schedule of the guide's pool, the
+// rest drawn afresh with the fault kinds weighted by how close their
+// trials came. A schedule that freezes or cuts off a client it names is
+// queued to be anchored as it is drawn (see guide.drew).
 func (g *Generator) pick(seed uint64, i int, gd *guide) Schedule {
 	if gd == nil {
 		return g.Schedule(seed, i)
 	}
+	sc := g.guided(seed, i, gd)
+	gd.drew(sc, g.base)
+	return sc
+}
+
+// guided returns schedule i of a guided search (see pick).
+func (g *Generator) guided(seed uint64, i int, gd *guide) Schedule {
 	rng := rand.New(rand.NewPCG(seed, uint64(i)+0x9e1d))
 	if p, ok := gd.nextAnchor(); ok {
 		return g.anchorOnly(p, rng, i)
+	}
+	if k, ok := gd.warmDraw(); ok {
+		sc := g.Schedule(seed, k)
+		sc.Index = i
+		return sc
 	}
 	if sc, ok := gd.nextCover(); ok {
 		sc.Index = i

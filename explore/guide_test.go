@@ -93,21 +93,40 @@ func TestPick_AnchorsEachPauseOnce(t *testing.T) {
 		t.Fatal("an inconclusive trial's pause does not wait to be anchored (alone, without what made it so)")
 	}
 	gd.learn(sc, tr, base.Lock.TTL.D())
-	i := warmup
-	for ; i < warmup+40 && len(gd.toAnchor) > 0; i++ {
+	anchors := 0
+	for i := 10; i < 50; i++ {
 		got := g.pick(1, i, gd)
-		if got.Change == "" { // a fresh draw
-			continue
+		if got.Change != "#2: anchor pause-client alone" {
+			continue // a draw, or the anchor of one
 		}
-		if got.Change != "#2: anchor pause-client alone" || len(got.Faults) != 1 || got.Faults[0].When == nil || got.Faults[0].Client != 1 {
-			t.Errorf("draw %d: %s %s, want only the pause of client 1 anchored", i, got.Change, got.Describe())
+		anchors++
+		if i != 10 || len(got.Faults) != 1 || got.Faults[0].When == nil || got.Faults[0].Client != 1 {
+			t.Errorf("draw %d: %s %s, want only the pause of client 1 anchored, first", i, got.Change, got.Describe())
 		}
 		if err := got.Apply(base).Validate(); err != nil {
 			t.Errorf("draw %d: %v", i, err)
 		}
 	}
-	if len(gd.toAnchor) != 0 || i > warmup+10 {
-		t.Errorf("the pause still waits to be anchored after %d draws", i-warmup)
+	if anchors != 1 {
+		t.Errorf("the pause was anchored %d times in 40 draws, want once", anchors)
+	}
+}
+
+// A drawn pause of a named client waits for nothing its trial shows: it
+// is anchored by the very next draw, and the random warm-up goes on after.
+func TestPick_AnchorsAsDrawn(t *testing.T) {
+	g, base := generator(t, "etcd-pause-holder", []string{"pause-client"})
+	gd := &guide{}
+	first := g.pick(1, 0, gd)
+	if !reflect.DeepEqual(first.Faults, g.Schedule(1, 0).Faults) {
+		t.Fatalf("schedule 0 is %s, want the random search's first", first.Describe())
+	}
+	anchor := g.pick(1, 1, gd)
+	if anchor.Change != "#0: anchor pause-client alone" || anchor.Faults[0].When == nil || anchor.Faults[0].Client != base.Isolate[0] {
+		t.Errorf("schedule 1 is %q %s, want schedule 0's pause anchored to client %d", anchor.Change, anchor.Describe(), base.Isolate[0])
+	}
+	if next := g.pick(1, 2, gd); next.Index != 2 || !reflect.DeepEqual(next.Faults, g.Schedule(1, 1).Faults) {
+		t.Errorf("schedule 2 is %q %s, want the random search's second", next.Change, next.Describe())
 	}
 }
 
@@ -446,10 +465,13 @@ func TestWarm_EveryKind(t *testing.T) {
 				seen[st.Fault] = true
 			}
 		}
-		gd := &guide{cover: g.covering(seed)}
+		gd := &guide{cover: g.covering(seed), warmed: warmup}
 		n := len(gd.cover)
 		for i := warmup; len(gd.cover) > 0; i++ {
 			sc := g.pick(seed, i, gd)
+			if strings.Contains(sc.Change, "anchor") {
+				continue // a pause the schedule before drew
+			}
 			if sc.Index != i || sc.Change != "" {
 				t.Errorf("seed %d: schedule %d is %d, %q: want the next covering one", seed, i, sc.Index, sc.Change)
 			}
@@ -471,7 +493,7 @@ func TestWarm_EveryKind(t *testing.T) {
 // A pause waiting to be anchored goes before the covering schedules.
 func TestPick_AnchorsBeforeCovering(t *testing.T) {
 	g, _ := generator(t, "zk-pause-holder", nil)
-	gd := &guide{cover: g.covering(1)}
+	gd := &guide{cover: g.covering(1), warmed: warmup}
 	pause := scenario.Step{At: scenario.Duration(time.Second), Fault: "pause-client", Client: 1, For: scenario.Duration(time.Second)}
 	kill := scenario.Step{At: scenario.Duration(time.Second), Fault: "kill", Node: "z2"}
 	gd.toAnchor = []scored{{sc: Schedule{Index: 2, Faults: []scenario.Step{kill, pause}}, hit: map[int]int{1: 1}}}

@@ -153,8 +153,8 @@ func (sr *searcher) schedule(i int) int {
 // finding if the trial was unsafe.
 func (sr *searcher) play(ctx context.Context, i int) (*finding, error) {
 	idx := sr.schedule(i)
-	var gd *guide // a random search draws without one, a guided one warms up without it
-	if sr.strategy == StrategyGuided && idx >= warmup {
+	var gd *guide // a random search draws without one
+	if sr.strategy == StrategyGuided {
 		gd = sr.guide
 	}
 	sc := sr.gen.pick(sr.seed, idx, gd)

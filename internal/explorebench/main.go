@@ -40,6 +40,12 @@ type bench struct {
 	scenario string
 	faults   []string
 	program  []string // a lock program's command line, relative to the module root
+	// attack is the fault kind of the scenario's own attack, "" if none
+	// alone: a search that learns from its trials cannot aim it before it
+	// has drawn it once, so the random search's first draw of it (printed
+	// beside the times) is how soon either strategy could find the attack
+	// without a prior for it.
+	attack string
 }
 
 var benches = []bench{
@@ -56,8 +62,8 @@ var benches = []bench{
 	// every fault that fits: a larger space, where the first finding takes
 	// tens of schedules
 	{name: "failover-lock-loss (every fault)", scenario: "failover-lock-loss"},
-	{name: "etcd-pause-holder (every fault)", scenario: "etcd-pause-holder"},
-	{name: "zk-pause-holder (every fault)", scenario: "zk-pause-holder"},
+	{name: "etcd-pause-holder (every fault)", scenario: "etcd-pause-holder", attack: "pause-client"},
+	{name: "zk-pause-holder (every fault)", scenario: "zk-pause-holder", attack: "pause-client"},
 	{name: "etcd-partition-holder (every fault)", scenario: "etcd-partition-holder"},
 	{name: "watchdog-pause (every fault)", scenario: "watchdog-pause"},
 	// the holder alone cut off from the master past its lease: a
@@ -114,7 +120,12 @@ func main() {
 			os.Exit(2)
 		}
 		runs := map[string][]run{}
+		var draws []run // the random search's first draw of the attack, per seed
 		for seed := *first; seed < *first+*seeds; seed++ {
+			if d, ok := b.firstDraw(base, uint64(seed)); ok {
+				draws = append(draws, d)
+				fmt.Fprintf(os.Stderr, "explorebench: %s, seed %d: random draws %s first at schedule %d\n", b.name, seed, b.attack, d.schedules)
+			}
 			order := explore.Strategies()
 			if seed%2 == 0 {
 				slices.Reverse(order)
@@ -132,6 +143,9 @@ func main() {
 		for _, strategy := range explore.Strategies() {
 			fmt.Printf("%-30s %-8s %s\n", b.name, strategy, cells(runs[strategy]))
 		}
+		if len(draws) > 0 {
+			fmt.Printf("%-30s %-8s %s\n", b.name, "1st "+b.attack, schedules(draws))
+		}
 		g, r := median(runs[explore.StrategyGuided], *budget), median(runs[explore.StrategyRandom], *budget)
 		summary = append(summary, fmt.Sprintf("%-30s %8s %8s %6.2f   %s of %d found guided, %s random",
 			b.name, g, r, r.seconds/max(g.seconds, 0.1), count(runs[explore.StrategyGuided]), *seeds, count(runs[explore.StrategyRandom])))
@@ -140,6 +154,38 @@ func main() {
 	for _, line := range summary {
 		fmt.Println(line)
 	}
+}
+
+// firstDraw returns the index (from 1) of the random search's first
+// schedule, with seed, that draws the bench's attack, within 100.
+func (b bench) firstDraw(base scenario.Scenario, seed uint64) (run, bool) {
+	if b.attack == "" {
+		return run{}, false
+	}
+	gen, err := explore.NewGenerator(base, b.faults)
+	if err != nil {
+		return run{}, false
+	}
+	for i := range 100 {
+		for _, st := range gen.Schedule(seed, i).Faults {
+			if st.Fault == b.attack {
+				return run{found: true, schedules: i + 1}, true
+			}
+		}
+	}
+	return run{}, false
+}
+
+// schedules lists runs' schedule counts, and their median.
+func schedules(rs []run) string {
+	var out []string
+	n := make([]int, len(rs))
+	for i, r := range rs {
+		out = append(out, fmt.Sprint(r.schedules))
+		n[i] = r.schedules
+	}
+	slices.Sort(n)
+	return fmt.Sprintf("schedule %s (median %d)", strings.Join(out, ", "), n[len(n)/2])
 }
 
 // chosen reports whether only, a comma-separated list of words, names b
