@@ -441,6 +441,7 @@ func shrinkFinding(ctx context.Context, base scenario.Scenario, f *finding, o Op
 	backs := stepBacks(shrunk.Chain, shrunk.wasRefused)
 	for tries := 0; ; tries++ {
 		fd.minimal.Name = name // a step back lands on a scenario of the chain, or one made from it: named like the base
+		fd.minimal.Early = nil // measured as its file runs, to its whole duration
 		fd.minimal.Faults = slices.Clone(fd.minimal.Faults)
 		slices.SortStableFunc(fd.minimal.Faults, func(a, b scenario.Step) int { return int(a.At - b.At) })
 		report(func(p *Progress) { p.Phase = "measure" })

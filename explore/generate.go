@@ -29,13 +29,19 @@ type Schedule struct {
 }
 
 // Apply returns base with the schedule's hold and faults, no requirements
-// of its own (the base's were written for its faults), no arms and no suites.
+// of its own (the base's were written for its faults), no arms and no
+// suites. Its trial lasts until the faults have settled (see settled),
+// allowing for a moment that comes as late as its window; it may end a
+// TTL after the last heal when the moments came sooner (see
+// scenario.Early), never before base's duration.
 func (sc Schedule) Apply(base scenario.Scenario) scenario.Scenario {
 	s := base
 	s.Hold = sc.Hold
 	s.Faults = slices.Clone(sc.Faults)
 	s.Require, s.Arms, s.Explore, s.Suites = nil, nil, nil, nil
-	s.Duration = scenario.Duration(max(base.Duration.D(), settled(s.Faults, base.Lock.TTL.D())))
+	ttl := base.Lock.TTL.D()
+	s.Duration = scenario.Duration(max(base.Duration.D(), settled(s.Faults, ttl)))
+	s.Early = &scenario.Early{Min: base.Duration.D(), Settle: ttl}
 	return s
 }
 

@@ -93,6 +93,17 @@ type Scenario struct {
 	// setting it is: "sequential (a setting of lockpick's redlock)". Not
 	// read from a file.
 	Dropped []string `json:"dropped,omitempty" yaml:"-"`
+	// Early, when set, lets a trial end before Duration once its faults
+	// have settled (see [Early]). explore sets it. Not read from a file.
+	Early *Early `json:"-" yaml:"-"`
+}
+
+// Early lets a trial end Settle after its last fault healed (or its
+// moment's window passed), and not before Min, rather than at Duration:
+// explore gives a schedule a Duration that allows for every moment coming
+// as late as its window, where most come at once.
+type Early struct {
+	Min, Settle time.Duration
 }
 
 // An ExploreSpec says how `lockpick explore` draws random schedules for a

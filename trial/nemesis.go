@@ -56,6 +56,9 @@ type nemesis struct {
 	came    []time.Duration // from the start, when a step that waited for its moment fired (plus any delay); its heal is due For after it
 	runCtx  context.Context
 	heals   sync.WaitGroup // aimed steps' heals, which their injects start
+	// settled, if set, is called once every step has fired (or missed its
+	// moment) and healed before the trial's end (see scenario.Early).
+	settled func()
 
 	mu     sync.Mutex
 	record []evidence.Fault
@@ -228,6 +231,9 @@ func (m *nemesis) run(runCtx, ctx context.Context, rng *rand.Rand, start time.Ti
 	}
 	wg.Wait()
 	m.heals.Wait()
+	if m.settled != nil && runCtx.Err() == nil {
+		m.settled()
+	}
 }
 
 // since returns the seconds from the start of the trial to now.

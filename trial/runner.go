@@ -452,6 +452,13 @@ func (cl *trialClients) startClock(ctx context.Context, s scenario.Scenario) (ti
 func (cl *trialClients) run(ctx context.Context, s scenario.Scenario, nem *nemesis, rng *rand.Rand, start time.Time, problems *problemLog) ([]evidence.Fault, []string, error) {
 	runCtx, cancel := context.WithTimeout(ctx, s.Duration.D())
 	defer cancel()
+	if e := s.Early; e != nil {
+		nem.settled = func() {
+			end := max(time.Until(start.Add(e.Min)), e.Settle)
+			t := time.AfterFunc(end, cancel)
+			context.AfterFunc(runCtx, func() { t.Stop() })
+		}
+	}
 	play(runCtx, ctx, cl.inproc, nem, rng, start)
 	clients := len(cl.inproc) + len(cl.procs)
 	var silent clientErrors
