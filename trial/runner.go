@@ -460,6 +460,9 @@ func (cl *trialClients) run(ctx context.Context, s scenario.Scenario, nem *nemes
 		}
 	}
 	play(runCtx, ctx, cl.inproc, nem, rng, start)
+	for _, p := range cl.procs { // they end at the trial's duration on their own, or here
+		p.stop()
+	}
 	clients := len(cl.inproc) + len(cl.procs)
 	var silent clientErrors
 	for _, w := range cl.inproc {

@@ -46,6 +46,7 @@ func TestEarly_EndsOnceFaultsSettled(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Require = nil
+	s.Isolate = []int{2} // a client in a process of its own ends early too
 	s.Duration = scenario.Duration(time.Minute)
 	s.Faults = []scenario.Step{{Fault: "pause", Node: "n1", For: scenario.Duration(200 * time.Millisecond),
 		When: &scenario.When{Event: scenario.MomentGranted, Client: 1}, Within: scenario.Duration(50 * time.Second)}}

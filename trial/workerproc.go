@@ -37,7 +37,9 @@ func IsWorker() bool { return os.Getenv(subject.WorkerEnv) != "" }
 // ServeWorker runs the isolated client described by $LOCKPICK_WORKER,
 // writing its events to w as JSON lines. It first writes "ready" and waits
 // for the runner's "go <start>" on in, so the trial's clock starts only when
-// every client is up, whatever exec took.
+// every client is up, whatever exec took; it runs for the scenario's
+// duration, or until the runner writes "stop" (a trial that ended early:
+// see scenario.Early).
 func ServeWorker(ctx context.Context, in io.Reader, w io.Writer) error {
 	SilenceRedisLogs()
 	var spec workerSpec
@@ -78,6 +80,14 @@ func ServeWorker(ctx context.Context, in io.Reader, w io.Writer) error {
 	left := s.Duration.D() - time.Duration(monoNow()-spec.StartMono)
 	ctx, cancel := context.WithTimeout(ctx, left)
 	defer cancel()
+	go func() {
+		for sc := bufio.NewScanner(in); sc.Scan(); {
+			if sc.Text() == stopLine {
+				cancel()
+				return
+			}
+		}
+	}()
 	wk.late = time.Duration(monoNow() - spec.StartMono)
 	if spec.View.Resource != "" {
 		wk.res = &resourceClient{addr: spec.View.Resource}
@@ -100,6 +110,9 @@ func ServeWorker(ctx context.Context, in io.Reader, w io.Writer) error {
 	_, err = fmt.Fprintf(w, "%s%s\n", doneLine, b)
 	return err
 }
+
+// stopLine ends an isolated client's run before the scenario's duration.
+const stopLine = "stop"
 
 // readyLine is the first line an isolated client writes, once its lock is
 // up: "ready", then, for a lock program, a space and a [workerReady].
@@ -361,6 +374,9 @@ func (p *workerProc) waitReady(timeout time.Duration) error {
 		return errors.New("worker not ready in time")
 	}
 }
+
+// stop tells the worker the trial has ended, if it has not finished.
+func (p *workerProc) stop() { _, _ = fmt.Fprintln(p.stdin, stopLine) }
 
 // start tells the worker the trial began at startMono.
 func (p *workerProc) start(startMono int64) error {

@@ -59,6 +59,10 @@ var benches = []bench{
 	// only: the attack is a holder frozen or cut off past its lease
 	{name: "watchdog-pause (client faults)", scenario: "watchdog-pause",
 		faults: []string{"pause-client", "latency", "partition", "drop-replies", "reset"}},
+	// Redlock on five masters, client-side faults only: no node fault to
+	// break it, the attack is the holder frozen past its lease
+	{name: "redlock-gc-pause (client faults)", scenario: "redlock-gc-pause",
+		faults: []string{"pause-client", "latency", "partition", "drop-replies", "reset"}, attack: "pause-client"},
 	// every fault that fits: a larger space, where the first finding takes
 	// tens of schedules
 	{name: "failover-lock-loss (every fault)", scenario: "failover-lock-loss"},
