@@ -96,6 +96,7 @@ func (sr *searcher) search(ctx context.Context, next int) (*finding, int, error)
 			next = i
 			break
 		}
+		sc := sr.pick(i) // in index order, each with what the guide knows as its slot frees
 		tctx, cancel := context.WithCancel(ctx)
 		mu.Lock()
 		live[i] = cancel
@@ -103,7 +104,7 @@ func (sr *searcher) search(ctx context.Context, next int) (*finding, int, error)
 		wg.Go(func() {
 			defer func() { <-sem }()
 			defer cancel()
-			f, err := sr.play(tctx, i)
+			f, err := sr.play(tctx, sc)
 			mu.Lock()
 			defer mu.Unlock()
 			delete(live, i)
@@ -149,15 +150,18 @@ func (sr *searcher) schedule(i int) int {
 	return i*sr.shard.Count + sr.shard.Index - 1
 }
 
-// play runs the search's i-th schedule and records it; it returns the
-// finding if the trial was unsafe.
-func (sr *searcher) play(ctx context.Context, i int) (*finding, error) {
-	idx := sr.schedule(i)
+// pick returns the schedule of the search's i-th trial.
+func (sr *searcher) pick(i int) Schedule {
 	var gd *guide // a random search draws without one
 	if sr.strategy == StrategyGuided {
 		gd = sr.guide
 	}
-	sc := sr.gen.pick(sr.seed, idx, gd)
+	return sr.gen.pick(sr.seed, sr.schedule(i), gd)
+}
+
+// play runs schedule sc and records it; it returns the finding if the
+// trial was unsafe.
+func (sr *searcher) play(ctx context.Context, sc Schedule) (*finding, error) {
 	tr, err := runTrial(ctx, sc.Apply(sr.base), sc.Seed, sr.backend)
 	if err != nil {
 		return nil, err
