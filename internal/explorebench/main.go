@@ -68,6 +68,7 @@ var benches = []bench{
 	{name: "failover-lock-loss (every fault)", scenario: "failover-lock-loss"},
 	{name: "etcd-pause-holder (every fault)", scenario: "etcd-pause-holder", attack: "pause-client"},
 	{name: "zk-pause-holder (every fault)", scenario: "zk-pause-holder", attack: "pause-client"},
+	{name: "redlock-gc-pause (every fault)", scenario: "redlock-gc-pause", attack: "pause-client"},
 	{name: "etcd-partition-holder (every fault)", scenario: "etcd-partition-holder"},
 	{name: "watchdog-pause (every fault)", scenario: "watchdog-pause"},
 	// the holder alone cut off from the master past its lease: a
