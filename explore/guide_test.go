@@ -75,9 +75,9 @@ func TestPick_GuidedChangesThePool(t *testing.T) {
 	}
 }
 
-// A conclusive trial whose pause of a client waited for no moment, however
-// little it scored (it missed the lock), is anchored by the next change,
-// once; an inconclusive one is not.
+// A trial whose pause of the holder waited for no moment, however little
+// it scored (it missed the lock), an inconclusive one's too, is anchored
+// by the next draw, once, however often its schedule's trials are learnt.
 func TestPick_AnchorsEachPauseOnce(t *testing.T) {
 	g, base := generator(t, "etcd-pause-holder", []string{"pause-client", "latency"})
 	pause := scenario.Step{At: scenario.Duration(3 * time.Second), Fault: "pause-client", Node: scenario.AimHolder, For: scenario.Duration(3 * time.Second)}

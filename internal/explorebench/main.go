@@ -75,7 +75,7 @@ var benches = []bench{
 	// partition of one client's link, at the right time, for long enough
 	{name: "partition-holder (every fault)", scenario: "partition-holder"},
 	{name: "pg-holder-cut (every fault)", scenario: "pg-holder-cut"},
-	{name: "etcd-waiter-lease-expiry (every fault)", scenario: "etcd-waiter-lease-expiry"},
+	{name: "etcd-waiter-lease-expiry (every fault)", scenario: "etcd-waiter-lease-expiry", attack: "pause-client"},
 }
 
 // A run is one search's outcome.
