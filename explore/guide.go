@@ -120,16 +120,13 @@ func (g *guide) drew(sc Schedule, s scenario.Scenario) {
 }
 
 // drawnClient returns the client a client fault will hit, as far as its
-// step says: a pause of client p, a cut of p's own links, a pause of the
-// holder where only one client can be paused; else 0.
+// step says: a pause of client p, a cut of p's own links (see clientOf), a
+// pause of the holder where only one client can be paused; else 0.
 func drawnClient(st scenario.Step, s scenario.Scenario) int {
 	if st.Fault == "pause-client" && st.Node == scenario.AimHolder && len(s.Isolate) == 1 {
 		return s.Isolate[0]
 	}
-	if st.Fault == "pause-client" && st.Client > 0 {
-		return st.Client
-	}
-	return clientOf(st.Fault, st.Node)
+	return clientOf(st.Fault, st.Target())
 }
 
 // warmDraw returns the index of the next random schedule of the warm-up

@@ -125,11 +125,11 @@ func main() {
 			os.Exit(2)
 		}
 		runs := map[string][]run{}
-		var draws []run // the random search's first draw of the attack, per seed
+		var draws []int // the random search's first draw of the attack, per seed
 		for seed := *first; seed < *first+*seeds; seed++ {
-			if d, ok := b.firstDraw(base, uint64(seed)); ok {
+			if d := b.firstDraw(base, uint64(seed)); d > 0 {
 				draws = append(draws, d)
-				fmt.Fprintf(os.Stderr, "explorebench: %s, seed %d: random draws %s first at schedule %d\n", b.name, seed, b.attack, d.schedules)
+				fmt.Fprintf(os.Stderr, "explorebench: %s, seed %d: random draws %s first at schedule %d\n", b.name, seed, b.attack, d)
 			}
 			order := explore.Strategies()
 			if seed%2 == 0 {
@@ -149,7 +149,7 @@ func main() {
 			fmt.Printf("%-30s %-8s %s\n", b.name, strategy, cells(runs[strategy]))
 		}
 		if len(draws) > 0 {
-			fmt.Printf("%-30s %-8s %s\n", b.name, "1st "+b.attack, schedules(draws))
+			fmt.Printf("%-30s %-8s %s\n", b.name, "1st "+b.attack, listed(draws))
 		}
 		g, r := median(runs[explore.StrategyGuided], *budget), median(runs[explore.StrategyRandom], *budget)
 		summary = append(summary, fmt.Sprintf("%-30s %8s %8s %6.2f   %s of %d found guided, %s random",
@@ -161,36 +161,33 @@ func main() {
 	}
 }
 
-// firstDraw returns the index (from 1) of the random search's first
-// schedule, with seed, that draws the bench's attack, within 100.
-func (b bench) firstDraw(base scenario.Scenario, seed uint64) (run, bool) {
+// firstDraw returns the number (from 1) of the random search's first
+// schedule, with seed, that draws the bench's attack, within 100; 0 if
+// none does or the bench names no attack.
+func (b bench) firstDraw(base scenario.Scenario, seed uint64) int {
 	if b.attack == "" {
-		return run{}, false
+		return 0
 	}
 	gen, err := explore.NewGenerator(base, b.faults)
 	if err != nil {
-		return run{}, false
+		return 0
 	}
 	for i := range 100 {
-		for _, st := range gen.Schedule(seed, i).Faults {
-			if st.Fault == b.attack {
-				return run{found: true, schedules: i + 1}, true
-			}
+		if slices.ContainsFunc(gen.Schedule(seed, i).Faults, func(st scenario.Step) bool { return st.Fault == b.attack }) {
+			return i + 1
 		}
 	}
-	return run{}, false
+	return 0
 }
 
-// schedules lists runs' schedule counts, and their median.
-func schedules(rs []run) string {
-	var out []string
-	n := make([]int, len(rs))
-	for i, r := range rs {
-		out = append(out, fmt.Sprint(r.schedules))
-		n[i] = r.schedules
+// listed lists schedule numbers, and their median.
+func listed(ns []int) string {
+	out := make([]string, len(ns))
+	for i, n := range ns {
+		out[i] = fmt.Sprint(n)
 	}
-	slices.Sort(n)
-	return fmt.Sprintf("schedule %s (median %d)", strings.Join(out, ", "), n[len(n)/2])
+	sorted := slices.Sorted(slices.Values(ns))
+	return fmt.Sprintf("schedule %s (median %d)", strings.Join(out, ", "), sorted[len(sorted)/2])
 }
 
 // chosen reports whether only, a comma-separated list of words, names b
