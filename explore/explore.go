@@ -306,7 +306,7 @@ func explore(ctx context.Context, base scenario.Scenario, gen *Generator, o Opti
 		}
 	}
 	sr := &searcher{base: base, gen: gen, seed: o.Seed, parallel: o.Parallel, maxTry: o.MaxTrials, backend: o.Backend, began: began, shard: o.Shard,
-		strategy: o.Strategy, guide: &guide{},
+		strategy: o.Strategy, guide: &guide{stride: o.Shard.Count},
 		progress: func(t Tried) {
 			report(func(p *Progress) {
 				p.Trials++

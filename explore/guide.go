@@ -42,12 +42,16 @@ type guide struct {
 	// off a client and waits for no moment, oldest first: each is anchored
 	// once (see nextAnchor), whatever its trial shows (the anchor plays the
 	// pause alone, without the faults that may make the trial
-	// inconclusive). A schedule is queued as it is drawn when the client
-	// it hits is known then (see drawnClient), else once its trial shows
-	// which client the fault hit.
+	// inconclusive). A schedule whose fault names its client is anchored
+	// as it is drawn (see anchorFirst); the others are queued here once
+	// their trial shows which client the fault hit.
 	toAnchor []scored
 	queued   map[int]bool // the schedules, by index, queued to be anchored
-	warmed   int          // the random schedules the warm-up has drawn (see warmDraw)
+	// held is a schedule drawn with a pause or cut of a client it names,
+	// played right after that fault's anchor, which goes first (see pick).
+	held   *Schedule
+	stride int // the step between the search's schedule indices (a shard's count); 0 means 1
+	warmed int // the random schedules the warm-up has drawn (see warmDraw)
 	// cover are the schedules that draw the fault kinds the warm-up did
 	// not (Generator.covering), played in turn after it.
 	cover []Schedule
@@ -106,17 +110,43 @@ func (g *guide) queue(s scored) {
 	g.toAnchor = append(g.toAnchor, s)
 }
 
-// drew queues sc, just drawn, to be anchored when it freezes or cuts off
-// a client it names (see drawnClient): its anchor waits for nothing its
-// trial could show, so it is played beside that trial, not after it.
-func (g *guide) drew(sc Schedule, s scenario.Scenario) {
+// hold keeps sc, drawn with a client fault that anchorFirst plays first,
+// to be played next, as schedule sc.Index; its pause is anchored already.
+func (g *guide) hold(sc Schedule) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.queued == nil {
+		g.queued = map[int]bool{}
+	}
+	g.queued[sc.Index] = true
+	g.held = &sc
+}
+
+// unhold takes the held schedule, or reports that none is held.
+func (g *guide) unhold() (Schedule, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.held == nil {
+		return Schedule{}, false
+	}
+	sc := *g.held
+	g.held = nil
+	return sc, true
+}
+
+// after returns the index of the schedule the search plays after i.
+func (g *guide) after(i int) int { return i + max(1, g.stride) }
+
+// drawnHits maps each step of sc that freezes or cuts off a client it
+// names to that client (see drawnClient).
+func drawnHits(sc Schedule, s scenario.Scenario) map[int]int {
 	hit := map[int]int{}
 	for i, st := range sc.Faults {
 		if p := drawnClient(st, s); p > 0 {
 			hit[i] = p
 		}
 	}
-	g.queue(scored{sc: sc, hit: hit})
+	return hit
 }
 
 // drawnClient returns the client a client fault will hit, as far as its
@@ -440,15 +470,35 @@ func delayed(m checker.Margins, ttl, hold time.Duration) float64 {
 // search's first warmup schedules, then the schedules covering the kinds
 // those missed, then mostly a change of a schedule of the guide's pool, the
 // rest drawn afresh with the fault kinds weighted by how close their
-// trials came. A schedule that freezes or cuts off a client it names is
-// queued to be anchored as it is drawn (see guide.drew).
+// trials came. A schedule drawn with a pause or cut of a client it names
+// is played right after that fault's anchor (see anchorFirst).
 func (g *Generator) pick(seed uint64, i int, gd *guide) Schedule {
 	if gd == nil {
 		return g.Schedule(seed, i)
 	}
-	sc := g.guided(seed, i, gd)
-	gd.drew(sc, g.base)
-	return sc
+	if sc, ok := gd.unhold(); ok {
+		sc.Index = i
+		return sc
+	}
+	return g.anchorFirst(seed, i, gd, g.guided(seed, i, gd))
+}
+
+// anchorFirst returns sc, drawn as schedule i, or, when sc freezes or cuts
+// off a client it names, that fault's anchor alone in its place, sc held
+// to be played next: the anchor waits for nothing sc's trial could show,
+// and played first it meets the lock as soon as random's draw of the
+// pause itself could (the anchor played after the draw cost a guided
+// search a trial over random on the seeds where the draw broke the lock
+// too).
+func (g *Generator) anchorFirst(seed uint64, i int, gd *guide, sc Schedule) Schedule {
+	hit := drawnHits(sc, g.base)
+	if silencingGroup(groupSteps(sc.Faults, scored{hit: hit})) < 0 {
+		return sc
+	}
+	sc.Index = gd.after(i)
+	gd.hold(sc)
+	rng := rand.New(rand.NewPCG(seed, uint64(i)+0xa7c1))
+	return g.anchorOnly(scored{sc: sc, hit: hit}, rng, i)
 }
 
 // guided returns schedule i of a guided search (see pick).

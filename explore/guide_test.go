@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -112,21 +113,29 @@ func TestPick_AnchorsEachPauseOnce(t *testing.T) {
 	}
 }
 
-// A drawn pause of a named client waits for nothing its trial shows: it
-// is anchored by the very next draw, and the random warm-up goes on after.
+// A drawn pause of a named client waits for nothing its trial shows: its
+// anchor is played in its place, the schedule as drawn right after it, and
+// the random warm-up goes on after; neither is anchored again.
 func TestPick_AnchorsAsDrawn(t *testing.T) {
 	g, base := generator(t, "etcd-pause-holder", []string{"pause-client"})
-	gd := &guide{}
-	first := g.pick(1, 0, gd)
-	if !reflect.DeepEqual(first.Faults, g.Schedule(1, 0).Faults) {
-		t.Fatalf("schedule 0 is %s, want the random search's first", first.Describe())
-	}
-	anchor := g.pick(1, 1, gd)
-	if anchor.Change != "#0: anchor pause-client alone" || anchor.Faults[0].When == nil || anchor.Faults[0].Client != base.Isolate[0] {
-		t.Errorf("schedule 1 is %q %s, want schedule 0's pause anchored to client %d", anchor.Change, anchor.Describe(), base.Isolate[0])
-	}
-	if next := g.pick(1, 2, gd); next.Index != 2 || !reflect.DeepEqual(next.Faults, g.Schedule(1, 1).Faults) {
-		t.Errorf("schedule 2 is %q %s, want the random search's second", next.Change, next.Describe())
+	for _, stride := range []int{0, 3} { // a whole search, a shard of three
+		gd := &guide{stride: stride}
+		next := max(1, stride)
+		anchor := g.pick(1, 0, gd)
+		if anchor.Index != 0 || anchor.Change != fmt.Sprintf("#%d: anchor pause-client alone", next) || anchor.Faults[0].When == nil || anchor.Faults[0].Client != base.Isolate[0] {
+			t.Errorf("stride %d: schedule 0 is %q %s, want the pause of the random search's first anchored to client %d", stride, anchor.Change, anchor.Describe(), base.Isolate[0])
+		}
+		drawn := g.pick(1, next, gd)
+		if drawn.Index != next || drawn.Change != "" || !reflect.DeepEqual(drawn.Faults, g.Schedule(1, 0).Faults) {
+			t.Errorf("stride %d: schedule %d is %q %s, want the random search's first", stride, next, drawn.Change, drawn.Describe())
+		}
+		gd.learn(drawn, trial.TrialResult{Observed: evidence.Safe}, base.Lock.TTL.D())
+		if len(gd.toAnchor) != 0 {
+			t.Errorf("stride %d: the drawn schedule waits to be anchored again", stride)
+		}
+		if second := g.pick(1, 2*next, gd); second.Index != 2*next || !strings.HasPrefix(second.Change, fmt.Sprintf("#%d: anchor", 3*next)) {
+			t.Errorf("stride %d: schedule %d is %q %s, want the anchor of the random search's second", stride, 2*next, second.Change, second.Describe())
+		}
 	}
 }
 
@@ -467,10 +476,10 @@ func TestWarm_EveryKind(t *testing.T) {
 		}
 		gd := &guide{cover: g.covering(seed), warmed: warmup}
 		n := len(gd.cover)
-		for i := warmup; len(gd.cover) > 0; i++ {
+		for i := warmup; len(gd.cover) > 0 || gd.held != nil; i++ {
 			sc := g.pick(seed, i, gd)
 			if strings.Contains(sc.Change, "anchor") {
-				continue // a pause the schedule before drew
+				continue // the anchor of a pause the next schedule drew
 			}
 			if sc.Index != i || sc.Change != "" {
 				t.Errorf("seed %d: schedule %d is %d, %q: want the next covering one", seed, i, sc.Index, sc.Change)

@@ -58,7 +58,11 @@ var benches = []bench{
 	// a lock that renews its lease (Redisson's watchdog), client-side faults
 	// only: the attack is a holder frozen or cut off past its lease
 	{name: "watchdog-pause (client faults)", scenario: "watchdog-pause",
-		faults: []string{"pause-client", "latency", "partition", "drop-replies", "reset"}},
+		faults: []string{"pause-client", "latency", "partition", "drop-replies", "reset"}, attack: "pause-client"},
+	// a single master and SET NX PX, client-side faults only: the attack is
+	// the holder frozen past its lease, then writing
+	{name: "gc-pause (client faults)", scenario: "gc-pause",
+		faults: []string{"pause-client", "latency", "partition", "drop-replies", "reset"}, attack: "pause-client"},
 	// Redlock on five masters, client-side faults only: no node fault to
 	// break it, the attack is the holder frozen past its lease
 	{name: "redlock-gc-pause (client faults)", scenario: "redlock-gc-pause",
