@@ -216,8 +216,8 @@ bench-startup:
 # against random, the two in turn, SEEDS seeds (default 5) on each bench of
 # internal/explorebench (ONLY= words of their names, e.g. ONLY=redlock,single
 # or ONLY='every fault'); BUDGET per search (default 2m). About 20 minutes a
-# bench on 2 cores. The three of issue 36's measure, 10 seeds, 40 minutes:
-# make bench-explore SEEDS=10 ONLY='etcd-pause-holder (every,zk-pause-holder,redlock-gc-pause'
+# bench on 2 cores. The three of issue 36's measure, 10 seeds, 35 minutes:
+# make bench-explore SEEDS=10 ONLY='watchdog-pause (client,etcd-pause-holder (every,zk-pause-holder'
 # (each prints, beside the times, the random search's first schedule with a
 # pause of a client: no search that learns from its trials aims that pause
 # before it has drawn it once).
