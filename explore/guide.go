@@ -47,9 +47,10 @@ type guide struct {
 	// their trial shows which client the fault hit.
 	toAnchor []scored
 	queued   map[int]bool // the schedules, by index, queued to be anchored
-	// held is a schedule drawn with a pause or cut of a client it names,
-	// played right after that fault's anchor, which goes first (see pick).
-	held   *Schedule
+	// held is the schedule drawn with a pause or cut of a client it names
+	// (one at most), played right after that fault's anchor, which goes
+	// first (see anchorFirst).
+	held   []Schedule
 	stride int // the step between the search's schedule indices (a shard's count); 0 means 1
 	warmed int // the random schedules the warm-up has drawn (see warmDraw)
 	// cover are the schedules that draw the fault kinds the warm-up did
@@ -100,14 +101,22 @@ func (g *guide) queue(s scored) {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.queued[s.sc.Index] {
-		return
+	if g.mark(s.sc.Index) {
+		g.toAnchor = append(g.toAnchor, s)
+	}
+}
+
+// mark records that schedule i's client fault is anchored, or will be,
+// and reports whether it was not before; g.mu is held.
+func (g *guide) mark(i int) bool {
+	if g.queued[i] {
+		return false
 	}
 	if g.queued == nil {
 		g.queued = map[int]bool{}
 	}
-	g.queued[s.sc.Index] = true
-	g.toAnchor = append(g.toAnchor, s)
+	g.queued[i] = true
+	return true
 }
 
 // hold keeps sc, drawn with a client fault that anchorFirst plays first,
@@ -115,24 +124,12 @@ func (g *guide) queue(s scored) {
 func (g *guide) hold(sc Schedule) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.queued == nil {
-		g.queued = map[int]bool{}
-	}
-	g.queued[sc.Index] = true
-	g.held = &sc
+	g.mark(sc.Index)
+	g.held = append(g.held, sc)
 }
 
-// unhold takes the held schedule, or reports that none is held.
-func (g *guide) unhold() (Schedule, bool) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.held == nil {
-		return Schedule{}, false
-	}
-	sc := *g.held
-	g.held = nil
-	return sc, true
-}
+// nextHeld takes the held schedule, or reports that none is held.
+func (g *guide) nextHeld() (Schedule, bool) { return take(g, &g.held) }
 
 // after returns the index of the schedule the search plays after i.
 func (g *guide) after(i int) int { return i + max(1, g.stride) }
@@ -476,7 +473,7 @@ func (g *Generator) pick(seed uint64, i int, gd *guide) Schedule {
 	if gd == nil {
 		return g.Schedule(seed, i)
 	}
-	if sc, ok := gd.unhold(); ok {
+	if sc, ok := gd.nextHeld(); ok {
 		sc.Index = i
 		return sc
 	}

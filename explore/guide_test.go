@@ -476,7 +476,7 @@ func TestWarm_EveryKind(t *testing.T) {
 		}
 		gd := &guide{cover: g.covering(seed), warmed: warmup}
 		n := len(gd.cover)
-		for i := warmup; len(gd.cover) > 0 || gd.held != nil; i++ {
+		for i := warmup; len(gd.cover) > 0 || len(gd.held) > 0; i++ {
 			sc := g.pick(seed, i, gd)
 			if strings.Contains(sc.Change, "anchor") {
 				continue // the anchor of a pause the next schedule drew
